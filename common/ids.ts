@@ -1,0 +1,34 @@
+import { encodeAbiParameters, keccak256, stringToBytes, type Hex } from "viem";
+import type { BucketDefinition } from "./buckets.ts";
+import { canonicalJson } from "./canonical.ts";
+
+/** The content a schema id is derived from (DECISIONS.md section 3): registration fields, camelCase. */
+export interface SchemaContent {
+  provider: string;
+  flowType: string;
+  domain: string;
+  bucketDefinitions: Record<string, BucketDefinition>;
+  dataKeys: string[];
+  freshnessHalfLife: number;
+}
+
+export function schemaIdOf(content: SchemaContent): Hex {
+  const { provider, flowType, domain, bucketDefinitions, dataKeys, freshnessHalfLife } = content;
+  const canonical = canonicalJson({ provider, flowType, domain, bucketDefinitions, dataKeys, freshnessHalfLife });
+  return keccak256(stringToBytes(canonical));
+}
+
+export function keyIdOf(publicKey: Uint8Array): Hex {
+  return keccak256(publicKey);
+}
+
+/** Kinds whose objects take their id from the input's position in the InputBox. */
+export type PositionalKind = "create_attestation" | "grant_access";
+
+/**
+ * `keccak256(abi.encode(string kind, uint256 input_index))`: known to the api as soon as its
+ * transaction's receipt shows the `InputAdded` index, before the rollup has processed the input.
+ */
+export function inputIdOf(kind: PositionalKind, inputIndex: number | bigint): Hex {
+  return keccak256(encodeAbiParameters([{ type: "string" }, { type: "uint256" }], [kind, BigInt(inputIndex)]));
+}

@@ -1,0 +1,155 @@
+/**
+ * The contract between the dapp and everything that talks to it (devnode, api, scripts, tests):
+ * input kinds, query types, notice events, result shapes and rejection codes. Payloads travel as hex
+ * of UTF-8 JSON; both advance inputs and inspect queries are `{type, params}`.
+ */
+import type { Address, Hex } from "viem";
+import type { BucketDefinition } from "./buckets.ts";
+
+export const INPUT_KINDS = [
+  "register_schema",
+  "register_encryption_key",
+  "create_attestation",
+  "grant_access",
+  "revoke_grant",
+  "set_role",
+] as const;
+export type InputKind = (typeof INPUT_KINDS)[number];
+
+export const QUERY_TYPES = [
+  "all_provider_schemas",
+  "provider_schema",
+  "attestations_by_owner",
+  "attestation",
+  "check_access",
+  "grants_by_owner",
+  "health",
+] as const;
+export type QueryType = (typeof QUERY_TYPES)[number];
+
+export const ROLES = ["admin", "attestor", "operator"] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Envelope<T extends string = string> {
+  type: T;
+  params: Record<string, unknown>;
+}
+
+/** Parameters of each advance input kind, as a sender writes them (DECISIONS.md section 2). */
+export interface InputParams {
+  register_schema: {
+    provider: string;
+    flowType: string;
+    domain: string;
+    bucketDefinitions: Record<string, BucketDefinition>;
+    dataKeys: string[];
+    freshnessHalfLife: number;
+    name?: string;
+    description?: string;
+  };
+  register_encryption_key: { publicKey: string; algorithm: "nacl-box" };
+  create_attestation: {
+    schema_id: Hex;
+    owner: Address;
+    provider: string;
+    encrypted_data: Hex;
+    bucket_values: Record<string, string>;
+  };
+  grant_access: { requester: Address; schema_id: Hex; expires_at: number; owner?: Address };
+  revoke_grant: { grant_id: Hex; owner?: Address };
+  set_role: { address: Address; role: Role; enabled: boolean };
+}
+
+/** Notices the dapp emits for accepted inputs: `{event, data}`; the api relays them on its WebSocket. */
+export type NoticeEvent =
+  | { event: "attestation:created"; data: { claimId: Hex; owner: Address; provider: string } }
+  | { event: "grant:created"; data: { grantId: Hex; owner: Address; requester: Address } }
+  | { event: "grant:revoked"; data: { grantId: Hex; owner: Address } }
+  | { event: "schema:registered"; data: { schema_id: Hex } }
+  | { event: "key:registered"; data: { keyId: Hex } };
+
+/** Codes of a rejected advance input, reported as `{"error": {"code", "message"}}`. */
+export const DAPP_ERROR_CODES = [
+  "INVALID_PAYLOAD", // not hex, not UTF-8, not JSON, or not a {type, params} object
+  "UNKNOWN_KIND",
+  "INVALID_PARAMS",
+  "UNAUTHORIZED_SENDER", // the sender lacks the role the kind needs
+  "NOT_OWNER", // acting on a grant of another owner
+  "SCHEMA_NOT_FOUND",
+  "GRANT_NOT_FOUND",
+  "DUPLICATE",
+  "INTERNAL_ERROR",
+] as const;
+export type DappErrorCode = (typeof DAPP_ERROR_CODES)[number];
+
+export interface DappErrorReport {
+  error: { code: DappErrorCode; message: string };
+}
+
+// ---- Query results (rollup view, snake_case as the specification names them) ----
+
+export interface SchemaSummary {
+  schema_id: Hex;
+  name: string;
+  provider_type: string;
+  bucket_definitions: Record<string, BucketDefinition>;
+  /** Only when the query asks `include_description: true` (the api's views need it). */
+  description?: string;
+}
+
+export interface SchemaDetail extends SchemaSummary {
+  data_keys: string[];
+  freshness_half_life: number;
+}
+
+export interface AttestationView {
+  attestation_id: Hex;
+  schema_id: Hex;
+  owner: Address;
+  encrypted_data: Hex;
+  bucket_values: Record<string, string>;
+  timestamp: number;
+}
+
+export interface AttestationListItem extends AttestationView {
+  block_number: number;
+}
+
+export interface GrantView {
+  grant_id: Hex;
+  requester: Address;
+  schema_id: Hex;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface AccessCheck {
+  has_access: boolean;
+  grants: { grant_id: Hex; schema_id: Hex; expires_at: number }[];
+}
+
+export type HealthStatus = "ok" | "degraded" | "down";
+
+export interface RollupHealth {
+  status: HealthStatus;
+  database: "ok" | "error";
+  processed_inputs: number;
+}
+
+export interface QueryResults {
+  all_provider_schemas: SchemaSummary[];
+  provider_schema: SchemaDetail;
+  attestations_by_owner: AttestationListItem[];
+  attestation: AttestationView;
+  check_access: AccessCheck;
+  grants_by_owner: GrantView[];
+  health: RollupHealth;
+}
+
+/** The rollup query interface's answer (specification part B). */
+export interface InspectEnvelope {
+  status: "Accepted" | "Rejected" | "Exception";
+  exception_payload: Hex | null;
+  reports: { payload: Hex }[];
+  processed_input_count: number;
+}
