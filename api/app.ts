@@ -1,0 +1,87 @@
+/**
+ * `createApi(services)`: the attestation HTTP API as a hono app. One sub-app per resource, mounted with
+ * `app.route()`; one `onError` that maps every failure to `{success: false, error}`.
+ */
+import { getConnInfo } from "@hono/node-server/conninfo";
+import { Hono, type Context } from "hono";
+import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
+import { ApiError, errorBody } from "./errors.ts";
+import { openApiDocument } from "./openapi.ts";
+import { RateLimitedError, type ClientAddressOf } from "./rate-limit.ts";
+import { adminRoutes } from "./routes/admin.ts";
+import { attestationRoutes } from "./routes/attestations.ts";
+import { authRoutes } from "./routes/auth.ts";
+import { grantRoutes } from "./routes/grants.ts";
+import { healthcheckRoutes, healthRoutes } from "./routes/health.ts";
+import { schemaRoutes } from "./routes/schemas.ts";
+import type { ApiServices } from "./services.ts";
+
+export interface ApiOptions {
+  /** Where unexpected faults are logged (never sent to the client). */
+  logError?: (error: unknown, c: Context) => void;
+}
+
+/** The rate-limit key: the socket's peer, or the first X-Forwarded-For hop only behind a trusted proxy. */
+export function clientAddressResolver(trustProxy: boolean): ClientAddressOf {
+  return (c) => {
+    if (trustProxy) {
+      const forwarded = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
+      if (forwarded !== undefined && forwarded !== "") return forwarded;
+    }
+    try {
+      return getConnInfo(c).remote.address ?? "unknown";
+    } catch {
+      // app.request() in tests has no socket: all such calls count as one client.
+      return "unknown";
+    }
+  };
+}
+
+export function createApi(services: ApiServices, options: ApiOptions = {}) {
+  const clientOf = clientAddressResolver(services.config.trustProxy);
+  const logError =
+    options.logError ??
+    ((error: unknown, c: Context) => console.error(`[api] ${c.req.method} ${c.req.path} failed:`, error));
+
+  const app = new Hono();
+  app.use(
+    "*",
+    cors({
+      origin: "*",
+      allowHeaders: ["Authorization", "Content-Type"],
+      allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"],
+    }),
+  );
+  app.route("/", healthcheckRoutes(services, clientOf));
+  app.route("/api/core", healthRoutes(services, clientOf));
+  app.route("/api/core", schemaRoutes(services, clientOf));
+  app.route("/api/core", adminRoutes(services, clientOf));
+  app.route("/api/core", attestationRoutes(services, clientOf));
+  app.route("/api/core", grantRoutes(services, clientOf));
+  app.route("/api/core", authRoutes(services, clientOf));
+  const document = openApiDocument(services.version);
+  app.get("/api/core/openapi.json", (c) => c.json(document));
+
+  app.notFound((c) =>
+    c.json(errorBody(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${c.req.path}`)), 404),
+  );
+  app.onError((error, c) => {
+    if (error instanceof ApiError) {
+      if (error instanceof RateLimitedError) for (const [k, v] of Object.entries(error.headers)) c.header(k, v);
+      if (error.code === "INTERNAL_ERROR") logError(error, c);
+      return c.json(errorBody(error), error.status);
+    }
+    if (error instanceof HTTPException && error.status < 500) {
+      // hono's own 4xx (e.g. a body it could not read): a client error, reported in our shape.
+      return c.json(
+        errorBody(new ApiError("INVALID_REQUEST", error.message || "Invalid request", { field: "body", issue: error.message })),
+        400,
+      );
+    }
+    logError(error, c);
+    return c.json(errorBody(new ApiError("INTERNAL_ERROR", "Internal server error")), 500);
+  });
+  return app;
+}

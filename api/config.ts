@@ -1,0 +1,134 @@
+/**
+ * The api's configuration (DECISIONS.md section 10): read from the environment and validated once at
+ * start; a bad value stops the start with a message naming the variable.
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { Address, Hex } from "viem";
+import { z } from "zod";
+
+/** Hardhat account #0: the local stack makes it the dapp's admin. */
+export const DEFAULT_PRIVATE_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+
+const port = z.coerce.number().int().min(0).max(65535);
+const url = z.url({ protocol: /^https?$/ });
+const flag = z
+  .enum(["on", "off", "true", "false", "1", "0", "yes", "no"])
+  .transform((v) => v === "on" || v === "true" || v === "1" || v === "yes");
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address");
+
+const envSchema = z.object({
+  API_PORT: port.default(8001),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  ROLLUP_URL: url.default("http://127.0.0.1:10000"),
+  GRAPHQL_URL: url.optional(),
+  RPC_URL: url.default("http://127.0.0.1:8545"),
+  CHAIN_ID: z.coerce.number().int().positive().default(31337),
+  INPUTBOX_ADDRESS: address.default("0x59b22D57D4f067708AB0c00552767405926dc768"),
+  DAPP_ADDRESS: address.default("0xab7528bb862fB57E8A2BCd567a2e929a0Be56a5e"),
+  PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key")
+    .default(DEFAULT_PRIVATE_KEY),
+  JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  DATA_DIR: z.string().min(1).default(".data"),
+  PROVIDER_ALLOWED_HOSTS: z
+    .string()
+    .default("")
+    .transform((v) =>
+      v
+        .split(",")
+        .map((h) => h.trim().toLowerCase())
+        .filter((h) => h.length > 0),
+    ),
+  RATE_LIMITS: flag.default(true),
+  TRUST_PROXY: flag.default(false),
+  VERDICT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  NOTICE_POLL_MS: z.coerce.number().int().min(10).default(150),
+});
+
+export interface ApiConfig {
+  port: number;
+  host: string;
+  rollupUrl: string;
+  graphqlUrl: string;
+  rpcUrl: string;
+  chainId: number;
+  inputBoxAddress: Address;
+  dappAddress: Address;
+  privateKey: Hex;
+  jwtSecret: Uint8Array;
+  dataDir: string;
+  providerAllowedHosts: string[];
+  rateLimits: boolean;
+  trustProxy: boolean;
+  verdictTimeoutMs: number;
+  noticePollMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`invalid configuration: ${variable}: ${problem}`);
+  }
+}
+
+/** Empty strings count as unset, so `FOO= npm start` falls back to the default instead of failing. */
+function present(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== "") out[k] = v;
+  return out;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
+  const parsed = envSchema.safeParse(present(env));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(String(issue?.path[0] ?? "environment"), issue?.message ?? "invalid");
+  }
+  const e = parsed.data;
+  const rollupUrl = e.ROLLUP_URL.replace(/\/+$/, "");
+  return {
+    port: e.API_PORT,
+    host: e.HOST,
+    rollupUrl,
+    graphqlUrl: e.GRAPHQL_URL ?? `${rollupUrl}/graphql`,
+    rpcUrl: e.RPC_URL,
+    chainId: e.CHAIN_ID,
+    inputBoxAddress: e.INPUTBOX_ADDRESS as Address,
+    dappAddress: e.DAPP_ADDRESS as Address,
+    privateKey: e.PRIVATE_KEY as Hex,
+    jwtSecret: resolveJwtSecret(e.JWT_SECRET, e.DATA_DIR),
+    dataDir: e.DATA_DIR,
+    providerAllowedHosts: e.PROVIDER_ALLOWED_HOSTS,
+    rateLimits: e.RATE_LIMITS,
+    trustProxy: e.TRUST_PROXY,
+    verdictTimeoutMs: e.VERDICT_TIMEOUT_MS,
+    noticePollMs: e.NOTICE_POLL_MS,
+  };
+}
+
+/**
+ * `JWT_SECRET` when set; otherwise a development secret generated into `DATA_DIR/jwt-secret` on first
+ * start and reused afterwards, so tokens printed by `npm run token` stay valid across restarts.
+ */
+export function resolveJwtSecret(explicit: string | undefined, dataDir: string): Uint8Array {
+  if (explicit !== undefined && explicit !== "") return new TextEncoder().encode(explicit);
+  const file = join(resolve(dataDir), "jwt-secret");
+  if (!existsSync(file)) {
+    mkdirSync(resolve(dataDir), { recursive: true });
+    try {
+      // `wx` so two processes starting together never overwrite each other's secret.
+      writeFileSync(file, randomBytes(32).toString("hex") + "\n", { flag: "wx", mode: 0o600 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  }
+  const secret = readFileSync(file, "utf8").trim();
+  if (secret.length < 32) throw new ConfigError("JWT_SECRET", `${file} holds fewer than 32 characters`);
+  return new TextEncoder().encode(secret);
+}

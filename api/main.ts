@@ -1,0 +1,96 @@
+/**
+ * Starts the attestation API: validates the configuration, opens the port, attaches the WebSocket hub
+ * on /ws, follows the dapp's notices, and stops cleanly on SIGINT/SIGTERM.
+ */
+import { serve, type ServerType } from "@hono/node-server";
+import type { Server } from "node:http";
+import { pathToFileURL } from "node:url";
+import { createApi } from "./app.ts";
+import { ConfigError, loadConfig, type ApiConfig } from "./config.ts";
+import { createServices, type ApiServices } from "./services.ts";
+import { withTimeout } from "./timeout.ts";
+import { WsHub } from "./ws.ts";
+
+export interface RunningApi {
+  url: string;
+  wsUrl: string;
+  port: number;
+  services: ApiServices;
+  hub: WsHub;
+  stop(): Promise<void>;
+}
+
+export async function startApi(config: ApiConfig): Promise<RunningApi> {
+  const services = createServices(config);
+  const hub = new WsHub();
+  services.setEventSink((event) => hub.broadcast(event));
+  const app = createApi(services);
+
+  // Read the notice history before serving (bounded: a node that is still starting must not block us),
+  // so the first requests already know the schemas and the key, and events flow from the start.
+  await withTimeout(services.follower.sync(), 5_000, "reading the notice history").catch(() => undefined);
+  services.follower.start();
+
+  const server = await new Promise<ServerType>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+  });
+  hub.attach(server as Server);
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : config.port;
+  const shownHost = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  const url = `http://${shownHost}:${port}`;
+
+  return {
+    url,
+    wsUrl: `ws://${shownHost}:${port}/ws`,
+    port,
+    services,
+    hub,
+    async stop() {
+      await services.follower.stop();
+      await hub.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Keep-alive connections would hold close() open; they carry no work once we are stopping.
+        (server as Server).closeAllConnections?.();
+      });
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  let config: ApiConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const api = await startApi(config);
+  console.log(`attestation api listening on ${api.url} (WebSocket ${api.wsUrl}), wallet ${api.services.submitter.wallet}`);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`[api] ${signal}: stopping`);
+    api.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error("[api] failed to stop cleanly:", error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    console.error("[api] failed to start:", error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,104 @@
+/**
+ * Follows the dapp's notices through the node's GraphQL reader, so every accepted input (the api's own or
+ * one sent straight to the InputBox) reaches the WebSocket. On start it reads the history once to learn
+ * schemas and the latest key, without relaying it: clients get events from the moment the api started.
+ */
+import type { Hex } from "viem";
+import { hexToUtf8 } from "../../common/hex.ts";
+import type { NoticeEvent } from "../../common/wire.ts";
+import type { RegistryCatalog } from "./catalog.ts";
+import type { GraphqlReader, NoticeRecord } from "./graphql.ts";
+
+const RELAYED_EVENTS = new Set(["attestation:created", "grant:created", "grant:revoked", "schema:registered"]);
+
+export interface FollowerOptions {
+  intervalMs: number;
+  onEvent: (event: NoticeEvent) => void;
+  /** Called after each scheduled poll: with the error when it failed, without when it succeeded. */
+  onPoll?: (error?: unknown) => void;
+}
+
+export class NoticeFollower {
+  private cursor: string | null = null;
+  /** The last notice applied, as (input index, notice index): guards against a node whose cursors repeat. */
+  private last: [number, number] = [-1, -1];
+  /** False until the history present at start has been read: those notices teach, but are not relayed. */
+  private primed = false;
+  private inFlight: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = true;
+
+  constructor(
+    private readonly graphql: GraphqlReader,
+    private readonly catalog: RegistryCatalog,
+    private readonly options: FollowerOptions,
+  ) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    // A poll still running is let finish (its failure no longer matters), so nothing runs after stop.
+    return (this.inFlight ?? Promise.resolve()).catch(() => undefined);
+  }
+
+  /** Reads everything new now (joining a poll already running): claims call it to see the latest schemas and key. */
+  sync(): Promise<void> {
+    if (this.inFlight === undefined) {
+      this.inFlight = this.readNew().finally(() => {
+        this.inFlight = undefined;
+      });
+    }
+    return this.inFlight;
+  }
+
+  private schedule(delay: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.sync()
+        .then(
+          () => this.options.onPoll?.(),
+          (error: unknown) => this.options.onPoll?.(error),
+        )
+        .finally(() => this.schedule(this.options.intervalMs));
+    }, delay);
+  }
+
+  private async readNew(): Promise<void> {
+    for (;;) {
+      const page = await this.graphql.noticesAfter(this.cursor, 500);
+      for (const notice of page.notices) this.apply(notice);
+      this.cursor = page.endCursor;
+      if (!page.hasNextPage || page.notices.length === 0) break;
+    }
+    this.primed = true;
+  }
+
+  private apply(notice: NoticeRecord): void {
+    const [lastInput, lastNotice] = this.last;
+    if (notice.inputIndex < lastInput || (notice.inputIndex === lastInput && notice.index <= lastNotice)) return;
+    this.last = [notice.inputIndex, notice.index];
+    const event = decodeNotice(notice.payload);
+    if (event === undefined) return;
+    this.catalog.learnFromNotice(event, notice.inputIndex, notice.inputPayload);
+    if (this.primed && RELAYED_EVENTS.has(event.event)) this.options.onEvent(event);
+  }
+}
+
+function decodeNotice(payload: Hex): NoticeEvent | undefined {
+  try {
+    const parsed = JSON.parse(hexToUtf8(payload)) as unknown;
+    if (typeof parsed !== "object" || parsed === null) return undefined;
+    const { event, data } = parsed as { event?: unknown; data?: unknown };
+    if (typeof event !== "string" || typeof data !== "object" || data === null) return undefined;
+    return parsed as NoticeEvent;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The node's GraphQL reader (Cartesi Rollups Node v1 schema): the verdict of one input, and the notices
+ * after a cursor. Only standard v1 fields are used, so any v1 node works (DECISIONS.md section 1).
+ */
+import type { Hex } from "viem";
+import { networkMessage } from "./inspect.ts";
+
+export type CompletionStatus =
+  | "UNPROCESSED"
+  | "ACCEPTED"
+  | "REJECTED"
+  | "EXCEPTION"
+  | "MACHINE_HALTED"
+  | "CYCLE_LIMIT_EXCEEDED"
+  | "TIME_LIMIT_EXCEEDED"
+  | "PAYLOAD_LENGTH_LIMIT_EXCEEDED";
+
+export interface InputVerdict {
+  status: CompletionStatus;
+  reports: Hex[];
+}
+
+export interface NoticeRecord {
+  cursor: string;
+  index: number;
+  inputIndex: number;
+  payload: Hex;
+  /** The payload of the input that produced the notice (hex of its `{type, params}` JSON). */
+  inputPayload: Hex;
+}
+
+export interface NoticePage {
+  notices: NoticeRecord[];
+  endCursor: string | null;
+  hasNextPage: boolean;
+}
+
+/** The node could not be reached or answered something other than GraphQL data. */
+export class GraphqlUnavailableError extends Error {
+  override readonly name = "GraphqlUnavailableError";
+}
+
+/** The node answered with GraphQL errors (for `input(index)`: usually "not found yet"). */
+export class GraphqlQueryError extends Error {
+  override readonly name = "GraphqlQueryError";
+}
+
+interface GraphqlResponse<T> {
+  data?: T | null;
+  errors?: { message: string }[];
+}
+
+export class GraphqlReader {
+  constructor(
+    readonly url: string,
+    private readonly timeoutMs = 5_000,
+  ) {}
+
+  private async request<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+    let body: GraphqlResponse<T>;
+    try {
+      const response = await fetch(this.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ query, variables }),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      body = (await response.json()) as GraphqlResponse<T>;
+    } catch (error) {
+      throw new GraphqlUnavailableError(networkMessage(error));
+    }
+    if (body.errors !== undefined && body.errors.length > 0) {
+      throw new GraphqlQueryError(body.errors.map((e) => e.message).join("; "));
+    }
+    if (body.data === undefined || body.data === null) throw new GraphqlQueryError("no data in the response");
+    return body.data;
+  }
+
+  async inputVerdict(index: number): Promise<InputVerdict> {
+    const data = await this.request<{
+      input: { status: CompletionStatus; reports: { edges: { node: { payload: Hex } }[] } } | null;
+    }>(
+      `query Verdict($index: Int!) { input(index: $index) { status reports { edges { node { payload } } } } }`,
+      { index },
+    );
+    if (data.input === null) throw new GraphqlQueryError("input not found");
+    return { status: data.input.status, reports: data.input.reports.edges.map((e) => e.node.payload) };
+  }
+
+  async noticesAfter(cursor: string | null, first = 100): Promise<NoticePage> {
+    const data = await this.request<{
+      notices: {
+        edges: { cursor: string; node: { index: number; payload: Hex; input: { index: number; payload: Hex } } }[];
+        pageInfo: { endCursor: string | null; hasNextPage: boolean };
+      };
+    }>(
+      `query Notices($first: Int, $after: String) {
+        notices(first: $first, after: $after) {
+          edges { cursor node { index payload input { index payload } } }
+          pageInfo { endCursor hasNextPage }
+        }
+      }`,
+      cursor === null ? { first } : { first, after: cursor },
+    );
+    const notices = data.notices.edges.map((e) => ({
+      cursor: e.cursor,
+      index: e.node.index,
+      inputIndex: e.node.input.index,
+      payload: e.node.payload,
+      inputPayload: e.node.input.payload,
+    }));
+    const last = notices[notices.length - 1];
+    return {
+      notices,
+      endCursor: data.notices.pageInfo.endCursor ?? last?.cursor ?? cursor,
+      hasNextPage: data.notices.pageInfo.hasNextPage,
+    };
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Reads through the rollup query interface (specification part B): `GET <rollup>/inspect/<percent-encoded
+ * JSON>`, whose first report is hex of the UTF-8 JSON result. Rejections become the api's not-found codes.
+ */
+import type { InspectEnvelope, QueryResults, QueryType } from "../../common/wire.ts";
+import { hexToUtf8 } from "../../common/hex.ts";
+import { messageOf } from "../../common/errors.ts";
+
+/** fetch says only "fetch failed"; the cause names the real problem (ECONNREFUSED, a timeout...). */
+export function networkMessage(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  const detail = cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : undefined;
+  return detail === undefined ? messageOf(error) : `${messageOf(error)}: ${detail}`;
+}
+import { ApiError } from "../errors.ts";
+
+export interface RollupReaderOptions {
+  rollupUrl: string;
+  /** Per-query timeout: a hung node must not hang the api's requests. */
+  timeoutMs?: number;
+}
+
+export class RollupReader {
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: RollupReaderOptions) {
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+  }
+
+  get url(): string {
+    return this.options.rollupUrl;
+  }
+
+  async query<T extends QueryType>(
+    type: T,
+    params: Record<string, unknown> = {},
+    timeoutMs: number = this.timeoutMs,
+  ): Promise<QueryResults[T]> {
+    const path = encodeURIComponent(JSON.stringify({ type, params }));
+    const url = `${this.options.rollupUrl}/inspect/${path}`;
+    let envelope: InspectEnvelope;
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      envelope = (await response.json()) as InspectEnvelope;
+    } catch (error) {
+      throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup node is not responding", {
+        url: this.options.rollupUrl,
+        error: networkMessage(error),
+      });
+    }
+    if (envelope.status !== "Accepted") throw rejection(envelope, params);
+    const report = envelope.reports?.[0];
+    if (report === undefined) {
+      throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup node answered without a report", {
+        url: this.options.rollupUrl,
+        error: "no report in an accepted inspect response",
+      });
+    }
+    return JSON.parse(hexToUtf8(report.payload)) as QueryResults[T];
+  }
+}
+
+function rejection(envelope: InspectEnvelope, params: Record<string, unknown>): ApiError {
+  let message = "";
+  try {
+    message = envelope.exception_payload === null ? "" : hexToUtf8(envelope.exception_payload);
+  } catch {
+    message = String(envelope.exception_payload);
+  }
+  if (message.startsWith("schema not found")) {
+    return new ApiError("SCHEMA_NOT_FOUND", "Provider schema not found", { schema_id: String(params.schema_id) });
+  }
+  if (message.startsWith("attestation not found")) {
+    return new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", {
+      claim_id: String(params.attestation_id),
+    });
+  }
+  // Any other rejection means the api built a query the dapp does not understand: a fault of ours.
+  return new ApiError("INTERNAL_ERROR", `The rollup rejected a query: ${message}`);
+}

@@ -1,0 +1,223 @@
+/**
+ * The write path: `InputBox.addInput(dapp, hex(JSON {type, params}))` from the api's wallet. Sends are
+ * serialized through one queue that owns the wallet's next nonce, so concurrent requests never collide;
+ * waiting for receipts happens outside the queue. Chain failures become the api's detailed codes.
+ */
+import inputBoxArtifact from "@cartesi/rollups/export/artifacts/contracts/inputs/InputBox.sol/InputBox.json" with { type: "json" };
+import {
+  BaseError,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  http,
+  HttpRequestError,
+  InsufficientFundsError,
+  NonceTooLowError,
+  parseAbi,
+  parseEventLogs,
+  TimeoutError,
+  type Address,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type WalletClient,
+  type Transport,
+  type Account,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { messageOf } from "../../common/errors.ts";
+import { jsonToHex } from "../../common/hex.ts";
+import type { InputKind, InputParams } from "../../common/wire.ts";
+import { ApiError } from "../errors.ts";
+
+/** Only gives the artifact's ABI its static type; the ABI itself comes from the @cartesi/rollups v1 artifact. */
+const inputBoxAbiShape = parseAbi([
+  "function addInput(address _dapp, bytes _input) returns (bytes32)",
+  "event InputAdded(address indexed dapp, uint256 indexed inputIndex, address sender, bytes input)",
+]);
+const INPUT_BOX_ABI = inputBoxArtifact.abi as unknown as typeof inputBoxAbiShape;
+
+export interface SubmitterOptions {
+  rpcUrl: string;
+  chainId: number;
+  privateKey: Hex;
+  inputBoxAddress: Address;
+  dappAddress: Address;
+  /** Per-RPC-call timeout. */
+  rpcTimeoutMs?: number;
+}
+
+export interface SubmittedInput {
+  inputIndex: number;
+  txHash: Hex;
+}
+
+export class InputSubmitter {
+  readonly chain: Chain;
+  readonly publicClient: PublicClient<Transport, Chain>;
+  private readonly walletClient: WalletClient<Transport, Chain, Account>;
+  private readonly account: Account;
+  /** The tail of the send queue: each send starts after the previous one settled. */
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Next nonce by our own count; forgotten after any failed send. */
+  private nextNonce: number | undefined;
+
+  constructor(private readonly options: SubmitterOptions) {
+    this.chain = defineChain({
+      id: options.chainId,
+      name: `chain-${options.chainId}`,
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [options.rpcUrl] } },
+    });
+    // No transport retries: a dead RPC must surface as RPC_UNAVAILABLE quickly, not after backoff.
+    const transport = http(options.rpcUrl, { retryCount: 0, timeout: options.rpcTimeoutMs ?? 10_000 });
+    this.account = privateKeyToAccount(options.privateKey);
+    this.publicClient = createPublicClient({ chain: this.chain, transport });
+    this.walletClient = createWalletClient({ chain: this.chain, transport, account: this.account });
+  }
+
+  get wallet(): Address {
+    return this.account.address;
+  }
+
+  get rpcUrl(): string {
+    return this.options.rpcUrl;
+  }
+
+  /** Sends the input and waits for its receipt; returns the index the InputBox gave it. */
+  async submit<K extends InputKind>(kind: K, params: InputParams[K]): Promise<SubmittedInput> {
+    const payload = jsonToHex({ type: kind, params });
+    const txHash = await this.enqueueSend(payload);
+    let receipt;
+    try {
+      receipt = await this.publicClient.waitForTransactionReceipt({ hash: txHash, timeout: 60_000 });
+    } catch (error) {
+      throw await classifyChainError(error, this.context(undefined));
+    }
+    if (receipt.status !== "success") {
+      throw new ApiError("INPUT_TX_FAILED", "The input transaction reverted", {
+        reason: `transaction ${txHash} reverted`,
+        wallet: this.wallet,
+      });
+    }
+    const added = parseEventLogs({ abi: INPUT_BOX_ABI, logs: receipt.logs, eventName: "InputAdded" }).find(
+      (log) =>
+        log.address.toLowerCase() === this.options.inputBoxAddress.toLowerCase() &&
+        log.args.dapp.toLowerCase() === this.options.dappAddress.toLowerCase(),
+    );
+    if (added === undefined) {
+      throw new ApiError("INPUT_TX_FAILED", "The transaction emitted no InputAdded event", {
+        reason: `no InputAdded event for ${this.options.dappAddress} in ${txHash}`,
+        wallet: this.wallet,
+      });
+    }
+    return { inputIndex: Number(added.args.inputIndex), txHash };
+  }
+
+  private enqueueSend(payload: Hex): Promise<Hex> {
+    const send = this.queue.then(() => this.sendNow(payload));
+    // The queue continues whether this send succeeded or not.
+    this.queue = send.catch(() => undefined);
+    return send;
+  }
+
+  private async sendNow(payload: Hex): Promise<Hex> {
+    let nonce: number | undefined;
+    try {
+      // The larger of our own count and the chain's: our count covers a node slow to report pending
+      // transactions; the chain's covers transactions another sender made from this wallet.
+      const pending = await this.publicClient.getTransactionCount({ address: this.wallet, blockTag: "pending" });
+      nonce = Math.max(pending, this.nextNonce ?? 0);
+      const hash = await this.walletClient.writeContract({
+        address: this.options.inputBoxAddress,
+        abi: INPUT_BOX_ABI,
+        functionName: "addInput",
+        args: [this.options.dappAddress, payload],
+        nonce,
+      });
+      this.nextNonce = nonce + 1;
+      return hash;
+    } catch (error) {
+      this.nextNonce = undefined;
+      throw await classifyChainError(error, this.context(nonce));
+    }
+  }
+
+  private context(nonce: number | undefined): ChainErrorContext {
+    return { wallet: this.wallet, rpcUrl: this.options.rpcUrl, publicClient: this.publicClient, nonce };
+  }
+}
+
+export interface ChainErrorContext {
+  wallet: Address;
+  rpcUrl: string;
+  publicClient: PublicClient<Transport, Chain>;
+  /** The nonce the failed transaction used, when it got that far. */
+  nonce: number | undefined;
+}
+
+/**
+ * Maps a viem failure to a detailed code. viem's typed errors are checked first (BaseError.walk); node
+ * messages differ (geth: "nonce too low", hardhat: "Nonce too low. Expected nonce to be N but got M"),
+ * so the message text is checked too.
+ */
+export async function classifyChainError(error: unknown, context: ChainErrorContext): Promise<ApiError> {
+  const { wallet, rpcUrl, publicClient, nonce } = context;
+  const text = errorText(error);
+  const walks = (match: (e: unknown) => boolean) => error instanceof BaseError && error.walk(match) !== null;
+  const funds =
+    walks((e) => e instanceof InsufficientFundsError) ||
+    /insufficient funds|doesn't have enough funds|exceeds transaction sender account balance/i.test(text);
+  const nonceLow = walks((e) => e instanceof NonceTooLowError) || /nonce too low/i.test(text);
+  const transport = walks((e) => e instanceof HttpRequestError || e instanceof TimeoutError);
+  if (!funds && !nonceLow && (transport || /ECONNREFUSED|fetch failed|socket hang up/i.test(text))) {
+    return new ApiError("RPC_UNAVAILABLE", "The blockchain RPC endpoint is not responding", { url: rpcUrl });
+  }
+  if (funds) {
+    const balance = await publicClient.getBalance({ address: wallet }).catch(() => undefined);
+    const upfront = /upfront cost is:?\s*(\d+)/i.exec(text)?.[1];
+    const required = upfront ?? (await estimateCost(publicClient));
+    return new ApiError("INSUFFICIENT_FUNDS", "The api's wallet cannot pay for gas", {
+      wallet,
+      balance: balance === undefined ? "unknown" : balance.toString(),
+      required,
+    });
+  }
+  if (nonceLow) {
+    const stated = /expected nonce to be (\d+) but got (\d+)/i.exec(text);
+    const expected =
+      stated?.[1] !== undefined
+        ? Number(stated[1])
+        : await publicClient.getTransactionCount({ address: wallet, blockTag: "pending" }).catch(() => -1);
+    const received = stated?.[2] !== undefined ? Number(stated[2]) : (nonce ?? -1);
+    return new ApiError("NONCE_TOO_LOW", "The transaction nonce was already used", { expected, received });
+  }
+  const reason = error instanceof BaseError ? error.shortMessage : messageOf(error);
+  return new ApiError("INPUT_TX_FAILED", "Submitting the input transaction failed", { reason, wallet });
+}
+
+async function estimateCost(publicClient: PublicClient<Transport, Chain>): Promise<string> {
+  try {
+    const gasPrice = await publicClient.getGasPrice();
+    // addInput of a small payload stays well under this: an order of magnitude, not a quote.
+    return (gasPrice * 200_000n).toString();
+  } catch {
+    return "unknown";
+  }
+}
+
+function errorText(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && current !== null && depth < 10; depth++) {
+    if (current instanceof BaseError) parts.push(current.shortMessage, current.details ?? "");
+    if (current instanceof Error) {
+      parts.push(current.message);
+      current = current.cause;
+    } else {
+      parts.push(String(current));
+      break;
+    }
+  }
+  return parts.join("\n");
+}

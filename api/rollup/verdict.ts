@@ -1,0 +1,74 @@
+/**
+ * Waits until the rollup has processed an input and turns its verdict into the api's answer: accepted
+ * returns; a rejection maps the dapp's report `{"error": {code, message}}` to a detailed code.
+ */
+import { hexToUtf8 } from "../../common/hex.ts";
+import type { DappErrorReport } from "../../common/wire.ts";
+import { ApiError } from "../errors.ts";
+import { GraphqlQueryError, GraphqlUnavailableError, type GraphqlReader, type InputVerdict } from "./graphql.ts";
+
+export interface VerdictOptions {
+  timeoutMs: number;
+  /** Poll interval; the node processes inputs in milliseconds locally, so poll often. */
+  intervalMs?: number;
+  /** What a dapp SCHEMA_NOT_FOUND refers to, for the details. */
+  schemaId?: string;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export async function awaitVerdict(graphql: GraphqlReader, inputIndex: number, options: VerdictOptions): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
+  const interval = options.intervalMs ?? 75;
+  let lastProblem = "not processed yet";
+  for (;;) {
+    let verdict: InputVerdict | undefined;
+    try {
+      verdict = await graphql.inputVerdict(inputIndex);
+    } catch (error) {
+      // The node may not have read the input from the chain yet ("not found"): keep polling.
+      if (!(error instanceof GraphqlQueryError || error instanceof GraphqlUnavailableError)) throw error;
+      lastProblem = error.message;
+    }
+    if (verdict !== undefined && verdict.status !== "UNPROCESSED") return settle(verdict, options);
+    if (Date.now() >= deadline) {
+      throw new ApiError("ROLLUP_UNAVAILABLE", `The rollup did not process input ${inputIndex} in time`, {
+        url: graphql.url,
+        error: `no verdict after ${options.timeoutMs} ms (${lastProblem})`,
+      });
+    }
+    await sleep(interval);
+  }
+}
+
+function settle(verdict: InputVerdict, options: VerdictOptions): void {
+  if (verdict.status === "ACCEPTED") return;
+  const report = decodeErrorReport(verdict.reports);
+  const code = report?.error.code;
+  const message = report?.error.message ?? `input finished with status ${verdict.status}`;
+  if (code === "NOT_OWNER") throw new ApiError("NOT_OWNER", "The caller is not the data owner");
+  if (code === "GRANT_NOT_FOUND") throw new ApiError("NOT_FOUND", `Grant not found: ${message}`);
+  if (code === "SCHEMA_NOT_FOUND") {
+    throw new ApiError("SCHEMA_NOT_FOUND", "Provider schema not found", { schema_id: options.schemaId ?? "" });
+  }
+  throw new ApiError("ROLLUP_REJECTED", "The rollup rejected the input", {
+    reason: code === undefined ? message : `${code}: ${message}`,
+  });
+}
+
+function decodeErrorReport(reports: string[]): DappErrorReport | undefined {
+  for (const payload of reports) {
+    try {
+      const parsed = JSON.parse(hexToUtf8(payload)) as unknown;
+      if (typeof parsed === "object" && parsed !== null && "error" in parsed) {
+        const error = (parsed as { error: unknown }).error;
+        if (typeof error === "object" && error !== null && "code" in error && "message" in error) {
+          return parsed as DappErrorReport;
+        }
+      }
+    } catch {
+      // A report that is not the dapp's error JSON says nothing about the rejection: skip it.
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,94 @@
+/** Endpoints 6–7: admin registrations of provider schemas and encryption keys, relayed as rollup inputs. */
+import { Hono } from "hono";
+import { z } from "zod";
+import { bucketDefinitionProblem } from "../../common/buckets.ts";
+import { keyIdOf, type SchemaContent } from "../../common/ids.ts";
+import { requireRole } from "../auth/middleware.ts";
+import { ApiError } from "../errors.ts";
+import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
+import type { ApiServices } from "../services.ts";
+import { jsonBody, limitBody } from "../validation.ts";
+
+export const bucketDefinitionSchema = z
+  .object({
+    boundaries: z.array(z.number()),
+    labels: z.array(z.string()),
+  })
+  .superRefine((def, ctx) => {
+    const problem = bucketDefinitionProblem(def);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+  });
+
+export const schemaRegistrationSchema = z.object({
+  provider: z.string().min(1),
+  flowType: z.string().min(1),
+  domain: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[A-Za-z0-9.-]+$/, "expected a host name (no scheme, port or path)")
+    .transform((d) => d.toLowerCase()),
+  bucketDefinitions: z.record(z.string().min(1), bucketDefinitionSchema),
+  dataKeys: z.array(z.string().min(1)),
+  freshnessHalfLife: z.number().positive(),
+  name: z.string().max(200).optional(),
+  description: z.string().max(2000).optional(),
+});
+
+const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const KEY_EXPECTED = "a base64-encoded 32-byte NaCl public key with algorithm nacl-box";
+
+const encryptionKeySchema = z.object({ publicKey: z.unknown(), algorithm: z.unknown() }).superRefine((v, ctx) => {
+  // Presence is checked here so a missing field is INVALID_REQUEST naming it; a present but bad key
+  // is the handler's INVALID_KEY_FORMAT.
+  if (v.publicKey === undefined) ctx.addIssue({ code: "custom", path: ["publicKey"], message: "required" });
+  else if (v.algorithm === undefined) ctx.addIssue({ code: "custom", path: ["algorithm"], message: "required" });
+});
+
+/** Why a key is not acceptable, in words that never need the key itself. */
+function keyFormatProblem(publicKey: unknown, algorithm: unknown): string | undefined {
+  if (algorithm !== "nacl-box") return `algorithm ${JSON.stringify(algorithm)}`;
+  if (typeof publicKey !== "string") return `publicKey of type ${publicKey === null ? "null" : typeof publicKey}`;
+  if (!BASE64_RE.test(publicKey)) return "publicKey that is not base64";
+  const length = Buffer.from(publicKey, "base64").length;
+  if (length !== 32) return `publicKey of ${length} bytes`;
+  return undefined;
+}
+
+export function adminRoutes(services: ApiServices, clientOf: ClientAddressOf) {
+  const limited = rateLimit(services.limiter, "admin", clientOf);
+  const admin = requireRole(services.config.jwtSecret, "admin");
+  return new Hono()
+    .post("/provider-schema", limited, admin, limitBody, jsonBody(schemaRegistrationSchema), async (c) => {
+      const body = c.get("body");
+      const content: SchemaContent = {
+        provider: body.provider,
+        flowType: body.flowType,
+        domain: body.domain,
+        bucketDefinitions: body.bucketDefinitions,
+        dataKeys: body.dataKeys,
+        freshnessHalfLife: body.freshnessHalfLife,
+      };
+      await services.write("register_schema", {
+        ...content,
+        ...(body.name === undefined ? {} : { name: body.name }),
+        ...(body.description === undefined ? {} : { description: body.description }),
+      });
+      const schemaId = services.catalog.learnSchema(content);
+      return c.json({ success: true, data: { schema_id: schemaId } });
+    })
+    .post("/encryption-key", limited, admin, limitBody, jsonBody(encryptionKeySchema), async (c) => {
+      const { publicKey, algorithm } = c.get("body");
+      const problem = keyFormatProblem(publicKey, algorithm);
+      if (problem !== undefined || typeof publicKey !== "string") {
+        throw new ApiError("INVALID_KEY_FORMAT", "The key is not a base64-encoded NaCl public key", {
+          expected: KEY_EXPECTED,
+          received: problem ?? "invalid",
+        });
+      }
+      const submitted = await services.write("register_encryption_key", { publicKey, algorithm: "nacl-box" });
+      const keyId = keyIdOf(new Uint8Array(Buffer.from(publicKey, "base64")));
+      services.catalog.learnKey(publicKey, submitted.inputIndex);
+      return c.json({ success: true, data: { keyId } });
+    });
+}

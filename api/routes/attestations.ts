@@ -1,0 +1,219 @@
+/**
+ * Endpoints 8–10: claims (fetch a provider value, bucket it, seal it, record it through the rollup) and
+ * attestation reads.
+ */
+import { Hono } from "hono";
+import type { Hex } from "viem";
+import { z } from "zod";
+import { bucketDefinitionProblem, bucketOf, sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
+import { inputIdOf } from "../../common/ids.ts";
+import type { AttestationListItem, AttestationView } from "../../common/wire.ts";
+import type { AuthVariables } from "../auth/middleware.ts";
+import { requireRole } from "../auth/middleware.ts";
+import { ApiError } from "../errors.ts";
+import {
+  DEFAULT_PROVIDER_MAX_BODY_BYTES,
+  DEFAULT_PROVIDER_TIMEOUT_MS,
+  fetchProviderJson,
+  readNumericField,
+} from "../provider/index.ts";
+import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
+import { sealForKey } from "../seal.ts";
+import type { ApiServices } from "../services.ts";
+import { addressParams, HEX32_RE, hex32Schema, invalidParameter, jsonBody, limitBody } from "../validation.ts";
+
+const claimSchema = z.object({
+  provider: z.string().min(1),
+  params: z.object({
+    url: z.string().min(1),
+    method: z.string().min(1).default("GET"),
+    headers: z.record(z.string(), z.string()).default({}),
+  }),
+  bucketDefinition: z
+    .object({
+      field: z.string().min(1),
+      boundaries: z.array(z.number()),
+      labels: z.array(z.string()),
+    })
+    .superRefine((def, ctx) => {
+      const problem = bucketDefinitionProblem(def);
+      if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+    }),
+  schemaId: hex32Schema.optional(),
+});
+
+const PAGE = 1000;
+
+/** The single bucket label of an attestation (claims through this api always bucket one field). */
+function bucketLabel(view: AttestationView): string {
+  return Object.values(view.bucket_values)[0] ?? "";
+}
+
+/** Any JSON value at a dot path, or null when absent: data keys are sealed as found, whatever their type. */
+function valueAtPath(body: unknown, path: string): unknown {
+  let current: unknown = body;
+  for (const segment of path.split(".")) {
+    if (current === null || typeof current !== "object" || !Object.hasOwn(current, segment)) return null;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current === undefined ? null : current;
+}
+
+interface ChosenSchema {
+  schemaId: Hex;
+  definition: BucketDefinition;
+  dataKeys: string[];
+}
+
+export function attestationRoutes(services: ApiServices, clientOf: ClientAddressOf) {
+  const limited = rateLimit(services.limiter, "attestations", clientOf);
+  const user = requireRole(services.config.jwtSecret, "user");
+
+  /** The schema for a claim: the one named, else the most recent one for this provider and host that buckets `field`. */
+  async function chooseSchema(provider: string, host: string, field: string, schemaId: Hex | undefined) {
+    if (schemaId !== undefined) {
+      const schema = await services.reader.query("provider_schema", { schema_id: schemaId });
+      if (schema.provider_type !== provider) {
+        throw new ApiError("INVALID_REQUEST", `Schema ${schemaId} is for provider ${schema.provider_type}`, {
+          field: "provider",
+          issue: `schema ${schemaId} expects provider ${schema.provider_type}`,
+        });
+      }
+      const domain = services.catalog.schemaContent(schemaId)?.domain;
+      if (domain !== undefined && domain !== host) {
+        throw new ApiError("INVALID_REQUEST", `The URL's host is not the schema's domain ${domain}`, {
+          field: "params.url",
+          issue: `host must be ${domain}`,
+        });
+      }
+      const definition = schema.bucket_definitions[field];
+      if (definition === undefined) throw noDefinition(schemaId, field);
+      return { schemaId, definition, dataKeys: schema.data_keys } satisfies ChosenSchema;
+    }
+    const candidates = services.catalog.schemasFor(provider, host);
+    const latest = candidates[candidates.length - 1];
+    if (latest === undefined) {
+      throw new ApiError("SCHEMA_NOT_FOUND", `No ${provider} schema is registered for ${host}`, {
+        schema_id: null,
+        provider,
+        domain: host,
+      });
+    }
+    const chosen = [...candidates].reverse().find((s) => s.content.bucketDefinitions[field] !== undefined);
+    const definition = chosen?.content.bucketDefinitions[field];
+    if (chosen === undefined || definition === undefined) throw noDefinition(latest.schemaId, field);
+    return { schemaId: chosen.schemaId, definition, dataKeys: chosen.content.dataKeys } satisfies ChosenSchema;
+  }
+
+  return new Hono<{ Variables: AuthVariables }>()
+    .post("/claim", limited, user, limitBody, jsonBody(claimSchema), async (c) => {
+      const body = c.get("body");
+      const owner = c.get("auth").sub;
+      if (body.provider !== "http") {
+        throw new ApiError("INVALID_REQUEST", `Unsupported provider ${body.provider}`, {
+          field: "provider",
+          issue: 'only provider "http" is supported',
+        });
+      }
+      let host: string;
+      try {
+        host = new URL(body.params.url).hostname.toLowerCase().replace(/^\[|\]$/g, "");
+      } catch {
+        // The same answer the provider fetch gives for a URL it cannot parse.
+        throw invalidParameter("params.url", "(not a valid URL)", "an absolute http(s) URL");
+      }
+      const { field, boundaries, labels } = body.bucketDefinition;
+      // Catch up with the notices first: a schema or key registered a moment ago (by anyone) counts, and
+      // the seal goes to the key registered last. A node that cannot be read leaves what we already know.
+      await services.follower.sync().catch(() => undefined);
+      const schema = await chooseSchema(body.provider, host, field, body.schemaId);
+      if (!sameBucketDefinition({ boundaries, labels }, schema.definition)) {
+        throw new ApiError("INVALID_REQUEST", `bucketDefinition differs from schema ${schema.schemaId}'s for ${field}`, {
+          field: "bucketDefinition",
+          issue: `must equal the schema's definition for ${field}`,
+        });
+      }
+      const key = services.catalog.latestKey;
+      if (key === undefined) throw new ApiError("ENCRYPTION_KEY_MISSING", "No encryption key is registered");
+      const fetched = await fetchProviderJson(
+        { url: body.params.url, method: body.params.method, headers: body.params.headers },
+        {
+          allowedHosts: services.config.providerAllowedHosts,
+          timeoutMs: DEFAULT_PROVIDER_TIMEOUT_MS,
+          maxBodyBytes: DEFAULT_PROVIDER_MAX_BODY_BYTES,
+        },
+      );
+      const value = readNumericField(fetched.body, field);
+      const bucket = bucketOf(value, schema.definition);
+      if (bucket === undefined) {
+        // Never echo the value: it is private, only its bucket is ever published.
+        throw new ApiError("PROVIDER_INVALID_RESPONSE", "The provider's value falls outside every bucket", {
+          expected: `a value within the buckets of ${field}`,
+          received: "a value outside every bucket",
+        });
+      }
+      const sealedContent: Record<string, unknown> = {};
+      for (const dataKey of schema.dataKeys) sealedContent[dataKey] = valueAtPath(fetched.body, dataKey);
+      sealedContent[field] = value;
+      const encrypted = sealForKey(new TextEncoder().encode(JSON.stringify(sealedContent)), key.publicKey);
+      const submitted = await services.write(
+        "create_attestation",
+        {
+          schema_id: schema.schemaId,
+          owner,
+          provider: body.provider,
+          encrypted_data: encrypted,
+          bucket_values: { [field]: bucket },
+        },
+        { schemaId: schema.schemaId },
+      );
+      return c.json({
+        success: true,
+        data: { claimId: inputIdOf("create_attestation", submitted.inputIndex), txHash: submitted.txHash, bucket },
+      });
+    })
+    .get("/attestation/:claimId", limited, async (c) => {
+      const claimId = c.req.param("claimId");
+      // Ids are hashes: anything else names no attestation, answered without a round trip.
+      if (!HEX32_RE.test(claimId)) {
+        throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
+      }
+      const view = await services.reader.query("attestation", { attestation_id: claimId.toLowerCase() });
+      return c.json({
+        success: true,
+        data: {
+          claimId: view.attestation_id,
+          provider: await services.providerTypeOf(view.schema_id),
+          bucket: bucketLabel(view),
+          timestamp: view.timestamp,
+          owner: view.owner,
+        },
+      });
+    })
+    .get("/attestations/:address", limited, addressParams("address"), async (c) => {
+      const owner = c.req.param("address").toLowerCase();
+      const items: AttestationListItem[] = [];
+      for (let offset = 0; ; offset += PAGE) {
+        const page = await services.reader.query("attestations_by_owner", { owner, limit: PAGE, offset });
+        items.push(...page);
+        if (page.length < PAGE) break;
+      }
+      const data = [];
+      for (const item of items) {
+        data.push({
+          claimId: item.attestation_id,
+          provider: await services.providerTypeOf(item.schema_id),
+          bucket: bucketLabel(item),
+          timestamp: item.timestamp,
+        });
+      }
+      return c.json({ success: true, data });
+    });
+}
+
+function noDefinition(schemaId: Hex, field: string): ApiError {
+  return new ApiError("INVALID_REQUEST", `Schema ${schemaId} has no bucket definition for ${field}`, {
+    field: "bucketDefinition.field",
+    issue: `schema ${schemaId} defines no bucket for ${field}`,
+  });
+}

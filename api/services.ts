@@ -1,0 +1,101 @@
+/**
+ * The api's collaborators, built once from the configuration and passed to `createApi`: nothing in the
+ * routes reaches for a global.
+ */
+import { readFileSync } from "node:fs";
+import type { Hex } from "viem";
+import type { InputKind, InputParams } from "../common/wire.ts";
+import type { ApiConfig } from "./config.ts";
+import { NonceStore } from "./auth/siwe.ts";
+import { RateLimiter } from "./rate-limit.ts";
+import { RegistryCatalog } from "./rollup/catalog.ts";
+import { NoticeFollower } from "./rollup/follower.ts";
+import { GraphqlReader } from "./rollup/graphql.ts";
+import { RollupReader } from "./rollup/inspect.ts";
+import { InputSubmitter, type SubmittedInput } from "./rollup/submitter.ts";
+import { awaitVerdict } from "./rollup/verdict.ts";
+import type { WsEvent } from "./ws.ts";
+
+export interface ApiServices {
+  config: ApiConfig;
+  version: string;
+  /** Unix seconds. */
+  now: () => number;
+  reader: RollupReader;
+  graphql: GraphqlReader;
+  submitter: InputSubmitter;
+  catalog: RegistryCatalog;
+  follower: NoticeFollower;
+  nonces: NonceStore;
+  limiter: RateLimiter | undefined;
+  /** Sends an input and returns once the rollup accepted it (or throws the mapped rejection). */
+  write<K extends InputKind>(kind: K, params: InputParams[K], context?: { schemaId?: Hex }): Promise<SubmittedInput>;
+  /** provider_type of a schema; schemas are immutable, so the answer is cached for good. */
+  providerTypeOf(schemaId: Hex): Promise<string>;
+  /** Where relayed notices go; `main.ts` points it at the WebSocket hub. */
+  setEventSink(sink: (event: WsEvent) => void): void;
+}
+
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+export function createServices(config: ApiConfig, overrides: { now?: () => number } = {}): ApiServices {
+  const now = overrides.now ?? (() => Math.floor(Date.now() / 1000));
+  const reader = new RollupReader({ rollupUrl: config.rollupUrl });
+  const graphql = new GraphqlReader(config.graphqlUrl);
+  const submitter = new InputSubmitter({
+    rpcUrl: config.rpcUrl,
+    chainId: config.chainId,
+    privateKey: config.privateKey,
+    inputBoxAddress: config.inputBoxAddress,
+    dappAddress: config.dappAddress,
+  });
+  const catalog = new RegistryCatalog();
+  let sink: (event: WsEvent) => void = () => undefined;
+  let failing = false;
+  const follower = new NoticeFollower(graphql, catalog, {
+    intervalMs: config.noticePollMs,
+    onEvent: (event) => sink(event as WsEvent),
+    onPoll: (error) => {
+      // The node may start after the api: say so once, and once more when it recovers, not every poll.
+      if (error !== undefined && !failing) console.warn(`[api] cannot read notices from ${config.graphqlUrl}: ${String(error)}`);
+      if (error === undefined && failing) console.warn(`[api] reading notices from ${config.graphqlUrl} again`);
+      failing = error !== undefined;
+    },
+  });
+  const providerTypes = new Map<string, string>();
+
+  return {
+    config,
+    version: packageVersion(),
+    now,
+    reader,
+    graphql,
+    submitter,
+    catalog,
+    follower,
+    nonces: new NonceStore(now),
+    limiter: config.rateLimits ? new RateLimiter(now) : undefined,
+    async write(kind, params, context = {}) {
+      const submitted = await submitter.submit(kind, params);
+      await awaitVerdict(graphql, submitted.inputIndex, {
+        timeoutMs: config.verdictTimeoutMs,
+        ...(context.schemaId === undefined ? {} : { schemaId: context.schemaId }),
+      });
+      return submitted;
+    },
+    async providerTypeOf(schemaId) {
+      const key = schemaId.toLowerCase();
+      const known = providerTypes.get(key);
+      if (known !== undefined) return known;
+      const schema = await reader.query("provider_schema", { schema_id: key });
+      providerTypes.set(key, schema.provider_type);
+      return schema.provider_type;
+    },
+    setEventSink(next) {
+      sink = next;
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * The dapp's tables: the one source of the database schema (migrations/ is generated from it with
+ * `npx drizzle-kit generate`). Every object table is keyed by the input_index that created it, so
+ * creation order is the rowid order and lists need no extra sort. Hashes, addresses, keys and
+ * ciphertexts are BLOBs and times are integer seconds: the benchmark keeps a million attestations.
+ */
+import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const schemas = sqliteTable(
+  "schemas",
+  {
+    inputIndex: integer("input_index").primaryKey(),
+    schemaId: blob("schema_id", { mode: "buffer" }).notNull(),
+    name: text("name").notNull(),
+    description: text("description").notNull(),
+    providerType: text("provider_type").notNull(),
+    flowType: text("flow_type").notNull(),
+    domain: text("domain").notNull(),
+    /** Canonical JSON of the map field → {boundaries, labels}. */
+    bucketDefinitions: text("bucket_definitions").notNull(),
+    /** JSON array of strings. */
+    dataKeys: text("data_keys").notNull(),
+    freshnessHalfLife: real("freshness_half_life").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("schemas_schema_id_uq").on(t.schemaId)],
+);
+
+export const encryptionKeys = sqliteTable(
+  "encryption_keys",
+  {
+    inputIndex: integer("input_index").primaryKey(),
+    keyId: blob("key_id", { mode: "buffer" }).notNull(),
+    publicKey: blob("public_key", { mode: "buffer" }).notNull(),
+    algorithm: text("algorithm").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("encryption_keys_key_id_uq").on(t.keyId)],
+);
+
+export const attestations = sqliteTable(
+  "attestations",
+  {
+    inputIndex: integer("input_index").primaryKey(),
+    attestationId: blob("attestation_id", { mode: "buffer" }).notNull(),
+    schemaId: blob("schema_id", { mode: "buffer" }).notNull(),
+    owner: blob("owner", { mode: "buffer" }).notNull(),
+    encryptedData: blob("encrypted_data", { mode: "buffer" }).notNull(),
+    /** JSON object field → label. */
+    bucketValues: text("bucket_values").notNull(),
+    timestamp: integer("timestamp").notNull(),
+    blockNumber: integer("block_number").notNull(),
+  },
+  (t) => [
+    uniqueIndex("attestations_attestation_id_uq").on(t.attestationId),
+    index("attestations_owner_idx").on(t.owner, t.inputIndex),
+  ],
+);
+
+export const grants = sqliteTable(
+  "grants",
+  {
+    inputIndex: integer("input_index").primaryKey(),
+    grantId: blob("grant_id", { mode: "buffer" }).notNull(),
+    owner: blob("owner", { mode: "buffer" }).notNull(),
+    requester: blob("requester", { mode: "buffer" }).notNull(),
+    schemaId: blob("schema_id", { mode: "buffer" }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    /** Timestamp of the revoking input; null while the grant stands. */
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [
+    uniqueIndex("grants_grant_id_uq").on(t.grantId),
+    index("grants_owner_idx").on(t.owner, t.inputIndex),
+    index("grants_owner_requester_idx").on(t.owner, t.requester, t.inputIndex),
+  ],
+);
+
+/** Roles granted with set_role. DAPP_ADMINS admins are configuration, not rows: they cannot be removed. */
+export const roles = sqliteTable(
+  "roles",
+  {
+    address: blob("address", { mode: "buffer" }).notNull(),
+    role: text("role", { enum: ["admin", "attestor", "operator"] }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.address, t.role] })],
+);
+
+/** Bookkeeping, one row (id 1): what the advance loop has applied, for restart safety and health. */
+export const meta = sqliteTable("meta", {
+  id: integer("id").primaryKey(),
+  lastInputIndex: integer("last_input_index").notNull(),
+  lastStatus: text("last_status", { enum: ["accept", "reject"] }).notNull(),
+  processedInputs: integer("processed_inputs").notNull(),
+  latestTimestamp: integer("latest_timestamp").notNull(),
+});
+

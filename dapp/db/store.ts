@@ -1,0 +1,209 @@
+/**
+ * Every read and write the dapp makes, as statements prepared once per database: better-sqlite3 is
+ * synchronous, so the advance path is parse → a few prepared calls → commit, with no per-input SQL
+ * compilation.
+ */
+import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
+import type { Role } from "../../common/wire.ts";
+import type { DappDatabase } from "./open.ts";
+import { attestations, encryptionKeys, grants, meta, roles, schemas } from "./schema.ts";
+
+export type SchemaRow = typeof schemas.$inferSelect;
+export type AttestationRow = typeof attestations.$inferSelect;
+export type GrantRow = typeof grants.$inferSelect;
+export type KeyRow = typeof encryptionKeys.$inferSelect;
+export type MetaRow = typeof meta.$inferSelect;
+
+const META_ID = 1;
+const SCHEMA_CACHE_MAX = 1024;
+
+export function createStore(db: DappDatabase) {
+  const ph = sql.placeholder;
+  const sqlite = db.$client;
+
+  const q = {
+    meta: db.select().from(meta).where(eq(meta.id, META_ID)).prepare(),
+    recordInput: db
+      .insert(meta)
+      .values({
+        id: META_ID,
+        lastInputIndex: ph("index"),
+        lastStatus: ph("status"),
+        processedInputs: 1,
+        latestTimestamp: ph("timestamp"),
+      })
+      .onConflictDoUpdate({
+        target: meta.id,
+        set: {
+          lastInputIndex: sql`excluded.last_input_index`,
+          lastStatus: sql`excluded.last_status`,
+          processedInputs: sql`${meta.processedInputs} + 1`,
+          latestTimestamp: sql`excluded.latest_timestamp`,
+        },
+      })
+      .prepare(),
+
+    schemaById: db.select().from(schemas).where(eq(schemas.schemaId, ph("id"))).prepare(),
+    schemaPage: db
+      .select()
+      .from(schemas)
+      .orderBy(asc(schemas.inputIndex))
+      .limit(ph("limit"))
+      .offset(ph("offset"))
+      .prepare(),
+    insertSchema: db.insert(schemas).values({
+      inputIndex: ph("inputIndex"),
+      schemaId: ph("schemaId"),
+      name: ph("name"),
+      description: ph("description"),
+      providerType: ph("providerType"),
+      flowType: ph("flowType"),
+      domain: ph("domain"),
+      bucketDefinitions: ph("bucketDefinitions"),
+      dataKeys: ph("dataKeys"),
+      freshnessHalfLife: ph("freshnessHalfLife"),
+      createdAt: ph("createdAt"),
+    }).prepare(),
+
+    keyById: db.select({ inputIndex: encryptionKeys.inputIndex }).from(encryptionKeys).where(eq(encryptionKeys.keyId, ph("id"))).prepare(),
+    insertKey: db.insert(encryptionKeys).values({
+      inputIndex: ph("inputIndex"),
+      keyId: ph("keyId"),
+      publicKey: ph("publicKey"),
+      algorithm: ph("algorithm"),
+      createdAt: ph("createdAt"),
+    }).prepare(),
+
+    attestationById: db.select().from(attestations).where(eq(attestations.attestationId, ph("id"))).prepare(),
+    attestationsByOwner: db
+      .select()
+      .from(attestations)
+      .where(eq(attestations.owner, ph("owner")))
+      .orderBy(asc(attestations.inputIndex))
+      .limit(ph("limit"))
+      .offset(ph("offset"))
+      .prepare(),
+    insertAttestation: db.insert(attestations).values({
+      inputIndex: ph("inputIndex"),
+      attestationId: ph("attestationId"),
+      schemaId: ph("schemaId"),
+      owner: ph("owner"),
+      encryptedData: ph("encryptedData"),
+      bucketValues: ph("bucketValues"),
+      timestamp: ph("timestamp"),
+      blockNumber: ph("blockNumber"),
+    }).prepare(),
+
+    grantById: db.select().from(grants).where(eq(grants.grantId, ph("id"))).prepare(),
+    grantsByOwner: db
+      .select()
+      .from(grants)
+      .where(and(eq(grants.owner, ph("owner")), isNull(grants.revokedAt)))
+      .orderBy(asc(grants.inputIndex))
+      .limit(ph("limit"))
+      .offset(ph("offset"))
+      .prepare(),
+    activeGrants: db
+      .select()
+      .from(grants)
+      .where(
+        and(
+          eq(grants.owner, ph("owner")),
+          eq(grants.requester, ph("requester")),
+          isNull(grants.revokedAt),
+          gt(grants.expiresAt, ph("now")),
+        ),
+      )
+      .orderBy(asc(grants.inputIndex))
+      .prepare(),
+    insertGrant: db.insert(grants).values({
+      inputIndex: ph("inputIndex"),
+      grantId: ph("grantId"),
+      owner: ph("owner"),
+      requester: ph("requester"),
+      schemaId: ph("schemaId"),
+      createdAt: ph("createdAt"),
+      expiresAt: ph("expiresAt"),
+    }).prepare(),
+    revokeGrant: db.update(grants).set({ revokedAt: sql`${ph("revokedAt")}` }).where(eq(grants.inputIndex, ph("inputIndex"))).prepare(),
+
+    hasRole: db
+      .select({ role: roles.role })
+      .from(roles)
+      .where(and(eq(roles.address, ph("address")), sql`${roles.role} in ('admin', ${ph("role")})`))
+      .limit(1)
+      .prepare(),
+    addRole: db.insert(roles).values({ address: ph("address"), role: ph("role") }).onConflictDoNothing().prepare(),
+    removeRole: db.delete(roles).where(and(eq(roles.address, ph("address")), eq(roles.role, ph("role")))).prepare(),
+    admins: db.select({ address: roles.address }).from(roles).where(eq(roles.role, "admin")).prepare(),
+  };
+
+  const schemaCache = new Map<string, SchemaRow>();
+  const inTransaction = sqlite.transaction((run: () => void) => run());
+
+  return {
+    /** Runs `work` in one transaction: all of it commits, or a throw rolls all of it back. */
+    transaction<T>(work: () => T): T {
+      let result: { value: T } | undefined;
+      inTransaction(() => {
+        result = { value: work() };
+      });
+      if (!result) throw new Error("transaction finished without a result");
+      return result.value;
+    },
+
+    meta(): MetaRow | undefined {
+      return q.meta.get();
+    },
+    recordInput(index: number, timestamp: number, status: "accept" | "reject"): void {
+      q.recordInput.run({ index, timestamp, status });
+    },
+
+    /**
+     * Schemas never change once committed, and every attestation reads its schema: keep the few
+     * there are in memory. Only found rows are cached, and register_schema reads before it inserts,
+     * so an uncommitted row never enters the cache.
+     */
+    schemaById(id: Buffer): SchemaRow | undefined {
+      const key = id.toString("hex");
+      const cached = schemaCache.get(key);
+      if (cached) return cached;
+      const row = q.schemaById.get({ id });
+      if (row) {
+        if (schemaCache.size >= SCHEMA_CACHE_MAX) schemaCache.clear();
+        schemaCache.set(key, row);
+      }
+      return row;
+    },
+    schemaPage: (limit: number, offset: number): SchemaRow[] => q.schemaPage.all({ limit, offset }),
+    insertSchema: (row: SchemaRow): void => void q.insertSchema.run(row),
+
+    keyExists: (id: Buffer): boolean => q.keyById.get({ id }) !== undefined,
+    insertKey: (row: KeyRow): void => void q.insertKey.run(row),
+
+    attestationById: (id: Buffer): AttestationRow | undefined => q.attestationById.get({ id }),
+    attestationsByOwner: (owner: Buffer, limit: number, offset: number): AttestationRow[] =>
+      q.attestationsByOwner.all({ owner, limit, offset }),
+    insertAttestation: (row: AttestationRow): void => void q.insertAttestation.run(row),
+
+    grantById: (id: Buffer): GrantRow | undefined => q.grantById.get({ id }),
+    grantsByOwner: (owner: Buffer, limit: number, offset: number): GrantRow[] => q.grantsByOwner.all({ owner, limit, offset }),
+    /** Grants neither revoked nor expired at `now` (a grant expires at its expires_at second). */
+    activeGrants: (owner: Buffer, requester: Buffer, now: number): GrantRow[] => q.activeGrants.all({ owner, requester, now }),
+    insertGrant: (row: Omit<GrantRow, "revokedAt">): void => void q.insertGrant.run(row),
+    revokeGrant: (inputIndex: number, revokedAt: number): void => void q.revokeGrant.run({ inputIndex, revokedAt }),
+
+    /** Whether `address` holds `role` through a row (an admin row holds every role). */
+    hasRoleRow: (address: Buffer, role: Role): boolean => q.hasRole.get({ address, role }) !== undefined,
+    addRole: (address: Buffer, role: Role): void => void q.addRole.run({ address, role }),
+    removeRole: (address: Buffer, role: Role): void => void q.removeRole.run({ address, role }),
+    adminRows: (): Buffer[] => q.admins.all().map((r) => r.address),
+
+    /** A trivial read that fails when the database is unusable (health). */
+    ping(): boolean {
+      return sqlite.prepare("select 1 as ok").get() !== undefined;
+    },
+  };
+}
+
+export type Store = ReturnType<typeof createStore>;

@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { addressSchema } from "../../common/address.ts";
+import type { BucketDefinition } from "../../common/buckets.ts";
+import { inputIdOf } from "../../common/ids.ts";
+import { hexToBuffer } from "../db/bytes.ts";
+import { defineInput } from "../define.ts";
+import { InputRejection } from "../errors.ts";
+import { bytes32, LIMITS, shortText } from "./fields.ts";
+
+export const params = z.object({
+  schema_id: bytes32,
+  owner: addressSchema,
+  provider: shortText,
+  encrypted_data: z
+    .string()
+    .max(2 + 2 * LIMITS.encryptedData, `at most ${LIMITS.encryptedData} bytes`)
+    .regex(/^0x(?:[0-9a-fA-F]{2})+$/, "expected non-empty 0x-prefixed hex bytes"),
+  bucket_values: z
+    .record(z.string().min(1).max(LIMITS.shortText), z.string().min(1).max(LIMITS.label))
+    .refine((v) => Object.keys(v).length <= LIMITS.bucketFields, `at most ${LIMITS.bucketFields} fields`),
+});
+
+export default defineInput({
+  kind: "create_attestation",
+  params,
+  sender: { role: "attestor" },
+  apply({ store, input }, p) {
+    const schemaKey = hexToBuffer(p.schema_id);
+    const schema = store.schemaById(schemaKey);
+    if (!schema) throw new InputRejection("SCHEMA_NOT_FOUND", `schema not found: ${p.schema_id}`);
+    if (p.provider !== schema.providerType) {
+      throw new InputRejection("INVALID_PARAMS", `provider: "${p.provider}" is not the schema's provider_type "${schema.providerType}"`);
+    }
+    const definitions = JSON.parse(schema.bucketDefinitions) as Record<string, BucketDefinition>;
+    for (const [field, label] of Object.entries(p.bucket_values)) {
+      const definition = Object.hasOwn(definitions, field) ? definitions[field] : undefined;
+      if (!definition) throw new InputRejection("INVALID_PARAMS", `bucket_values.${field}: not a bucket field of schema ${p.schema_id}`);
+      if (!definition.labels.includes(label)) {
+        throw new InputRejection("INVALID_PARAMS", `bucket_values.${field}: "${label}" is not one of the field's labels`);
+      }
+    }
+    const attestationId = inputIdOf("create_attestation", input.index);
+    store.insertAttestation({
+      inputIndex: input.index,
+      attestationId: hexToBuffer(attestationId),
+      schemaId: schemaKey,
+      owner: hexToBuffer(p.owner),
+      encryptedData: hexToBuffer(p.encrypted_data),
+      bucketValues: JSON.stringify(p.bucket_values),
+      timestamp: input.timestamp,
+      blockNumber: input.blockNumber,
+    });
+    return [{ event: "attestation:created", data: { claimId: attestationId, owner: p.owner, provider: p.provider } }];
+  },
+});

@@ -1,0 +1,37 @@
+/** zod pieces shared by the input kinds, with the size limits that keep one input bounded. */
+import type { Hex } from "viem";
+import { z } from "zod";
+import { bucketDefinitionProblem } from "../../common/buckets.ts";
+
+export const LIMITS = {
+  shortText: 256,
+  description: 4096,
+  bucketFields: 32,
+  boundaries: 64,
+  label: 64,
+  dataKeys: 64,
+  /** Bytes of encrypted_data: the sealed values of a schema's data keys. */
+  encryptedData: 16 * 1024,
+} as const;
+
+export const shortText = z.string().min(1).max(LIMITS.shortText);
+
+/** A 32-byte id (schema_id, grant_id), lower-cased. */
+export const bytes32 = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex id")
+  .transform((v) => v.toLowerCase() as Hex);
+
+export const bucketDefinition = z
+  .strictObject({
+    boundaries: z.array(z.number()).max(LIMITS.boundaries),
+    labels: z.array(z.string().max(LIMITS.label)).max(LIMITS.boundaries),
+  })
+  .superRefine((def, ctx) => {
+    const problem = bucketDefinitionProblem(def);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
+
+export const bucketDefinitions = z
+  .record(z.string().min(1).max(LIMITS.shortText), bucketDefinition)
+  .refine((defs) => Object.keys(defs).length <= LIMITS.bucketFields, `at most ${LIMITS.bucketFields} fields`);

@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { addressSchema } from "../../common/address.ts";
+import { bufferToAddress, hexToBuffer } from "../db/bytes.ts";
+import { defineInput } from "../define.ts";
+import { InputRejection } from "../errors.ts";
+import { bytes32 } from "./fields.ts";
+
+export const params = z.object({
+  grant_id: bytes32,
+  owner: addressSchema.optional(),
+});
+
+export default defineInput({
+  kind: "revoke_grant",
+  params,
+  sender: { owner: true },
+  apply({ store, input }, p, owner) {
+    const grant = store.grantById(hexToBuffer(p.grant_id));
+    // A revoked grant no longer exists for its owner: revoking it twice is "not found", not a no-op.
+    if (!grant || grant.revokedAt !== null) throw new InputRejection("GRANT_NOT_FOUND", `grant not found: ${p.grant_id}`);
+    if (bufferToAddress(grant.owner) !== owner) {
+      throw new InputRejection("NOT_OWNER", `grant ${p.grant_id} does not belong to ${owner}`);
+    }
+    store.revokeGrant(grant.inputIndex, input.timestamp);
+    return [{ event: "grant:revoked", data: { grantId: p.grant_id, owner } }];
+  },
+});

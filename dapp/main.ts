@@ -1,0 +1,43 @@
+/** The dapp process: configuration, database, migrations, then the rollup loop. The only file with side effects. */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { createDapp } from "./app.ts";
+import { readConfig, type DappConfig } from "./config.ts";
+import { openDatabase } from "./db/open.ts";
+
+function log(line: string): void {
+  console.log(`[dapp] ${line}`);
+}
+
+function loadConfig(): DappConfig {
+  try {
+    return readConfig(process.env);
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(1);
+  }
+}
+
+const config = loadConfig();
+
+if (config.dbPath !== ":memory:") mkdirSync(path.dirname(path.resolve(config.dbPath)), { recursive: true });
+// Relative to this file, so the same line finds migrations/ from the sources (dapp/main.ts) and from
+// the bundle (dist/dapp/main.js beside dist/migrations).
+const migrationsFolder = config.migrationsDir ?? fileURLToPath(new URL("../migrations", import.meta.url));
+const db = openDatabase({ path: config.dbPath, migrationsFolder });
+if (config.admins.length === 0) log("warning: DAPP_ADMINS is empty, so no one can register schemas or grant roles");
+log(`database ${config.dbPath}; rollup server ${config.rollupUrl}; ${config.admins.length} admin(s)`);
+
+const dapp = createDapp({ db, admins: config.admins, rollupUrl: config.rollupUrl, log });
+
+const stop = new AbortController();
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    stop.abort();
+    db.$client.close();
+    process.exit(0);
+  });
+}
+
+await dapp.run({ signal: stop.signal });

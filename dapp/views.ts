@@ -1,0 +1,48 @@
+/** Rows → the rollup view of common/wire.ts (snake_case, lower-case hex). */
+import type { BucketDefinition } from "../common/buckets.ts";
+import type { AttestationListItem, AttestationView, GrantView, SchemaDetail, SchemaSummary } from "../common/wire.ts";
+import { bufferToAddress, bufferToHex } from "./db/bytes.ts";
+import type { AttestationRow, GrantRow, SchemaRow } from "./db/store.ts";
+
+export function schemaSummary(row: SchemaRow, includeDescription: boolean): SchemaSummary {
+  return {
+    schema_id: bufferToHex(row.schemaId),
+    name: row.name,
+    ...(includeDescription ? { description: row.description } : {}),
+    provider_type: row.providerType,
+    bucket_definitions: JSON.parse(row.bucketDefinitions) as Record<string, BucketDefinition>,
+  };
+}
+
+export function schemaDetail(row: SchemaRow, includeDescription: boolean): SchemaDetail {
+  return {
+    ...schemaSummary(row, includeDescription),
+    data_keys: JSON.parse(row.dataKeys) as string[],
+    freshness_half_life: row.freshnessHalfLife,
+  };
+}
+
+export function attestationView(row: AttestationRow): AttestationView {
+  return {
+    attestation_id: bufferToHex(row.attestationId),
+    schema_id: bufferToHex(row.schemaId),
+    owner: bufferToAddress(row.owner),
+    encrypted_data: bufferToHex(row.encryptedData),
+    bucket_values: JSON.parse(row.bucketValues) as Record<string, string>,
+    timestamp: row.timestamp,
+  };
+}
+
+export function attestationListItem(row: AttestationRow): AttestationListItem {
+  return { ...attestationView(row), block_number: row.blockNumber };
+}
+
+export function grantView(row: GrantRow): GrantView {
+  return {
+    grant_id: bufferToHex(row.grantId),
+    requester: bufferToAddress(row.requester),
+    schema_id: bufferToHex(row.schemaId),
+    created_at: row.createdAt,
+    expires_at: row.expiresAt,
+  };
+}

@@ -1,0 +1,261 @@
+/**
+ * The devnode's view of the chain: it makes sure the InputBox is there, brings a fresh local chain back
+ * in line with the record (re-submitting the recorded inputs from their original senders), and follows
+ * `InputAdded` events for the dapp, recording each new input and queueing it for the dapp in order.
+ */
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  http,
+  parseEther,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from "viem";
+import { messageOf } from "../common/errors.ts";
+import type { DevnodeConfig } from "./config.ts";
+import { inputAddedEvent, inputBoxAbi, inputBoxRuntimeBytecode } from "./inputbox.ts";
+import type { RollupModel } from "./model.ts";
+import type { DevnodeStore, InputRecord } from "./store.ts";
+
+/** Larger block ranges are split: public RPC endpoints cap eth_getLogs ranges. */
+const MAX_LOG_RANGE = 10_000n;
+
+/** The chain and the record disagree in a way the devnode must not paper over. */
+export class ChainMismatchError extends Error {
+  override readonly name = "ChainMismatchError";
+}
+
+type ChainSettings = Pick<
+  DevnodeConfig,
+  "rpcUrl" | "chainMode" | "inputBoxAddress" | "dappAddress" | "inputBoxBlock" | "pollIntervalMs"
+>;
+
+export type Log = (message: string) => void;
+
+export class InputFollower {
+  private readonly client: PublicClient;
+  private next: bigint;
+  /** Number of inputs in the record: the index the next new input must carry. */
+  private recorded: number;
+  private readonly blockTimes = new Map<bigint, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private rpcDown = false;
+
+  constructor(
+    private readonly settings: ChainSettings,
+    private readonly store: DevnodeStore,
+    private readonly model: RollupModel,
+    private readonly log: Log,
+    private readonly onFatal: (error: Error) => void,
+  ) {
+    this.client = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0 }) });
+    this.next = store.nextBlock() ?? BigInt(settings.inputBoxBlock);
+    this.recorded = store.inputCount();
+  }
+
+  /** Waits until the RPC answers (the chain may still be starting), up to `timeoutMs`. */
+  async waitForChain(timeoutMs: number): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        return await this.client.getChainId();
+      } catch (error) {
+        if (Date.now() > deadline) {
+          throw new ChainMismatchError(`no chain answers at ${this.settings.rpcUrl}: ${messageOf(error)}`);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
+  /**
+   * Makes the chain hold what the record holds: the InputBox at its address and, on a managed chain that
+   * restarted empty, the recorded inputs re-submitted in order (they are not fed to the dapp again).
+   */
+  async sync(): Promise<void> {
+    const { inputBoxAddress, dappAddress, chainMode } = this.settings;
+    const code = await this.client.getCode({ address: inputBoxAddress });
+    if (code === undefined || code === "0x") {
+      if (chainMode === "external") {
+        throw new ChainMismatchError(
+          `no InputBox contract at ${inputBoxAddress} on ${this.settings.rpcUrl}: deploy the Cartesi Rollups v1 ` +
+            `InputBox there or set INPUTBOX_ADDRESS`,
+        );
+      }
+      await this.testClient().setCode({ address: inputBoxAddress, bytecode: inputBoxRuntimeBytecode() });
+      this.log(`InputBox placed at ${inputBoxAddress}`);
+    }
+    const onChain = Number(
+      await this.client.readContract({
+        address: inputBoxAddress,
+        abi: inputBoxAbi,
+        functionName: "getNumberOfInputs",
+        args: [dappAddress],
+      }),
+    );
+    const latest = await this.client.getBlockNumber();
+    if (onChain < this.recorded) {
+      if (chainMode === "external") {
+        throw new ChainMismatchError(
+          `the chain holds ${onChain} inputs for ${dappAddress} but the record ${this.recorded}: ` +
+            `this DATA_DIR belongs to another chain (start with --reset or another DATA_DIR)`,
+        );
+      }
+      await this.resubmit(this.store.inputsFrom(onChain));
+      // Rescan from the start: re-submitted inputs are checked against the record, not fed again.
+      this.rewind();
+    } else if (this.next > latest + 1n) {
+      // The chain is behind our scan position (a different chain with as many inputs): check it all again.
+      this.rewind();
+    }
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+  }
+
+  private rewind(): void {
+    this.next = BigInt(this.settings.inputBoxBlock);
+    this.blockTimes.clear();
+    this.store.setNextBlock(this.next);
+  }
+
+  private testClient() {
+    return createTestClient({ mode: "hardhat", transport: http(this.settings.rpcUrl) });
+  }
+
+  private async resubmit(inputs: readonly InputRecord[]): Promise<void> {
+    if (inputs.length === 0) return;
+    this.log(`fresh chain: re-submitting ${inputs.length} recorded input(s) from ${inputs[0]?.index} on`);
+    const test = this.testClient();
+    const wallet = createWalletClient({ transport: http(this.settings.rpcUrl) });
+    for (const input of inputs) {
+      await test.impersonateAccount({ address: input.msgSender });
+      const balance = await this.client.getBalance({ address: input.msgSender });
+      if (balance < parseEther("1")) await test.setBalance({ address: input.msgSender, value: parseEther("1") });
+      const hash = await wallet.writeContract({
+        chain: null,
+        account: input.msgSender,
+        address: this.settings.inputBoxAddress,
+        abi: inputBoxAbi,
+        functionName: "addInput",
+        args: [this.settings.dappAddress, input.payload],
+      });
+      const receipt = await this.client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+      await test.stopImpersonatingAccount({ address: input.msgSender });
+      if (receipt.status !== "success") {
+        throw new ChainMismatchError(`re-submitting input ${input.index} failed (transaction ${hash})`);
+      }
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.poll().then(
+        () => this.schedule(this.settings.pollIntervalMs),
+        (error: unknown) => {
+          if (error instanceof ChainMismatchError) {
+            this.stop();
+            this.onFatal(error);
+            return;
+          }
+          if (!this.rpcDown) this.log(`chain unreachable at ${this.settings.rpcUrl}: ${messageOf(error)} (retrying)`);
+          this.rpcDown = true;
+          this.schedule(Math.max(this.settings.pollIntervalMs, 500));
+        },
+      );
+    }, delayMs);
+  }
+
+  private async poll(): Promise<void> {
+    const latest = await this.client.getBlockNumber({ cacheTime: 0 });
+    if (this.rpcDown) {
+      this.rpcDown = false;
+      this.log("chain reachable again");
+    }
+    if (latest + 1n < this.next) {
+      // Block numbers went backwards: the chain restarted under us. Put the InputBox and the inputs back.
+      this.log(`the chain restarted (block ${latest} < ${this.next - 1n}): syncing it with the record`);
+      await this.sync();
+    }
+    while (!this.stopped && this.next <= latest) {
+      const to = this.next + MAX_LOG_RANGE - 1n < latest ? this.next + MAX_LOG_RANGE - 1n : latest;
+      await this.scan(this.next, to);
+    }
+  }
+
+  private async scan(from: bigint, to: bigint): Promise<void> {
+    const logs = await this.client.getLogs({
+      address: this.settings.inputBoxAddress,
+      event: inputAddedEvent,
+      args: { dapp: this.settings.dappAddress },
+      fromBlock: from,
+      toBlock: to,
+      strict: true,
+    });
+    const fresh: InputRecord[] = [];
+    // Counted locally and committed with the store write, so a failed scan is simply retried.
+    let expected = this.recorded;
+    for (const log of logs) {
+      const index = Number(log.args.inputIndex);
+      const sender = log.args.sender;
+      const payload = log.args.input;
+      if (index < this.recorded) {
+        this.check(index, sender, payload);
+        continue;
+      }
+      if (index !== expected) {
+        throw new ChainMismatchError(
+          `input ${index} arrived but ${expected} was expected next (is INPUTBOX_BLOCK after the first input?)`,
+        );
+      }
+      fresh.push({
+        index,
+        status: "UNPROCESSED",
+        msgSender: sender,
+        payload,
+        blockNumber: Number(log.blockNumber),
+        timestamp: await this.blockTime(log.blockNumber),
+      });
+      expected++;
+    }
+    this.store.addInputs(fresh, to + 1n);
+    this.recorded = expected;
+    this.next = to + 1n;
+    for (const input of fresh) this.model.enqueueAdvance(input);
+  }
+
+  /** An input the record already holds must be the same input (sender and payload). */
+  private check(index: number, sender: Address, payload: Hex): void {
+    const recorded = this.store.getInput(index);
+    if (
+      recorded === undefined ||
+      recorded.msgSender.toLowerCase() !== sender.toLowerCase() ||
+      recorded.payload.toLowerCase() !== payload.toLowerCase()
+    ) {
+      throw new ChainMismatchError(
+        `input ${index} on the chain differs from the recorded one: this DATA_DIR belongs to another chain ` +
+          `(start with --reset or another DATA_DIR)`,
+      );
+    }
+  }
+
+  private async blockTime(blockNumber: bigint): Promise<number> {
+    const cached = this.blockTimes.get(blockNumber);
+    if (cached !== undefined) return cached;
+    const block = await this.client.getBlock({ blockNumber });
+    const seconds = Number(block.timestamp);
+    if (this.blockTimes.size > 1024) this.blockTimes.clear();
+    this.blockTimes.set(blockNumber, seconds);
+    return seconds;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * The devnode's configuration (DECISIONS.md section 10): read from the environment and the command line
+ * once at start and validated with zod; a bad value stops the start with a message naming the variable.
+ */
+import { join, resolve } from "node:path";
+import type { Address } from "viem";
+import { z } from "zod";
+
+/** Fixed facts of the local stack (docs/ARCHITECTURE.md): the same on every local chain. */
+export const DEFAULTS = {
+  chainId: 31337,
+  chainPort: 8545,
+  nodePort: 10000,
+  rollupHttpPort: 5004,
+  apiPort: 8001,
+  dataDir: ".data",
+  /** Canonical address of the Cartesi Rollups v1 InputBox. */
+  inputBoxAddress: "0x59b22D57D4f067708AB0c00552767405926dc768" as Address,
+  dappAddress: "0xab7528bb862fB57E8A2BCd567a2e929a0Be56a5e" as Address,
+  /** Hardhat account #0: the api's wallet and the dapp's initial admin. */
+  privateKey: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+  adminAddress: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" as Address,
+  /** The mnemonic hardhat derives its funded accounts from; `--sender N` picks account N. */
+  mnemonic: "test test test test test test test test test test test junk",
+} as const;
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveMs = z.coerce.number().int().positive();
+const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address")
+  .transform((value) => value as Address);
+const flag = z
+  .enum(["1", "0", "true", "false", "yes", "no", "on", "off", ""])
+  .transform((v) => v === "1" || v === "true" || v === "yes" || v === "on");
+
+const envSchema = z.object({
+  RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CHAIN_PORT: port.default(DEFAULTS.chainPort),
+  /**
+   * `managed`: a local hardhat chain the devnode may change (hardhat_setCode, re-submitting recorded inputs);
+   * `external`: any other chain, where the InputBox must already be deployed and nothing is rewritten.
+   */
+  DEVNODE_CHAIN: z.enum(["managed", "external"]).optional(),
+  NODE_PORT: port.default(DEFAULTS.nodePort),
+  NODE_HOST: z.string().min(1).default("127.0.0.1"),
+  ROLLUP_HTTP_PORT: port.default(DEFAULTS.rollupHttpPort),
+  ROLLUP_HTTP_HOST: z.string().min(1).default("127.0.0.1"),
+  INPUTBOX_ADDRESS: address.default(DEFAULTS.inputBoxAddress),
+  DAPP_ADDRESS: address.default(DEFAULTS.dappAddress),
+  /** First block to scan for inputs (the InputBox deployment block on a long external chain). */
+  INPUTBOX_BLOCK: z.coerce.number().int().min(0).default(0),
+  DATA_DIR: z.string().min(1).default(DEFAULTS.dataDir),
+  POLL_INTERVAL_MS: positiveMs.default(100),
+  FINISH_TIMEOUT_MS: positiveMs.default(10_000),
+  DAPP_WAIT_MS: positiveMs.default(3_000),
+  INSPECT_TIMEOUT_MS: positiveMs.default(30_000),
+  DEVNODE_RESET: flag.default(false),
+});
+
+export interface DevnodeConfig {
+  rpcUrl: string;
+  chainMode: "managed" | "external";
+  nodePort: number;
+  nodeHost: string;
+  rollupHttpPort: number;
+  rollupHttpHost: string;
+  inputBoxAddress: Address;
+  dappAddress: Address;
+  inputBoxBlock: number;
+  dataDir: string;
+  databasePath: string;
+  pollIntervalMs: number;
+  finishTimeoutMs: number;
+  dappWaitMs: number;
+  inspectTimeoutMs: number;
+  reset: boolean;
+}
+
+/** A configuration value that does not validate; the message names the variable. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** Formats zod issues as `NAME: problem` lines, so a bad value names its variable. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join(".") || "(config)"}: ${issue.message}`).join("; ");
+}
+
+export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[]): DevnodeConfig {
+  const unknownFlags = argv.filter((arg) => arg !== "--reset");
+  if (unknownFlags.length > 0) throw new ConfigError(`unknown argument: ${unknownFlags.join(" ")} (only --reset)`);
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) throw new ConfigError(`invalid devnode configuration: ${describeIssues(parsed.error)}`);
+  const e = parsed.data;
+  const dataDir = resolve(e.DATA_DIR);
+  return {
+    rpcUrl: e.RPC_URL ?? `http://127.0.0.1:${e.CHAIN_PORT}`,
+    // A chain named by RPC_URL is someone else's unless the stack says it started it.
+    chainMode: e.DEVNODE_CHAIN ?? (e.RPC_URL === undefined ? "managed" : "external"),
+    nodePort: e.NODE_PORT,
+    nodeHost: e.NODE_HOST,
+    rollupHttpPort: e.ROLLUP_HTTP_PORT,
+    rollupHttpHost: e.ROLLUP_HTTP_HOST,
+    inputBoxAddress: e.INPUTBOX_ADDRESS,
+    dappAddress: e.DAPP_ADDRESS,
+    inputBoxBlock: e.INPUTBOX_BLOCK,
+    dataDir,
+    databasePath: join(dataDir, "devnode.sqlite"),
+    pollIntervalMs: e.POLL_INTERVAL_MS,
+    finishTimeoutMs: e.FINISH_TIMEOUT_MS,
+    dappWaitMs: e.DAPP_WAIT_MS,
+    inspectTimeoutMs: e.INSPECT_TIMEOUT_MS,
+    reset: e.DEVNODE_RESET || argv.includes("--reset"),
+  };
+}

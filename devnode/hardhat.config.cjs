@@ -1,0 +1,17 @@
+// Minimal config for the local chain the stack starts with `hardhat node --config devnode/hardhat.config.cjs`.
+// No Solidity sources are compiled: the InputBox runtime bytecode is placed with hardhat_setCode.
+module.exports = {
+  paths: {
+    // Keep hardhat's own cache and artifacts out of the project tree.
+    cache: require("node:path").join(require("node:os").tmpdir(), "devnode-hardhat-cache"),
+    artifacts: require("node:path").join(require("node:os").tmpdir(), "devnode-hardhat-artifacts"),
+  },
+  networks: {
+    hardhat: {
+      chainId: 31337,
+      // Mine each transaction at once so an input is visible to the devnode right after it is sent.
+      mining: { auto: true, interval: 0 },
+      loggingEnabled: true,
+    },
+  },
+};

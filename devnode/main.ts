@@ -1,0 +1,107 @@
+/**
+ * devnode: a local stand-in for the Cartesi Rollups Node v1. Follows the InputBox on a chain, feeds the
+ * dapp through the rollup HTTP server, and serves `/inspect` and `/graphql`. The one file with side effects.
+ *
+ *   tsx devnode/main.ts [--reset]     (configuration: docs/devnode.md)
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import type { Server } from "node:http";
+import { messageOf } from "../common/errors.ts";
+import { InputFollower } from "./chain.ts";
+import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts";
+import { createGraphqlApi } from "./graphql.ts";
+import { RollupModel } from "./model.ts";
+import { createQueryServer } from "./query-server.ts";
+import { createRollupServer } from "./rollup-server.ts";
+import { DevnodeStore } from "./store.ts";
+
+const log = (message: string): void => console.log(`[devnode] ${message}`);
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+function close(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** The record belongs to one dapp on one InputBox; another pair needs another DATA_DIR. */
+function checkRecordOwner(store: DevnodeStore, config: DevnodeConfig): void {
+  const owner = `${config.inputBoxAddress.toLowerCase()}/${config.dappAddress.toLowerCase()}`;
+  const recorded = store.getMeta("owner");
+  if (recorded === undefined) store.setMeta("owner", owner);
+  else if (recorded !== owner) {
+    throw new ConfigError(
+      `${config.databasePath} records inputs of InputBox/dapp ${recorded}, not ${owner}: use another DATA_DIR or --reset`,
+    );
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadDevnodeConfig(process.env, process.argv.slice(2));
+  mkdirSync(config.dataDir, { recursive: true });
+  if (config.reset) {
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(config.databasePath + suffix, { force: true });
+    log(`--reset: removed ${config.databasePath}`);
+  }
+  const store = new DevnodeStore(config.databasePath);
+  checkRecordOwner(store, config);
+
+  const model = new RollupModel(store, {
+    finishTimeoutMs: config.finishTimeoutMs,
+    dappWaitMs: config.dappWaitMs,
+    inspectTimeoutMs: config.inspectTimeoutMs,
+    processedInputCount: store.processedCount(),
+  });
+  let stopping = false;
+  const follower = new InputFollower(config, store, model, log, (error) => {
+    console.error(`[devnode] ${error.message}`);
+    void shutdown(1);
+  });
+
+  const chainId = await follower.waitForChain(30_000);
+  await follower.sync();
+  // Inputs recorded but not finished before the last stop go first, in order.
+  const pending = store.unprocessedInputs();
+  for (const input of pending) model.enqueueAdvance(input);
+
+  const rollupServer = createRollupServer(model);
+  const queryServer = createQueryServer(model, createGraphqlApi(store));
+  await listen(rollupServer, config.rollupHttpPort, config.rollupHttpHost);
+  await listen(queryServer, config.nodePort, config.nodeHost);
+  follower.start();
+
+  const shown = config.nodeHost === "0.0.0.0" ? "127.0.0.1" : config.nodeHost;
+  log(`chain ${config.rpcUrl} (chain id ${chainId}, ${config.chainMode})`);
+  log(`InputBox ${config.inputBoxAddress}  dapp ${config.dappAddress}`);
+  log(`rollup HTTP server for the dapp: http://${config.rollupHttpHost}:${config.rollupHttpPort}`);
+  log(`inspect: http://${shown}:${config.nodePort}/inspect/<payload>  graphql: http://${shown}:${config.nodePort}/graphql`);
+  log(`record ${config.databasePath}: ${store.inputCount()} input(s), ${pending.length} waiting for the dapp`);
+  log("ready");
+
+  async function shutdown(code: number): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    follower.stop();
+    model.close();
+    await Promise.all([close(queryServer), close(rollupServer)]);
+    store.close();
+    process.exit(code);
+  }
+  process.on("SIGINT", () => void shutdown(0));
+  process.on("SIGTERM", () => void shutdown(0));
+}
+
+main().catch((error: unknown) => {
+  console.error(`[devnode] ${error instanceof ConfigError ? error.message : `failed to start: ${messageOf(error)}`}`);
+  process.exit(error instanceof ConfigError ? 2 : 1);
+});

@@ -1,0 +1,421 @@
+/**
+ * The rollup model: the one object that owns what the dapp is doing. It is `idle`, `advancing` an input
+ * or `inspecting` a query; the rollup HTTP server and the query server are thin layers that call it.
+ * Advance inputs and inspect queries wait in two queues and are handed to the dapp one at a time, on its
+ * `/finish` long-poll, alternating between the queues when both hold work so neither starves the other.
+ */
+import type { Address, Hex } from "viem";
+import type { AdvanceOutputs, CompletionStatus, InputRecord } from "./store.ts";
+
+export type FinishStatus = "accept" | "reject";
+
+/** v1 advance metadata: `timestamp` is the block timestamp in seconds; `epoch_index` is always 0. */
+export interface AdvanceMetadata {
+  msg_sender: Address;
+  epoch_index: number;
+  input_index: number;
+  block_number: number;
+  timestamp: number;
+}
+
+export type RollupRequest =
+  | { request_type: "advance_state"; data: { metadata: AdvanceMetadata; payload: Hex } }
+  | { request_type: "inspect_state"; data: { payload: Hex } };
+
+export type InspectOutcome =
+  | {
+      ok: true;
+      status: "Accepted" | "Rejected";
+      exceptionPayload: Hex | null;
+      reports: Hex[];
+      processedInputCount: number;
+    }
+  | { ok: false; reason: "no_dapp" | "timeout" | "dapp_gone" | "shutdown"; message: string };
+
+/** Where finished advances go: the SQLite record in the devnode, a fake in unit tests. */
+export interface AdvanceSink {
+  completeInput(index: number, status: CompletionStatus, outputs: AdvanceOutputs, exceptionPayload: Hex | null): void;
+}
+
+/** One connection of the dapp to the rollup HTTP server; the server makes one per socket. */
+export interface DappSession {
+  readonly id: number;
+}
+
+/** A dapp call the current state does not allow (a notice while idle, a voucher during an inspect...). */
+export class ModelError extends Error {
+  override readonly name = "ModelError";
+}
+
+export interface ModelOptions {
+  /** A `/finish` with nothing to hand out answers 202 after this long. */
+  finishTimeoutMs: number;
+  /** An inspect waits this long for a dapp to connect before it fails. */
+  dappWaitMs: number;
+  /** An inspect fails after this long whatever the dapp is doing. */
+  inspectTimeoutMs: number;
+  /** Inputs already processed according to the record (for `processed_input_count`). */
+  processedInputCount: number;
+}
+
+class PendingInspect {
+  settled = false;
+  readonly since = Date.now();
+  constructor(
+    readonly payload: Hex,
+    private readonly resolve: (outcome: InspectOutcome) => void,
+  ) {}
+
+  settle(outcome: InspectOutcome): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolve(outcome);
+  }
+}
+
+/** A FIFO with O(1) shift and unshift: the inspect queue can hold thousands of entries under load. */
+class Fifo<T> {
+  private items: (T | undefined)[] = [];
+  private head = 0;
+
+  get size(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  unshift(item: T): void {
+    if (this.head > 0) this.items[--this.head] = item;
+    else this.items.unshift(item);
+  }
+
+  peek(): T | undefined {
+    return this.items[this.head];
+  }
+
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head++] = undefined;
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.head = 0;
+    }
+    return item;
+  }
+
+  *values(): IterableIterator<T> {
+    for (let i = this.head; i < this.items.length; i++) {
+      const item = this.items[i];
+      if (item !== undefined) yield item;
+    }
+  }
+}
+
+type State =
+  | { kind: "idle" }
+  | {
+      kind: "advancing";
+      input: InputRecord;
+      session: DappSession;
+      outputs: AdvanceOutputs;
+      /** The connection that took the input closed: if the next call is a `/finish`, the dapp died. */
+      orphaned: boolean;
+    }
+  | { kind: "inspecting"; inspect: PendingInspect; session: DappSession; reports: Hex[] };
+
+interface FinishWaiter {
+  session: DappSession;
+  resolve: (request: RollupRequest | null) => void;
+  timer: NodeJS.Timeout;
+}
+
+export interface ModelStatus {
+  state: State["kind"];
+  currentInput: number | null;
+  queuedInputs: number;
+  queuedInspects: number;
+  dappConnected: boolean;
+  processedInputCount: number;
+}
+
+const SWEEP_INTERVAL_MS = 100;
+
+export class RollupModel {
+  private state: State = { kind: "idle" };
+  private readonly advances = new Fifo<InputRecord>();
+  private readonly inspects = new Fifo<PendingInspect>();
+  private readonly sessions = new Set<DappSession>();
+  private waiter: FinishWaiter | undefined;
+  private lastWasAdvance = false;
+  private processed: number;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly sink: AdvanceSink,
+    private readonly options: ModelOptions,
+  ) {
+    this.processed = options.processedInputCount;
+  }
+
+  get processedInputCount(): number {
+    return this.processed;
+  }
+
+  status(): ModelStatus {
+    return {
+      state: this.state.kind,
+      currentInput: this.state.kind === "advancing" ? this.state.input.index : null,
+      queuedInputs: this.advances.size,
+      queuedInspects: this.inspects.size,
+      dappConnected: this.sessions.size > 0,
+      processedInputCount: this.processed,
+    };
+  }
+
+  // ---- the chain side ----
+
+  /** Queues an input for the dapp; inputs must arrive in index order. */
+  enqueueAdvance(input: InputRecord): void {
+    this.advances.push(input);
+    this.pump();
+  }
+
+  // ---- the query side ----
+
+  /** Queues an inspect; resolves when the dapp has answered it, or with a reason why it could not. */
+  inspect(payload: Hex): Promise<InspectOutcome> {
+    if (this.closed) return Promise.resolve({ ok: false, reason: "shutdown", message: "the devnode is stopping" });
+    return new Promise((resolve) => {
+      this.inspects.push(new PendingInspect(payload, resolve));
+      this.pump();
+      this.sweepTimer ??= setInterval(this.sweep, SWEEP_INTERVAL_MS);
+    });
+  }
+
+  // ---- the dapp side (rollup HTTP server) ----
+
+  connect(session: DappSession): void {
+    this.sessions.add(session);
+  }
+
+  disconnect(session: DappSession): void {
+    this.sessions.delete(session);
+    if (this.waiter?.session === session) this.releaseWaiter(null);
+    const state = this.state;
+    if (state.kind === "advancing" && state.session === session) state.orphaned = true;
+    if (state.kind === "inspecting" && state.session === session) {
+      state.inspect.settle({ ok: false, reason: "dapp_gone", message: "the dapp disconnected during the inspect" });
+      this.state = { kind: "idle" };
+    }
+  }
+
+  /**
+   * Ends the current request with `status` (ignored when nothing is in progress, after an inspect, and for
+   * the first `/finish` of a dapp that replaced a dead one) and waits for the next request; null means
+   * "nothing yet" (HTTP 202).
+   */
+  finish(session: DappSession, status: FinishStatus): Promise<RollupRequest | null> {
+    this.closeCurrent(status);
+    // A newer /finish supersedes one still waiting (a restarted dapp, or a client that gave up).
+    if (this.waiter !== undefined) this.releaseWaiter(null);
+    const next = this.closed ? null : this.takeNext(session);
+    if (next !== null || this.closed) return Promise.resolve(next);
+    return new Promise((resolve) => {
+      const waiter: FinishWaiter = {
+        session,
+        resolve,
+        timer: setTimeout(() => {
+          if (this.waiter === waiter) this.releaseWaiter(null);
+        }, this.options.finishTimeoutMs),
+      };
+      this.waiter = waiter;
+    });
+  }
+
+  addNotice(payload: Hex): number {
+    const state = this.advancing("notice");
+    return state.outputs.notices.push(payload) - 1;
+  }
+
+  addVoucher(destination: Address, payload: Hex): number {
+    const state = this.advancing("voucher");
+    return state.outputs.vouchers.push({ destination, payload }) - 1;
+  }
+
+  addReport(payload: Hex): void {
+    const state = this.state;
+    if (state.kind === "advancing") {
+      state.orphaned = false;
+      state.outputs.reports.push(payload);
+    } else if (state.kind === "inspecting") {
+      state.reports.push(payload);
+    } else {
+      throw new ModelError("no rollup request in progress: a report needs an advance or an inspect");
+    }
+  }
+
+  /** The dapp gives up on the current request: the input is EXCEPTION, the inspect is Rejected. */
+  exception(payload: Hex): void {
+    const state = this.state;
+    if (state.kind === "advancing") {
+      // The record keeps only the reports of an input that did not succeed.
+      this.sink.completeInput(state.input.index, "EXCEPTION", state.outputs, payload);
+      this.processed++;
+    } else if (state.kind === "inspecting") {
+      state.inspect.settle({
+        ok: true,
+        status: "Rejected",
+        exceptionPayload: payload,
+        reports: [],
+        processedInputCount: this.processed,
+      });
+    } else {
+      throw new ModelError("no rollup request in progress: nothing to raise an exception on");
+    }
+    this.state = { kind: "idle" };
+  }
+
+  /** Stops handing out work: pending inspects fail, a waiting `/finish` gets 202. */
+  close(): void {
+    this.closed = true;
+    if (this.waiter !== undefined) this.releaseWaiter(null);
+    for (const inspect of this.inspects.values()) {
+      inspect.settle({ ok: false, reason: "shutdown", message: "the devnode is stopping" });
+    }
+    if (this.state.kind === "inspecting") {
+      this.state.inspect.settle({ ok: false, reason: "shutdown", message: "the devnode is stopping" });
+    }
+    if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
+  // ---- internals ----
+
+  private advancing(what: string): Extract<State, { kind: "advancing" }> {
+    const state = this.state;
+    if (state.kind !== "advancing") {
+      throw new ModelError(
+        state.kind === "inspecting"
+          ? `a ${what} cannot be emitted during an inspect`
+          : `no advance in progress: a ${what} needs one`,
+      );
+    }
+    // The dapp that took the input is evidently alive, even if that connection closed.
+    state.orphaned = false;
+    return state;
+  }
+
+  private closeCurrent(status: FinishStatus): void {
+    const state = this.state;
+    if (state.kind === "advancing") {
+      if (state.orphaned) {
+        // The dapp died mid-advance and a new one asks for work: hand the input out again, from scratch.
+        this.advances.unshift(state.input);
+      } else {
+        this.sink.completeInput(state.input.index, status === "accept" ? "ACCEPTED" : "REJECTED", state.outputs, null);
+        this.processed++;
+      }
+    } else if (state.kind === "inspecting") {
+      state.inspect.settle({
+        ok: true,
+        status: "Accepted",
+        exceptionPayload: null,
+        reports: state.reports,
+        processedInputCount: this.processed,
+      });
+    }
+    this.state = { kind: "idle" };
+  }
+
+  private nextInspect(): PendingInspect | undefined {
+    let head = this.inspects.peek();
+    while (head !== undefined && head.settled) {
+      this.inspects.shift();
+      head = this.inspects.peek();
+    }
+    return head;
+  }
+
+  private takeNext(session: DappSession): RollupRequest | null {
+    const inspect = this.nextInspect();
+    const input = this.advances.peek();
+    if (inspect !== undefined && (input === undefined || this.lastWasAdvance)) {
+      this.inspects.shift();
+      this.lastWasAdvance = false;
+      this.state = { kind: "inspecting", inspect, session, reports: [] };
+      return { request_type: "inspect_state", data: { payload: inspect.payload } };
+    }
+    if (input !== undefined) {
+      this.advances.shift();
+      this.lastWasAdvance = true;
+      this.state = {
+        kind: "advancing",
+        input,
+        session,
+        outputs: { notices: [], vouchers: [], reports: [] },
+        orphaned: false,
+      };
+      return {
+        request_type: "advance_state",
+        data: {
+          metadata: {
+            msg_sender: input.msgSender,
+            epoch_index: 0,
+            input_index: input.index,
+            block_number: input.blockNumber,
+            timestamp: input.timestamp,
+          },
+          payload: input.payload,
+        },
+      };
+    }
+    return null;
+  }
+
+  /** Hands new work to a `/finish` that is waiting for it. */
+  private pump(): void {
+    const waiter = this.waiter;
+    if (waiter === undefined || this.state.kind !== "idle") return;
+    const next = this.takeNext(waiter.session);
+    if (next !== null) this.releaseWaiter(next);
+  }
+
+  private releaseWaiter(request: RollupRequest | null): void {
+    const waiter = this.waiter;
+    if (waiter === undefined) return;
+    this.waiter = undefined;
+    clearTimeout(waiter.timer);
+    waiter.resolve(request);
+  }
+
+  /** Fails inspects that waited too long; one interval for all of them keeps timers off the hot path. */
+  private readonly sweep = (): void => {
+    const now = Date.now();
+    const connected = this.sessions.size > 0;
+    for (const inspect of this.inspects.values()) {
+      if (inspect.settled) continue;
+      const age = now - inspect.since;
+      if (!connected && age >= this.options.dappWaitMs) {
+        inspect.settle({
+          ok: false,
+          reason: "no_dapp",
+          message: `no dapp is connected to the rollup HTTP server (waited ${this.options.dappWaitMs} ms)`,
+        });
+      } else if (age >= this.options.inspectTimeoutMs) {
+        inspect.settle({ ok: false, reason: "timeout", message: "the dapp did not answer the inspect in time" });
+      }
+    }
+    const state = this.state;
+    if (state.kind === "inspecting" && now - state.inspect.since >= this.options.inspectTimeoutMs) {
+      state.inspect.settle({ ok: false, reason: "timeout", message: "the dapp did not answer the inspect in time" });
+    }
+    if (this.nextInspect() === undefined && state.kind !== "inspecting") {
+      clearInterval(this.sweepTimer);
+      this.sweepTimer = undefined;
+    }
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The query interface on NODE_PORT: `GET /inspect/<percent-encoded payload>`, `POST /inspect` (raw body),
+ * `/graphql`, and `GET /healthz` (devnode-only, for the stack's readiness checks). The inspect path is the
+ * hot one: no disk, no validation library, one JSON.stringify per answer.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createHandler } from "graphql-http/lib/use/http";
+import type { Hex } from "viem";
+import { messageOf } from "../common/errors.ts";
+import type { InspectEnvelope } from "../common/wire.ts";
+import type { GraphqlApi } from "./graphql.ts";
+import { BodyTooLargeError, readBody, sendJson, sendText } from "./http.ts";
+import type { InspectOutcome, RollupModel } from "./model.ts";
+
+const CORS = { "access-control-allow-origin": "*" };
+const INSPECT_PREFIX = "/inspect/";
+
+function isHexDigit(byte: number): boolean {
+  return (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66);
+}
+
+function hexValue(byte: number): number {
+  return byte <= 0x39 ? byte - 0x30 : (byte | 0x20) - 0x61 + 10;
+}
+
+/**
+ * Percent-decodes the path after `/inspect/` into the payload bytes, slashes included, as the v1 node
+ * does. A `%` not followed by two hex digits stays as it is (the decoding never fails), and `+` is not a
+ * space (this is a path, not a form). The query string is not part of the payload.
+ */
+export function decodeInspectPath(rawPath: string): Buffer {
+  const query = rawPath.indexOf("?");
+  const path = query === -1 ? rawPath : rawPath.slice(0, query);
+  // latin1 keeps each byte of a raw (non-ASCII) request line as it arrived.
+  const bytes = Buffer.from(path, "latin1");
+  if (!bytes.includes(0x25)) return bytes;
+  const out = Buffer.allocUnsafe(bytes.length);
+  let n = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i] as number;
+    const hi = bytes[i + 1];
+    const lo = bytes[i + 2];
+    if (byte === 0x25 && hi !== undefined && lo !== undefined && isHexDigit(hi) && isHexDigit(lo)) {
+      out[n++] = hexValue(hi) * 16 + hexValue(lo);
+      i += 2;
+    } else {
+      out[n++] = byte;
+    }
+  }
+  return out.subarray(0, n);
+}
+
+function toHex(bytes: Buffer): Hex {
+  return `0x${bytes.toString("hex")}`;
+}
+
+function answerInspect(res: ServerResponse, outcome: InspectOutcome): void {
+  if (!outcome.ok) {
+    const status = outcome.reason === "timeout" ? 504 : 503;
+    return sendJson(res, status, { error: { code: outcome.reason.toUpperCase(), message: outcome.message } }, CORS);
+  }
+  const envelope: InspectEnvelope = {
+    status: outcome.status,
+    exception_payload: outcome.exceptionPayload,
+    reports: outcome.reports.map((payload) => ({ payload })),
+    processed_input_count: outcome.processedInputCount,
+  };
+  sendJson(res, 200, envelope, CORS);
+}
+
+export function createQueryServer(model: RollupModel, graphql: GraphqlApi): Server {
+  const graphqlHandler = createHandler({ schema: graphql.schema, rootValue: graphql.rootValue });
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = req.url ?? "/";
+    const method = req.method ?? "GET";
+    if (method === "OPTIONS") {
+      res.writeHead(204, {
+        ...CORS,
+        "access-control-allow-methods": "GET, POST, OPTIONS",
+        "access-control-allow-headers": "content-type, accept",
+        "access-control-max-age": "86400",
+      });
+      return void res.end();
+    }
+    if (url.startsWith(INSPECT_PREFIX) || url === "/inspect" || url.startsWith("/inspect?")) {
+      if (method === "GET") {
+        const payload = url.startsWith(INSPECT_PREFIX) ? decodeInspectPath(url.slice(INSPECT_PREFIX.length)) : Buffer.alloc(0);
+        return answerInspect(res, await model.inspect(toHex(payload)));
+      }
+      if (method === "POST") return answerInspect(res, await model.inspect(toHex(await readBody(req))));
+      return sendText(res, 405, "method not allowed", CORS);
+    }
+    if (url === "/graphql" || url.startsWith("/graphql?")) {
+      res.setHeader("access-control-allow-origin", "*");
+      return graphqlHandler(req, res);
+    }
+    if (url === "/healthz" && method === "GET") {
+      return sendJson(res, 200, { status: "ok", ...model.status() }, CORS);
+    }
+    sendText(res, 404, "not found", CORS);
+  };
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => {
+      if (res.headersSent) return;
+      if (error instanceof BodyTooLargeError) return sendText(res, 413, error.message, CORS);
+      console.error("[devnode] query server:", error);
+      sendText(res, 500, messageOf(error), CORS);
+    });
+  });
+  // Benchmarks and the api reuse connections; outlive common client idle timeouts.
+  server.keepAliveTimeout = 65_000;
+  return server;
+}

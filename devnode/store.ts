@@ -1,0 +1,281 @@
+/**
+ * The devnode's record in SQLite: every input seen on the chain with the metadata the dapp was given,
+ * its completion status, its outputs, and the last block scanned. Plain better-sqlite3 statements
+ * (no ORM): a handful of fixed tables, prepared once, used from synchronous code paths.
+ */
+import Database from "better-sqlite3";
+import type { Address, Hex } from "viem";
+
+export const COMPLETION_STATUSES = [
+  "UNPROCESSED",
+  "ACCEPTED",
+  "REJECTED",
+  "EXCEPTION",
+  "MACHINE_HALTED",
+  "CYCLE_LIMIT_EXCEEDED",
+  "TIME_LIMIT_EXCEEDED",
+  "PAYLOAD_LENGTH_LIMIT_EXCEEDED",
+] as const;
+export type CompletionStatus = (typeof COMPLETION_STATUSES)[number];
+
+export interface InputRecord {
+  index: number;
+  status: CompletionStatus;
+  msgSender: Address;
+  payload: Hex;
+  blockNumber: number;
+  /** Block timestamp in seconds, as the v1 node hands it to the dapp. */
+  timestamp: number;
+}
+
+export type OutputKind = "notice" | "voucher" | "report";
+
+export interface OutputRecord {
+  kind: OutputKind;
+  inputIndex: number;
+  index: number;
+  payload: Hex;
+  /** Vouchers only. */
+  destination: Address | null;
+}
+
+/** Outputs of one advance, collected in memory until the dapp finishes it. */
+export interface AdvanceOutputs {
+  notices: Hex[];
+  vouchers: { destination: Address; payload: Hex }[];
+  reports: Hex[];
+}
+
+export interface InputFilter {
+  indexGreaterThan?: number | null;
+  indexLowerThan?: number | null;
+}
+
+interface InputRow {
+  input_index: number;
+  status: string;
+  msg_sender: string;
+  payload: string;
+  block_number: number;
+  block_timestamp: number;
+}
+
+interface OutputRow {
+  kind: string;
+  input_index: number;
+  output_index: number;
+  payload: string;
+  destination: string | null;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS inputs (
+  input_index     INTEGER PRIMARY KEY,
+  status          TEXT    NOT NULL,
+  msg_sender      TEXT    NOT NULL,
+  payload         TEXT    NOT NULL,
+  block_number    INTEGER NOT NULL,
+  block_timestamp INTEGER NOT NULL,
+  exception_payload TEXT
+);
+CREATE TABLE IF NOT EXISTS outputs (
+  kind         TEXT    NOT NULL,
+  input_index  INTEGER NOT NULL,
+  output_index INTEGER NOT NULL,
+  payload      TEXT    NOT NULL,
+  destination  TEXT,
+  PRIMARY KEY (kind, input_index, output_index)
+);
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+`;
+
+function toInput(row: InputRow): InputRecord {
+  return {
+    index: row.input_index,
+    status: row.status as CompletionStatus,
+    msgSender: row.msg_sender as Address,
+    payload: row.payload as Hex,
+    blockNumber: row.block_number,
+    timestamp: row.block_timestamp,
+  };
+}
+
+function toOutput(row: OutputRow): OutputRecord {
+  return {
+    kind: row.kind as OutputKind,
+    inputIndex: row.input_index,
+    index: row.output_index,
+    payload: row.payload as Hex,
+    destination: row.destination as Address | null,
+  };
+}
+
+function filterBounds(filter: InputFilter | undefined): [number, number] {
+  const low = filter?.indexGreaterThan ?? -1;
+  const high = filter?.indexLowerThan ?? Number.MAX_SAFE_INTEGER;
+  return [low, high];
+}
+
+export class DevnodeStore {
+  private readonly db: Database.Database;
+  private readonly stmt;
+
+  constructor(path: string) {
+    this.db = new Database(path);
+    this.db.pragma("journal_mode = WAL");
+    // WAL with NORMAL sync survives a crash of the process (only a power loss may drop the latest commits).
+    this.db.pragma("synchronous = NORMAL");
+    this.db.exec(SCHEMA);
+    const db = this.db;
+    this.stmt = {
+      getMeta: db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE key = ?"),
+      setMeta: db.prepare<[string, string]>(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      ),
+      insertInput: db.prepare<[number, string, string, string, number, number]>(
+        "INSERT INTO inputs (input_index, status, msg_sender, payload, block_number, block_timestamp) VALUES (?, ?, ?, ?, ?, ?)",
+      ),
+      completeInput: db.prepare<[string, string | null, number]>(
+        "UPDATE inputs SET status = ?, exception_payload = ? WHERE input_index = ? AND status = 'UNPROCESSED'",
+      ),
+      insertOutput: db.prepare<[string, number, number, string, string | null]>(
+        "INSERT INTO outputs (kind, input_index, output_index, payload, destination) VALUES (?, ?, ?, ?, ?)",
+      ),
+      inputCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM inputs"),
+      processedCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM inputs WHERE status <> 'UNPROCESSED'"),
+      unprocessed: db.prepare<[], InputRow>(
+        "SELECT * FROM inputs WHERE status = 'UNPROCESSED' ORDER BY input_index",
+      ),
+      getInput: db.prepare<[number], InputRow>("SELECT * FROM inputs WHERE input_index = ?"),
+      inputsFrom: db.prepare<[number], InputRow>("SELECT * FROM inputs WHERE input_index >= ? ORDER BY input_index"),
+      countInputs: db.prepare<[number, number], { n: number }>(
+        "SELECT COUNT(*) AS n FROM inputs WHERE input_index > ? AND input_index < ?",
+      ),
+      pageInputs: db.prepare<[number, number, number, number], InputRow>(
+        "SELECT * FROM inputs WHERE input_index > ? AND input_index < ? ORDER BY input_index LIMIT ? OFFSET ?",
+      ),
+      countOutputs: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM outputs WHERE kind = ?"),
+      pageOutputs: db.prepare<[string, number, number], OutputRow>(
+        "SELECT * FROM outputs WHERE kind = ? ORDER BY input_index, output_index LIMIT ? OFFSET ?",
+      ),
+      countInputOutputs: db.prepare<[string, number], { n: number }>(
+        "SELECT COUNT(*) AS n FROM outputs WHERE kind = ? AND input_index = ?",
+      ),
+      pageInputOutputs: db.prepare<[string, number, number, number], OutputRow>(
+        "SELECT * FROM outputs WHERE kind = ? AND input_index = ? ORDER BY output_index LIMIT ? OFFSET ?",
+      ),
+      getOutput: db.prepare<[string, number, number], OutputRow>(
+        "SELECT * FROM outputs WHERE kind = ? AND input_index = ? AND output_index = ?",
+      ),
+    };
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  getMeta(key: string): string | undefined {
+    return this.stmt.getMeta.get(key)?.value;
+  }
+
+  setMeta(key: string, value: string): void {
+    this.stmt.setMeta.run(key, value);
+  }
+
+  /** The next block to scan, or undefined when nothing was scanned yet. */
+  nextBlock(): bigint | undefined {
+    const value = this.getMeta("next_block");
+    return value === undefined ? undefined : BigInt(value);
+  }
+
+  setNextBlock(block: bigint): void {
+    this.setMeta("next_block", block.toString());
+  }
+
+  /** Records new inputs (unprocessed) and the scan position in one transaction, so neither runs ahead. */
+  readonly addInputs = (inputs: readonly InputRecord[], nextBlock: bigint): void => {
+    this.db.transaction(() => {
+      for (const input of inputs) {
+        this.stmt.insertInput.run(
+          input.index,
+          "UNPROCESSED",
+          input.msgSender,
+          input.payload,
+          input.blockNumber,
+          input.timestamp,
+        );
+      }
+      this.setNextBlock(nextBlock);
+    })();
+  };
+
+  /**
+   * Stores an input's verdict and its outputs in one transaction. A rejected input or an exception keeps
+   * only its reports (the v1 node discards the notices and vouchers of an input that did not succeed).
+   */
+  completeInput(index: number, status: CompletionStatus, outputs: AdvanceOutputs, exceptionPayload: Hex | null): void {
+    this.db.transaction(() => {
+      const changed = this.stmt.completeInput.run(status, exceptionPayload, index).changes;
+      if (changed !== 1) throw new Error(`input ${index} is not recorded as unprocessed`);
+      if (status === "ACCEPTED") {
+        outputs.notices.forEach((payload, i) => this.stmt.insertOutput.run("notice", index, i, payload, null));
+        outputs.vouchers.forEach((v, i) => this.stmt.insertOutput.run("voucher", index, i, v.payload, v.destination));
+      }
+      outputs.reports.forEach((payload, i) => this.stmt.insertOutput.run("report", index, i, payload, null));
+    })();
+  }
+
+  inputCount(): number {
+    return this.stmt.inputCount.get()?.n ?? 0;
+  }
+
+  processedCount(): number {
+    return this.stmt.processedCount.get()?.n ?? 0;
+  }
+
+  unprocessedInputs(): InputRecord[] {
+    return this.stmt.unprocessed.all().map(toInput);
+  }
+
+  getInput(index: number): InputRecord | undefined {
+    const row = this.stmt.getInput.get(index);
+    return row === undefined ? undefined : toInput(row);
+  }
+
+  /** Recorded inputs from `index` on, in order (for re-submission to a fresh chain). */
+  inputsFrom(index: number): InputRecord[] {
+    return this.stmt.inputsFrom.all(index).map(toInput);
+  }
+
+  countInputs(filter?: InputFilter): number {
+    const [low, high] = filterBounds(filter);
+    return this.stmt.countInputs.get(low, high)?.n ?? 0;
+  }
+
+  pageInputs(offset: number, limit: number, filter?: InputFilter): InputRecord[] {
+    const [low, high] = filterBounds(filter);
+    return this.stmt.pageInputs.all(low, high, limit, offset).map(toInput);
+  }
+
+  countOutputs(kind: OutputKind, inputIndex?: number): number {
+    const row =
+      inputIndex === undefined ? this.stmt.countOutputs.get(kind) : this.stmt.countInputOutputs.get(kind, inputIndex);
+    return row?.n ?? 0;
+  }
+
+  pageOutputs(kind: OutputKind, offset: number, limit: number, inputIndex?: number): OutputRecord[] {
+    const rows =
+      inputIndex === undefined
+        ? this.stmt.pageOutputs.all(kind, limit, offset)
+        : this.stmt.pageInputOutputs.all(kind, inputIndex, limit, offset);
+    return rows.map(toOutput);
+  }
+
+  getOutput(kind: OutputKind, inputIndex: number, index: number): OutputRecord | undefined {
+    const row = this.stmt.getOutput.get(kind, inputIndex, index);
+    return row === undefined ? undefined : toOutput(row);
+  }
+}

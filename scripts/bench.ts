@@ -1,0 +1,75 @@
+/**
+ * `npm run bench [-- --size full|ci] [--out DIR]`: measures the stack on this machine (docs/performance.md)
+ * and prints a table of figures, each a ratio to a floor measured in the same run; writes the table as
+ * JSON and a chart of latency against stored attestations (SVG) into DIR (default bench-results/).
+ *
+ *   full (default): 10k / 100k / 1M attestations, 20,000 inputs per advance path
+ *   ci:             1k–5k attestations and a few hundred requests (what CI runs, test/bench/bench.test.ts)
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { formatTable, scaleChart } from "../bench/report.ts";
+import { runBench, SIZES, type BenchSize } from "../bench/run.ts";
+
+const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
+
+const argsSchema = z.object({
+  size: z.enum(SIZES).default("full"),
+  out: z.string().min(1).default(join(root, "bench-results")),
+});
+
+export function parseBenchArgs(argv: readonly string[]): { size: BenchSize; out: string } {
+  const raw: Record<string, string> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const match = /^--(size|out)(?:=(.*))?$/.exec(arg);
+    if (match === null) throw new Error(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR)`);
+    const value = match[2] ?? argv[++i];
+    if (value === undefined) throw new Error(`--${match[1]} needs a value`);
+    raw[match[1] as string] = value;
+  }
+  const parsed = argsSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(`invalid arguments: ${parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  }
+  return { size: parsed.data.size, out: resolve(parsed.data.out) };
+}
+
+async function main(): Promise<void> {
+  const args = parseBenchArgs(process.argv.slice(2));
+  const command = `npm run bench -- --size ${args.size}`;
+  const report = await runBench({
+    size: args.size,
+    root,
+    command,
+    log: (line) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`),
+  });
+  mkdirSync(args.out, { recursive: true });
+  const stem = args.size === "full" ? "bench" : `bench-${args.size}`;
+  const jsonFile = join(args.out, `${stem}.json`);
+  const chartFile = join(args.out, `${stem}-scale.svg`);
+  writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(chartFile, scaleChart(report.scale, `attestations_by_owner (100 results) latency vs stored (${args.size})`));
+  const m = report.machine;
+  process.stdout.write(
+    [
+      `${command}  (${m.cpus} x ${m.cpuModel}, ${m.memoryMiB} MiB, node ${m.node})`,
+      "",
+      formatTable(report.figures),
+      "",
+      ...report.notes.map((n) => `- ${n}`),
+      "",
+      `wrote ${jsonFile} and ${chartFile}`,
+      "",
+    ].join("\n"),
+  );
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * Shared pieces of the command-line scripts (input, inspect, replay): where the stack is, validated once
+ * with zod, and how a verdict or an inspect answer is printed for a person.
+ */
+import type { Address } from "viem";
+import { z } from "zod";
+import type { InspectEnvelope } from "../../common/wire.ts";
+import { describeIssues, DEFAULTS } from "../../devnode/config.ts";
+import { decodePayload, type InputVerdict, type RollupEndpoints, type Sender } from "./rollup-client.ts";
+
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address");
+const port = z.coerce.number().int().min(1).max(65535);
+const envSchema = z.object({
+  CHAIN_PORT: port.default(DEFAULTS.chainPort),
+  NODE_PORT: port.default(DEFAULTS.nodePort),
+  RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  ROLLUP_URL: z.url({ protocol: /^https?$/ }).optional(),
+  INPUTBOX_ADDRESS: address.default(DEFAULTS.inputBoxAddress),
+  DAPP_ADDRESS: address.default(DEFAULTS.dappAddress),
+});
+
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** The stack the scripts talk to: the same variables and defaults as `npm start`. */
+export function loadEndpoints(env: NodeJS.ProcessEnv): RollupEndpoints {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) throw new UsageError(`invalid configuration: ${describeIssues(parsed.error)}`);
+  const e = parsed.data;
+  return {
+    rpcUrl: e.RPC_URL ?? `http://127.0.0.1:${e.CHAIN_PORT}`,
+    nodeUrl: (e.ROLLUP_URL ?? `http://127.0.0.1:${e.NODE_PORT}`).replace(/\/+$/, ""),
+    inputBoxAddress: e.INPUTBOX_ADDRESS as Address,
+    dappAddress: e.DAPP_ADDRESS as Address,
+  };
+}
+
+/** `N` (a hardhat account number) or a 0x address. */
+export function parseSender(value: unknown, where: string): Sender {
+  if (typeof value === "number" && Number.isInteger(value) && value >= 0) return value;
+  if (typeof value === "string" && /^[0-9]+$/.test(value)) return Number(value);
+  if (typeof value === "string" && /^0x[0-9a-fA-F]{40}$/.test(value)) return value as Address;
+  throw new UsageError(`${where}: a sender is a hardhat account number or a 0x address, not ${JSON.stringify(value)}`);
+}
+
+/** Splits `args` into positional values and `--name value` options (only the names in `valued`). */
+export function parseArgs(
+  args: readonly string[],
+  valued: readonly string[],
+  flags: readonly string[] = [],
+): { positional: string[]; options: Map<string, string>; flags: Set<string> } {
+  const positional: string[] = [];
+  const options = new Map<string, string>();
+  const seen = new Set<string>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (valued.includes(arg)) {
+      const value = args[++i];
+      if (value === undefined) throw new UsageError(`${arg} needs a value`);
+      options.set(arg, value);
+    } else if (flags.includes(arg)) {
+      seen.add(arg);
+    } else if (arg.startsWith("--")) {
+      throw new UsageError(`unknown option ${arg}`);
+    } else {
+      positional.push(arg);
+    }
+  }
+  return { positional, options, flags: seen };
+}
+
+export function parseJsonArgument(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(`${what} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** A verdict with its payloads decoded (JSON where they are JSON). */
+export function describeVerdict(verdict: InputVerdict): Record<string, unknown> {
+  return {
+    index: verdict.index,
+    status: verdict.status,
+    msg_sender: verdict.msgSender,
+    block_number: verdict.blockNumber,
+    timestamp: verdict.timestamp,
+    notices: verdict.notices.map(decodePayload),
+    reports: verdict.reports.map(decodePayload),
+    ...(verdict.vouchers.length > 0 ? { vouchers: verdict.vouchers } : {}),
+  };
+}
+
+/** The inspect envelope as received, plus each payload decoded beside it. */
+export function describeEnvelope(envelope: InspectEnvelope): Record<string, unknown> {
+  return {
+    status: envelope.status,
+    exception_payload: envelope.exception_payload,
+    ...(envelope.exception_payload !== null ? { exception: decodePayload(envelope.exception_payload) } : {}),
+    reports: envelope.reports.map((r) => ({ payload: r.payload, decoded: decodePayload(r.payload) })),
+    processed_input_count: envelope.processed_input_count,
+  };
+}
+
+/** Runs a script's main, printing usage and configuration errors without a stack trace. */
+export function runScript(main: () => Promise<number>, usage: string): void {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      if (error instanceof UsageError) {
+        console.error(`${error.message}\n\nusage: ${usage}`);
+        process.exit(2);
+      }
+      console.error(error instanceof Error ? error.message : String(error));
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,237 @@
+/**
+ * A small client of the rollup from the outside, as a user sees it: send an input to the InputBox from a
+ * hardhat account, wait for its verdict through the node's GraphQL API, and run inspect queries.
+ * Used by `npm run input|inspect|replay` and by the end-to-end tests.
+ */
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  http,
+  parseEventLogs,
+  type Account,
+  type Address,
+  type Hex,
+  type PublicClient,
+} from "viem";
+import { mnemonicToAccount } from "viem/accounts";
+import { isHex, hexToUtf8, utf8ToHex } from "../../common/hex.ts";
+import type { InspectEnvelope } from "../../common/wire.ts";
+import { DEFAULTS } from "../../devnode/config.ts";
+import { inputBoxAbi } from "../../devnode/inputbox.ts";
+
+export type CompletionStatus =
+  | "UNPROCESSED"
+  | "ACCEPTED"
+  | "REJECTED"
+  | "EXCEPTION"
+  | "MACHINE_HALTED"
+  | "CYCLE_LIMIT_EXCEEDED"
+  | "TIME_LIMIT_EXCEEDED"
+  | "PAYLOAD_LENGTH_LIMIT_EXCEEDED";
+
+export interface RollupEndpoints {
+  rpcUrl: string;
+  /** Base URL of the node's query interface (`/inspect`, `/graphql` below it). */
+  nodeUrl: string;
+  inputBoxAddress: Address;
+  dappAddress: Address;
+}
+
+/** Who sends an input: a hardhat account number, or an address (impersonated on a hardhat chain). */
+export type Sender = number | Address;
+
+export interface SentInput {
+  index: number;
+  txHash: Hex;
+  blockNumber: bigint;
+  sender: Address;
+}
+
+export interface InputVerdict {
+  index: number;
+  status: CompletionStatus;
+  msgSender: Address;
+  blockNumber: number;
+  timestamp: number;
+  payload: Hex;
+  notices: Hex[];
+  reports: Hex[];
+  vouchers: { destination: Address; payload: Hex }[];
+}
+
+export class GraphqlError extends Error {
+  override readonly name = "GraphqlError";
+}
+
+/** Hex of the UTF-8 JSON of `input`, or `input` itself when it already is hex. */
+export function encodePayload(input: unknown): Hex {
+  if (typeof input === "string" && isHex(input)) return input;
+  return utf8ToHex(typeof input === "string" ? input : JSON.stringify(input));
+}
+
+/** A payload as the reader wants to see it: parsed JSON when it is JSON text, else text, else hex. */
+export function decodePayload(payload: Hex): unknown {
+  let text: string;
+  try {
+    text = hexToUtf8(payload);
+  } catch {
+    return payload;
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+const VERDICT_QUERY = `query Verdict($index: Int!) {
+  input(index: $index) {
+    index status msgSender blockNumber timestamp payload
+    notices { edges { node { payload } } }
+    reports { edges { node { payload } } }
+    vouchers { edges { node { destination payload } } }
+  }
+}`;
+
+interface VerdictData {
+  input: {
+    index: number;
+    status: CompletionStatus;
+    msgSender: Address;
+    blockNumber: number;
+    timestamp: number;
+    payload: Hex;
+    notices: { edges: { node: { payload: Hex } }[] };
+    reports: { edges: { node: { payload: Hex } }[] };
+    vouchers: { edges: { node: { destination: Address; payload: Hex } }[] };
+  };
+}
+
+export class RollupClient {
+  readonly publicClient: PublicClient;
+  private readonly accounts = new Map<number, Account>();
+  /** One send at a time per sender: an automining hardhat chain refuses a nonce ahead of the next one. */
+  private readonly sending = new Map<string, Promise<unknown>>();
+
+  constructor(readonly endpoints: RollupEndpoints) {
+    this.publicClient = createPublicClient({ transport: http(endpoints.rpcUrl) });
+  }
+
+  /** Hardhat account `n` (from the well-known test mnemonic). */
+  account(n: number): Account {
+    let account = this.accounts.get(n);
+    if (account === undefined) {
+      account = mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: n });
+      this.accounts.set(n, account);
+    }
+    return account;
+  }
+
+  /**
+   * Sends `addInput(dapp, payload)` and waits for it to be mined; `input` is hex or JSON-encoded.
+   * Concurrent calls from the same sender are sent one after the other, in call order.
+   */
+  addInput(input: unknown, sender: Sender = 0): Promise<SentInput> {
+    const key = String(sender).toLowerCase();
+    const previous = this.sending.get(key) ?? Promise.resolve();
+    const next = previous.then(
+      () => this.sendNow(input, sender),
+      () => this.sendNow(input, sender),
+    );
+    this.sending.set(key, next);
+    return next;
+  }
+
+  private async sendNow(input: unknown, sender: Sender): Promise<SentInput> {
+    const transport = http(this.endpoints.rpcUrl);
+    const call = {
+      chain: null,
+      address: this.endpoints.inputBoxAddress,
+      abi: inputBoxAbi,
+      functionName: "addInput",
+      args: [this.endpoints.dappAddress, encodePayload(input)],
+    } as const;
+    let hash: Hex;
+    if (typeof sender === "number") {
+      const account = this.account(sender);
+      hash = await createWalletClient({ account, transport }).writeContract({ ...call, account });
+    } else {
+      // Any address can send on a hardhat chain: impersonate it (the devnode does the same on re-submission).
+      const test = createTestClient({ mode: "hardhat", transport });
+      await test.impersonateAccount({ address: sender });
+      await test.setBalance({ address: sender, value: 10n ** 18n });
+      hash = await createWalletClient({ transport }).writeContract({ ...call, account: sender });
+    }
+    const receipt = await this.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    if (receipt.status !== "success") throw new Error(`addInput transaction ${hash} reverted`);
+    const [event] = parseEventLogs({ abi: inputBoxAbi, eventName: "InputAdded", logs: receipt.logs });
+    if (event === undefined) throw new Error(`no InputAdded event in transaction ${hash} (is the InputBox deployed?)`);
+    return { index: Number(event.args.inputIndex), txHash: hash, blockNumber: receipt.blockNumber, sender: event.args.sender };
+  }
+
+  async graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+    const response = await fetch(`${this.endpoints.nodeUrl}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as { data?: T | null; errors?: { message: string }[] };
+    if (body.errors !== undefined && body.errors.length > 0) {
+      throw new GraphqlError(body.errors.map((e) => e.message).join("; "));
+    }
+    if (body.data === undefined || body.data === null) throw new GraphqlError(`no data (HTTP ${response.status})`);
+    return body.data;
+  }
+
+  /** Polls GraphQL until input `index` has left UNPROCESSED. */
+  async waitForVerdict(index: number, timeoutMs = 30_000): Promise<InputVerdict> {
+    const deadline = Date.now() + timeoutMs;
+    let last = "not seen by the node yet";
+    for (;;) {
+      try {
+        const { input } = await this.graphql<VerdictData>(VERDICT_QUERY, { index });
+        if (input.status !== "UNPROCESSED") {
+          return {
+            index: input.index,
+            status: input.status,
+            msgSender: input.msgSender,
+            blockNumber: input.blockNumber,
+            timestamp: input.timestamp,
+            payload: input.payload,
+            notices: input.notices.edges.map((e) => e.node.payload),
+            reports: input.reports.edges.map((e) => e.node.payload),
+            vouchers: input.vouchers.edges.map((e) => e.node),
+          };
+        }
+        last = "UNPROCESSED";
+      } catch (error) {
+        if (!(error instanceof GraphqlError)) throw error;
+        last = error.message;
+      }
+      if (Date.now() > deadline) throw new Error(`input ${index} has no verdict after ${timeoutMs} ms (${last})`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Sends an input and waits for its verdict. */
+  async send(input: unknown, sender: Sender = 0, timeoutMs?: number): Promise<InputVerdict & { txHash: Hex }> {
+    const sent = await this.addInput(input, sender);
+    return { ...(await this.waitForVerdict(sent.index, timeoutMs)), txHash: sent.txHash };
+  }
+
+  /**
+   * Runs an inspect query: GET with the percent-encoded JSON in the path (the specification's form), or
+   * POST with the raw JSON body. A non-200 answer throws with the node's message.
+   */
+  async inspect(query: unknown, method: "GET" | "POST" = "GET"): Promise<InspectEnvelope> {
+    const text = typeof query === "string" ? query : JSON.stringify(query);
+    const base = `${this.endpoints.nodeUrl}/inspect`;
+    const response =
+      method === "GET"
+        ? await fetch(`${base}/${encodeURIComponent(text)}`)
+        : await fetch(base, { method: "POST", body: text, headers: { "content-type": "application/json" } });
+    if (response.status !== 200) throw new Error(`inspect answered HTTP ${response.status}: ${await response.text()}`);
+    return (await response.json()) as InspectEnvelope;
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * `npm start`: the whole local stack with one command. Starts the chain (unless RPC_URL names one), the
+ * devnode, the dapp and the api (when api/main.ts exists), each once the previous one is ready; restarts
+ * the dapp and the api when they die; stops everything on Ctrl-C.
+ *
+ *   npm start [-- --reset] [-- --bundle] [-- --no-api]      (configuration: docs/devnode.md)
+ */
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { wipeDataDir } from "./lib/data-dir.ts";
+import { loadStartOptions, StartConfigError } from "./lib/stack-config.ts";
+import { apiEnabled, stackUrls, Supervisor, type PieceName } from "./lib/stack.ts";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const say = (line: string): void => console.log(`[stack] ${line}`);
+
+async function main(): Promise<number> {
+  const { settings, reset } = loadStartOptions(process.env, process.argv.slice(2), root);
+  if (reset) {
+    wipeDataDir(settings.dataDir, root);
+    say(`--reset: emptied ${settings.dataDir}`);
+  }
+  mkdirSync(settings.dataDir, { recursive: true });
+
+  let exitCode = 0;
+  let shuttingDown: Promise<void> | undefined;
+  let stopped = (): void => {};
+  const done = new Promise<void>((resolveDone) => (stopped = resolveDone));
+  const shutdown = (code: number): Promise<void> => {
+    exitCode = Math.max(exitCode, code);
+    shuttingDown ??= (async () => {
+      say("stopping...");
+      await supervisor.stopAll();
+      say("stopped");
+      stopped();
+    })();
+    return shuttingDown;
+  };
+  const supervisor = new Supervisor(settings, {
+    autoRestart: ["dapp", "api"],
+    readyTimeoutMs: 60_000,
+    log: say,
+    onUnexpectedExit: (piece: PieceName, code, signal) => {
+      say(`${piece} exited (${signal ?? `code ${code}`}): the stack cannot run without it`);
+      void shutdown(1);
+    },
+  });
+  let interrupts = 0;
+  const onSignal = (): void => {
+    // A second Ctrl-C does not wait for the grace periods (the exit hook still kills every child).
+    if (++interrupts > 1) process.exit(130);
+    void shutdown(0);
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+
+  const urls = stackUrls(settings);
+  try {
+    for (const piece of supervisor.pieces()) {
+      say(`starting ${piece}...`);
+      await supervisor.start(piece);
+      if (shuttingDown !== undefined) break;
+    }
+  } catch (error) {
+    // A failed start after Ctrl-C is just the interrupted start.
+    if (shuttingDown === undefined) say(error instanceof Error ? error.message : String(error));
+    await shutdown(1);
+  }
+  if (shuttingDown === undefined) {
+    const chainNote = settings.externalRpcUrl === undefined ? `hardhat, log ${supervisor.logPath("chain")}` : "external";
+    console.log(
+      [
+        "",
+        "Local stack is up:",
+        `  chain     ${urls.rpc} (${chainNote})`,
+        `  inspect   ${urls.inspect}/<percent-encoded JSON query>`,
+        `  graphql   ${urls.graphql}`,
+        apiEnabled(settings) ? `  api       ${urls.api}` : "  api       (not started: api/main.ts not found or disabled)",
+        apiEnabled(settings) ? `  ws        ${urls.ws}` : "",
+        `  InputBox  ${settings.inputBoxAddress}`,
+        `  dapp      ${settings.dappAddress} (admins ${settings.dappAdmins})`,
+        `  data      ${settings.dataDir}`,
+        "Press Ctrl-C to stop.",
+        "",
+      ]
+        .filter((line) => line !== "")
+        .join("\n"),
+    );
+  }
+  await done;
+  return exitCode;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`[stack] ${error instanceof StartConfigError ? error.message : String(error)}`);
+    process.exit(error instanceof StartConfigError ? 2 : 1);
+  },
+);

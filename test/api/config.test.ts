@@ -1,0 +1,90 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../api/config.ts";
+
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "api-config-"));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("loadConfig", () => {
+  it("applies the documented defaults", () => {
+    const config = loadConfig({ DATA_DIR: tempDir() });
+    expect(config).toMatchObject({
+      port: 8001,
+      host: "0.0.0.0",
+      rollupUrl: "http://127.0.0.1:10000",
+      graphqlUrl: "http://127.0.0.1:10000/graphql",
+      rpcUrl: "http://127.0.0.1:8545",
+      chainId: 31337,
+      inputBoxAddress: "0x59b22D57D4f067708AB0c00552767405926dc768",
+      dappAddress: "0xab7528bb862fB57E8A2BCd567a2e929a0Be56a5e",
+      privateKey: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+      providerAllowedHosts: [],
+      rateLimits: true,
+      trustProxy: false,
+    });
+  });
+
+  it("derives GRAPHQL_URL from ROLLUP_URL and parses lists and flags", () => {
+    const config = loadConfig({
+      DATA_DIR: tempDir(),
+      ROLLUP_URL: "http://node:10000/",
+      PROVIDER_ALLOWED_HOSTS: " 127.0.0.1, Example.com ,",
+      RATE_LIMITS: "off",
+      TRUST_PROXY: "true",
+      VERDICT_TIMEOUT_MS: "5000",
+    });
+    expect(config.graphqlUrl).toBe("http://node:10000/graphql");
+    expect(config.providerAllowedHosts).toEqual(["127.0.0.1", "example.com"]);
+    expect(config.rateLimits).toBe(false);
+    expect(config.trustProxy).toBe(true);
+    expect(config.verdictTimeoutMs).toBe(5000);
+  });
+
+  it.each([
+    ["API_PORT", "eighty"],
+    ["API_PORT", "70000"],
+    ["ROLLUP_URL", "ftp://node"],
+    ["RPC_URL", "not a url"],
+    ["CHAIN_ID", "-1"],
+    ["DAPP_ADDRESS", "0x1234"],
+    ["PRIVATE_KEY", "0xabc"],
+    ["RATE_LIMITS", "sometimes"],
+    ["JWT_SECRET", "short"],
+  ])("rejects a bad %s naming the variable", (variable, value) => {
+    let thrown: unknown;
+    try {
+      loadConfig({ DATA_DIR: tempDir(), [variable]: value });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ConfigError);
+    expect((thrown as ConfigError).variable).toBe(variable);
+    expect((thrown as ConfigError).message).toContain(variable);
+  });
+
+  it("generates a JWT secret into DATA_DIR on first start and reuses it", () => {
+    const dir = tempDir();
+    const first = loadConfig({ DATA_DIR: dir });
+    const file = join(dir, "jwt-secret");
+    expect(existsSync(file)).toBe(true);
+    const second = loadConfig({ DATA_DIR: dir });
+    expect(Buffer.from(second.jwtSecret).toString()).toBe(Buffer.from(first.jwtSecret).toString());
+    expect(Buffer.from(first.jwtSecret).toString()).toBe(readFileSync(file, "utf8").trim());
+  });
+
+  it("prefers JWT_SECRET and writes nothing then", () => {
+    const dir = tempDir();
+    const config = loadConfig({ DATA_DIR: dir, JWT_SECRET: "x".repeat(40) });
+    expect(Buffer.from(config.jwtSecret).toString()).toBe("x".repeat(40));
+    expect(existsSync(join(dir, "jwt-secret"))).toBe(false);
+  });
+});

@@ -1,0 +1,85 @@
+/** Sealing of encrypted_data: the layout, a round trip through a key holder, and every way opening fails. */
+import nacl from "tweetnacl";
+import { describe, expect, it } from "vitest";
+import { hexToBytes } from "../../common/hex.ts";
+import { ApiError } from "../../api/errors.ts";
+import { openSealed, sealForKey } from "../../api/seal.ts";
+
+const recipient = nacl.box.keyPair();
+const recipientBase64 = Buffer.from(recipient.publicKey).toString("base64");
+const plaintext = new TextEncoder().encode(JSON.stringify({ balance: 98765.4321, account: "SECRET-ACCOUNT" }));
+
+function failure(fn: () => unknown): ApiError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error("expected a failure");
+}
+
+describe("sealForKey", () => {
+  it("round-trips through openSealed with the recipient's secret key", () => {
+    const sealed = sealForKey(plaintext, recipientBase64);
+    expect(sealed).toMatch(/^0x[0-9a-f]+$/);
+    expect(openSealed(sealed, recipient.secretKey)).toEqual(plaintext);
+  });
+
+  it("lays out ephemeral public key 32 | nonce 24 | ciphertext (plaintext + 16)", () => {
+    const bytes = hexToBytes(sealForKey(plaintext, recipientBase64));
+    expect(bytes.length).toBe(32 + 24 + plaintext.length + 16);
+    // Any key holder can open it with nacl.box.open alone, given this layout.
+    const opened = nacl.box.open(bytes.subarray(56), bytes.subarray(32, 56), bytes.subarray(0, 32), recipient.secretKey);
+    expect(opened).toEqual(plaintext);
+  });
+
+  it("uses a fresh ephemeral key and nonce every time", () => {
+    const a = hexToBytes(sealForKey(plaintext, recipientBase64));
+    const b = hexToBytes(sealForKey(plaintext, recipientBase64));
+    expect(Buffer.from(a.subarray(0, 32)).equals(Buffer.from(b.subarray(0, 32)))).toBe(false);
+    expect(Buffer.from(a.subarray(32, 56)).equals(Buffer.from(b.subarray(32, 56)))).toBe(false);
+  });
+
+  it("seals an empty plaintext", () => {
+    expect(openSealed(sealForKey(new Uint8Array(0), recipientBase64), recipient.secretKey)).toEqual(new Uint8Array(0));
+  });
+
+  it.each([
+    ["not base64", "not base64!", "not base64"],
+    ["31 bytes", Buffer.alloc(31, 1).toString("base64"), "31 bytes"],
+    ["33 bytes", Buffer.alloc(33, 1).toString("base64"), "33 bytes"],
+    ["empty", "", "0 bytes"],
+  ])("refuses a recipient key that is %s", (_name, key, received) => {
+    const error = failure(() => sealForKey(plaintext, key));
+    expect(error.code).toBe("INVALID_KEY_FORMAT");
+    expect(error.details).toEqual({ expected: "a base64-encoded 32-byte NaCl public key", received });
+  });
+});
+
+describe("openSealed", () => {
+  const sealed = sealForKey(plaintext, recipientBase64);
+
+  function tampered(index: number): string {
+    const bytes = hexToBytes(sealed);
+    bytes[index] = (bytes[index] as number) ^ 1;
+    return `0x${Buffer.from(bytes).toString("hex")}`;
+  }
+
+  it.each([
+    ["the wrong secret key", () => openSealed(sealed, nacl.box.keyPair().secretKey), "wrong key or tampered data"],
+    ["a tampered ephemeral key", () => openSealed(tampered(0), recipient.secretKey), "wrong key or tampered data"],
+    ["a tampered nonce", () => openSealed(tampered(40), recipient.secretKey), "wrong key or tampered data"],
+    ["a tampered ciphertext", () => openSealed(tampered(70), recipient.secretKey), "wrong key or tampered data"],
+    ["a truncated box", () => openSealed(sealed.slice(0, 2 + 2 * 71), recipient.secretKey), "sealed data is too short"],
+    ["text that is not hex", () => openSealed("hello", recipient.secretKey), "sealed data is not 0x-prefixed hex"],
+    ["odd-length hex", () => openSealed(`${sealed}0`, recipient.secretKey), "sealed data is not 0x-prefixed hex"],
+    ["a short secret key", () => openSealed(sealed, new Uint8Array(31)), "secret key must be 32 bytes"],
+  ])("fails with DECRYPTION_FAILED for %s", (_name, open, reason) => {
+    const error = failure(open);
+    expect(error.code).toBe("DECRYPTION_FAILED");
+    expect(error.status).toBe(500);
+    expect(error.details).toEqual({ reason });
+    expect(JSON.stringify([error.message, error.details])).not.toMatch(/SECRET|98765/);
+  });
+});

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { INPUT_KINDS, QUERY_TYPES } from "../../common/wire.ts";
+import { INPUTS } from "../../dapp/inputs/index.ts";
+import { QUERIES } from "../../dapp/queries/index.ts";
+
+describe("registries", () => {
+  it("cover exactly the input kinds of the wire contract", () => {
+    expect(Object.keys(INPUTS).sort()).toEqual([...INPUT_KINDS].sort());
+    for (const [kind, module] of Object.entries(INPUTS)) expect(module.kind).toBe(kind);
+  });
+
+  it("cover exactly the query types of the wire contract", () => {
+    expect(Object.keys(QUERIES).sort()).toEqual([...QUERY_TYPES].sort());
+    for (const [type, module] of Object.entries(QUERIES)) expect(module.type).toBe(type);
+  });
+
+  it("give each kind the sender rule of DECISIONS.md section 2", () => {
+    expect(Object.fromEntries(Object.entries(INPUTS).map(([kind, m]) => [kind, m.sender]))).toEqual({
+      register_schema: { role: "admin" },
+      register_encryption_key: { role: "admin" },
+      create_attestation: { role: "attestor" },
+      grant_access: { owner: true },
+      revoke_grant: { owner: true },
+      set_role: { role: "admin" },
+    });
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * Determinism and restart safety: the same inputs give byte-identical databases; a restarted dapp skips
+ * what it already applied and answers with the status it gave; an unexpected fault rejects one input
+ * without stopping the loop.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { Hex } from "viem";
+import { afterAll, describe, expect, it } from "vitest";
+import { jsonToHex } from "../../common/hex.ts";
+import { inputIdOf, schemaIdOf } from "../../common/ids.ts";
+import { databaseDigest, tableDigests } from "../../dapp/db/digest.ts";
+import { openDatabase } from "../../dapp/db/open.ts";
+import type { AdvanceOutcome } from "./rollup-server.ts";
+import { PUBLIC_KEY, SCHEMA, SCHEMA_2 } from "./fixtures.ts";
+import { ADMIN, ALICE, ATTESTOR, BOB, OPERATOR, startHarness, T0 } from "./harness.ts";
+
+const dir = mkdtempSync(path.join(tmpdir(), "dapp-replay-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const s1 = schemaIdOf(SCHEMA);
+
+/** A run of inputs with accepted and rejected ones, as (sender, payload, timestamp). */
+const INPUTS: { sender: string; payload: Hex; timestamp: number }[] = [
+  { sender: ADMIN, payload: jsonToHex({ type: "register_schema", params: SCHEMA }), timestamp: T0 },
+  { sender: ADMIN, payload: jsonToHex({ type: "register_schema", params: SCHEMA_2 }), timestamp: T0 + 12 },
+  { sender: ADMIN, payload: jsonToHex({ type: "register_encryption_key", params: { publicKey: PUBLIC_KEY, algorithm: "nacl-box" } }), timestamp: T0 + 13 },
+  { sender: ADMIN, payload: jsonToHex({ type: "set_role", params: { address: ATTESTOR, role: "attestor", enabled: true } }), timestamp: T0 + 14 },
+  { sender: ADMIN, payload: jsonToHex({ type: "set_role", params: { address: OPERATOR, role: "operator", enabled: true } }), timestamp: T0 + 14 },
+  { sender: BOB, payload: jsonToHex({ type: "set_role", params: { address: BOB, role: "admin", enabled: true } }), timestamp: T0 + 15 },
+  ...Array.from({ length: 20 }, (_, i) => ({
+    sender: ATTESTOR,
+    payload: jsonToHex({
+      type: "create_attestation",
+      params: { schema_id: s1, owner: i % 2 ? ALICE : BOB, provider: "http", encrypted_data: `0x${(i + 1).toString(16).padStart(4, "0")}`, bucket_values: { balance: i % 3 ? "low" : "mid" } },
+    }),
+    timestamp: T0 + 20 + i,
+  })),
+  { sender: ALICE, payload: jsonToHex({ type: "grant_access", params: { requester: BOB, schema_id: s1, expires_at: T0 + 1000 } }), timestamp: T0 + 50 },
+  { sender: OPERATOR, payload: jsonToHex({ type: "grant_access", params: { requester: ALICE, schema_id: s1, expires_at: T0 + 1000, owner: BOB } }), timestamp: T0 + 51 },
+  { sender: ALICE, payload: jsonToHex({ type: "revoke_grant", params: { grant_id: inputIdOf("grant_access", 26) } }), timestamp: T0 + 52 },
+  { sender: ALICE, payload: "0x7b" as Hex, timestamp: T0 + 53 },
+  { sender: ALICE, payload: jsonToHex({ type: "revoke_grant", params: { grant_id: inputIdOf("grant_access", 26) } }), timestamp: T0 + 54 },
+];
+
+async function runAll(dbPath: string, inputs = INPUTS, firstIndex = 0): Promise<{ outcomes: AdvanceOutcome[]; digest: string }> {
+  const h = await startHarness({ dbPath });
+  const outcomes: AdvanceOutcome[] = [];
+  for (const [i, input] of inputs.entries()) outcomes.push(await h.server.advance({ ...input, index: firstIndex + i }));
+  const digest = databaseDigest(h.db.$client);
+  await h.close();
+  return { outcomes, digest };
+}
+
+describe("replay", () => {
+  it("gives identical tables and identical outputs in two fresh databases", async () => {
+    const a = await runAll(path.join(dir, "a.sqlite"));
+    const b = await runAll(path.join(dir, "b.sqlite"));
+    expect(a.outcomes.map((o) => o.status)).toContain("reject");
+    expect(a.outcomes.map((o) => o.status)).toContain("accept");
+    expect(b.outcomes).toEqual(a.outcomes);
+    expect(b.digest).toBe(a.digest);
+    const reopened = openDatabase({ path: path.join(dir, "a.sqlite") });
+    const tables = tableDigests(reopened.$client);
+    reopened.$client.close();
+    expect(Object.fromEntries(tables.map((t) => [t.table, t.rows]))).toEqual({
+      attestations: 20,
+      encryption_keys: 1,
+      grants: 2,
+      meta: 1,
+      roles: 2,
+      schemas: 2,
+    });
+  });
+});
+
+describe("restart", () => {
+  it("skips inputs already applied, answers with the last status, then goes on", async () => {
+    const dbPath = path.join(dir, "restart.sqlite");
+    const first = await runAll(dbPath);
+    expect(first.outcomes.at(-1)?.status).toBe("reject");
+
+    // The node re-sends the tail of the run after a restart: nothing is applied twice. Only the last
+    // input's status is kept, so the older rejected one (index 29) is answered "accept".
+    const tail = INPUTS.slice(-5);
+    const again = await runAll(dbPath, tail, INPUTS.length - 5);
+    expect(again.outcomes.map((o) => [o.status, o.notices, o.reports])).toEqual([
+      ["accept", [], []],
+      ["accept", [], []],
+      ["accept", [], []],
+      ["accept", [], []],
+      ["reject", [], []],
+    ]);
+    expect(again.digest).toBe(first.digest);
+
+    const h = await startHarness({ dbPath });
+    const next = await h.server.advance({
+      sender: ATTESTOR,
+      payload: jsonToHex({ type: "create_attestation", params: { schema_id: s1, owner: ALICE, provider: "http", encrypted_data: "0xff", bucket_values: {} } }),
+      timestamp: T0 + 60,
+      index: INPUTS.length,
+    });
+    expect(next.status).toBe("accept");
+    expect(next.notices).toEqual([
+      jsonToHex({ event: "attestation:created", data: { claimId: inputIdOf("create_attestation", INPUTS.length), owner: ALICE, provider: "http" } }),
+    ]);
+    expect(await h.read("health")).toEqual({ status: "ok", database: "ok", processed_inputs: INPUTS.length + 1 });
+    await h.close();
+  });
+
+  it("keeps admins granted earlier when DAPP_ADMINS changes, and never removes the last admin", async () => {
+    const dbPath = path.join(dir, "admins.sqlite");
+    const before = await startHarness({ dbPath, admins: [ADMIN] });
+    expect((await before.input("set_role", { address: ALICE, role: "admin", enabled: true })).status).toBe("accept");
+    await before.close();
+
+    const after = await startHarness({ dbPath, admins: [] });
+    const blocked = await after.input("set_role", { address: ALICE, role: "admin", enabled: false }, { sender: ALICE, index: 1 });
+    expect(blocked.reports).toEqual([
+      jsonToHex({ error: { code: "INVALID_PARAMS", message: `address: ${ALICE} is the last admin and cannot be removed` } }),
+    ]);
+    expect((await after.input("set_role", { address: BOB, role: "admin", enabled: true }, { sender: ALICE, index: 2 })).status).toBe("accept");
+    expect((await after.input("set_role", { address: ALICE, role: "admin", enabled: false }, { sender: ALICE, index: 3 })).status).toBe("accept");
+    const gone = await after.input("register_schema", SCHEMA, { sender: ALICE, index: 4 });
+    expect(gone.reports).toEqual([jsonToHex({ error: { code: "UNAUTHORIZED_SENDER", message: `sender ${ALICE} does not hold the admin role` } })]);
+    await after.close();
+  });
+});
+
+describe("faults", () => {
+  it("rejects an input whose handler fails unexpectedly with INTERNAL_ERROR, and keeps serving", async () => {
+    const h = await startHarness();
+    h.db.$client.exec("drop table encryption_keys");
+    const broken = await h.input("register_encryption_key", { publicKey: PUBLIC_KEY, algorithm: "nacl-box" });
+    expect(broken.status).toBe("reject");
+    expect(broken.reports).toEqual([
+      jsonToHex({ error: { code: "INTERNAL_ERROR", message: "internal error: no such table: encryption_keys" } }),
+    ]);
+    expect((await h.input("register_schema", SCHEMA)).status).toBe("accept");
+    expect(await h.read("health")).toEqual({ status: "ok", database: "ok", processed_inputs: 2 });
+    await h.close();
+  });
+
+  it("reconnects when the rollup server is not there yet", async () => {
+    const h = await startHarness();
+    // A second dapp loop pointed at a closed port keeps retrying instead of failing.
+    const { createDapp } = await import("../../dapp/app.ts");
+    const lines: string[] = [];
+    const orphan = createDapp({ db: h.db, admins: [ADMIN], rollupUrl: "http://127.0.0.1:9", log: (l) => lines.push(l) });
+    const stop = new AbortController();
+    const running = orphan.run({ signal: stop.signal, retryDelayMs: 20 });
+    await expect.poll(() => lines.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+    stop.abort();
+    await running;
+    expect(lines[0]).toMatch(/^rollup server http:\/\/127\.0\.0\.1:9 unreachable/);
+    await h.close();
+  });
+});

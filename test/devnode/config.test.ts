@@ -1,0 +1,117 @@
+/** Configuration of the devnode and of `npm start`, the DATA_DIR wipe guard and the replay file format. */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULTS, loadDevnodeConfig } from "../../devnode/config.ts";
+import { UsageError } from "../../scripts/lib/cli.ts";
+import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
+import { parseReplayFile } from "../../scripts/lib/replay-file.ts";
+import { loadStartOptions } from "../../scripts/lib/stack-config.ts";
+import { PROJECT_ROOT } from "../support/stack.ts";
+
+describe("devnode configuration", () => {
+  it("has working defaults with an empty environment", () => {
+    const config = loadDevnodeConfig({}, []);
+    expect(config).toMatchObject({
+      rpcUrl: "http://127.0.0.1:8545",
+      chainMode: "managed",
+      nodePort: 10000,
+      rollupHttpPort: 5004,
+      rollupHttpHost: "127.0.0.1",
+      inputBoxAddress: DEFAULTS.inputBoxAddress,
+      dappAddress: DEFAULTS.dappAddress,
+      reset: false,
+    });
+    expect(config.databasePath).toMatch(/\.data\/devnode\.sqlite$/);
+  });
+
+  it("treats a chain given by RPC_URL as external unless told otherwise, and takes --reset", () => {
+    expect(loadDevnodeConfig({ RPC_URL: "http://10.0.0.1:8545" }, []).chainMode).toBe("external");
+    expect(loadDevnodeConfig({ RPC_URL: "http://10.0.0.1:8545", DEVNODE_CHAIN: "managed" }, []).chainMode).toBe("managed");
+    expect(loadDevnodeConfig({}, ["--reset"]).reset).toBe(true);
+  });
+
+  it.each([
+    ["NODE_PORT", { NODE_PORT: "port" }],
+    ["ROLLUP_HTTP_PORT", { ROLLUP_HTTP_PORT: "70000" }],
+    ["DAPP_ADDRESS", { DAPP_ADDRESS: "0x1234" }],
+    ["RPC_URL", { RPC_URL: "not a url" }],
+    ["POLL_INTERVAL_MS", { POLL_INTERVAL_MS: "0" }],
+    ["DEVNODE_CHAIN", { DEVNODE_CHAIN: "mine" }],
+  ])("names %s when its value is bad", (name, env) => {
+    expect(() => loadDevnodeConfig(env, [])).toThrow(new RegExp(`^invalid devnode configuration: ${name}: `));
+  });
+
+  it("refuses unknown arguments", () => {
+    expect(() => loadDevnodeConfig({}, ["--rest"])).toThrow(/unknown argument: --rest/);
+  });
+});
+
+describe("npm start configuration", () => {
+  it("starts the source dapp by default, the bundle with --bundle or DAPP_BUNDLE, or DAPP_COMMAND", () => {
+    const plain = loadStartOptions({}, [], PROJECT_ROOT).settings;
+    expect(plain.dappCommand).toEqual([process.execPath, "--import", "tsx", "dapp/main.ts"]);
+    expect(plain.dappAdmins).toBe(DEFAULTS.adminAddress);
+    expect(plain.api).toBe("auto");
+    expect(plain.externalRpcUrl).toBeUndefined();
+    expect(loadStartOptions({}, ["--bundle"], PROJECT_ROOT).settings.dappCommand).toEqual([process.execPath, "dist/dapp/main.js"]);
+    expect(loadStartOptions({ DAPP_BUNDLE: "1" }, [], PROJECT_ROOT).settings.dappCommand).toEqual([process.execPath, "dist/dapp/main.js"]);
+    expect(loadStartOptions({ DAPP_COMMAND: "node x.js" }, [], PROJECT_ROOT).settings.dappCommand).toBe("node x.js");
+    expect(loadStartOptions({}, ["--reset", "--no-api"], PROJECT_ROOT)).toMatchObject({ reset: true, settings: { api: false } });
+  });
+
+  it("names the bad variable, and refuses unknown flags", () => {
+    expect(() => loadStartOptions({ API_PORT: "-1" }, [], PROJECT_ROOT)).toThrow(/^invalid configuration: API_PORT: /);
+    expect(() => loadStartOptions({ PRIVATE_KEY: "0x12" }, [], PROJECT_ROOT)).toThrow(/PRIVATE_KEY: /);
+    expect(() => loadStartOptions({}, ["--rest"], PROJECT_ROOT)).toThrow(/unknown argument: --rest/);
+  });
+});
+
+describe("wipeDataDir", () => {
+  const scratch = mkdtempSync(join(tmpdir(), "wipe-"));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  it("empties a data directory", () => {
+    const dir = join(scratch, "data");
+    mkdirSync(join(dir, "logs"), { recursive: true });
+    writeFileSync(join(dir, "devnode.sqlite"), "x");
+    writeFileSync(join(dir, "logs", "chain.log"), "x");
+    wipeDataDir(dir, PROJECT_ROOT);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it.each([
+    ["the filesystem root", "/"],
+    ["the home directory", homedir()],
+    ["the project", PROJECT_ROOT],
+    ["a parent of the project", join(PROJECT_ROOT, "..")],
+  ])("refuses %s", (_name, dir) => {
+    expect(() => wipeDataDir(dir, PROJECT_ROOT)).toThrow(/refusing to wipe DATA_DIR/);
+  });
+});
+
+describe("replay file", () => {
+  it("reads wrapped and raw inputs, senders, and skips blank and comment lines", () => {
+    const text = [
+      "# comment",
+      "",
+      '{"input":{"type":"a","params":{}}}',
+      '{"sender":3,"input":{"type":"b","params":{}}}',
+      '{"sender":"0x70997970C51812dc3A010C7d01b50e0d17dc79C8","input":{"type":"c","params":{}}}',
+      '{"type":"d","params":{}}',
+    ].join("\n");
+    expect(parseReplayFile(text, 0)).toEqual([
+      { line: 3, sender: 0, input: { type: "a", params: {} } },
+      { line: 4, sender: 3, input: { type: "b", params: {} } },
+      { line: 5, sender: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", input: { type: "c", params: {} } },
+      { line: 6, sender: 0, input: { type: "d", params: {} } },
+    ]);
+  });
+
+  it("names the line that is not JSON or has a bad sender", () => {
+    expect(() => parseReplayFile('{"type":"a"}\n{oops', 0)).toThrow(UsageError);
+    expect(() => parseReplayFile('{"type":"a"}\n{oops', 0)).toThrow(/^line 2 is not JSON/);
+    expect(() => parseReplayFile('{"sender":"me","input":{}}', 0)).toThrow(/^line 1: a sender is/);
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * What ships is what is tested: `npm run build` makes the bundle Dockerfile.cartesi copies, and this suite
+ * runs that bundle (not the sources) as the dapp behind the real chain and devnode, through every input
+ * kind and every query type.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import nacl from "tweetnacl";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hexToUtf8 } from "../../common/hex.ts";
+import { inputIdOf, schemaIdOf, type SchemaContent } from "../../common/ids.ts";
+import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+
+const owner = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"; // hardhat account #1
+const requester = "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc"; // hardhat account #2
+
+const schema: SchemaContent = {
+  provider: "http",
+  flowType: "balance",
+  domain: "bank.example",
+  bucketDefinitions: { balance: { boundaries: [0, 100, 1000], labels: ["low", "high"] } },
+  dataKeys: ["account"],
+  freshnessHalfLife: 86_400,
+};
+const schemaId = schemaIdOf(schema);
+
+function decodeReport(envelope: { reports: { payload: `0x${string}` }[] }): unknown {
+  expect(envelope.reports).toHaveLength(1);
+  return JSON.parse(hexToUtf8((envelope.reports[0] as { payload: `0x${string}` }).payload));
+}
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  execFileSync(process.execPath, ["--import", "tsx", "scripts/build.ts"], { cwd: PROJECT_ROOT, stdio: "pipe" });
+  stack = await startStack({ dappCommand: [process.execPath, "dist/dapp/main.js"] });
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe("the built bundle", () => {
+  it("is one module that leaves the native better-sqlite3 outside and pins its locked version", () => {
+    const bundle = readFileSync(join(PROJECT_ROOT, "dist/dapp/main.js"), "utf8");
+    expect(bundle).toMatch(/from\s*"better-sqlite3"/);
+    expect(existsSync(join(PROJECT_ROOT, "dist/migrations/meta/_journal.json"))).toBe(true);
+    const manifest = JSON.parse(readFileSync(join(PROJECT_ROOT, "dist/package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    const lock = JSON.parse(readFileSync(join(PROJECT_ROOT, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { version?: string }>;
+    };
+    expect(manifest.dependencies).toEqual({ "better-sqlite3": lock.packages["node_modules/better-sqlite3"]?.version });
+  });
+
+  it("is the process the devnode feeds (not the sources)", () => {
+    expect(stack.logs("dapp")).toContain("[dapp]");
+    expect(stack.pid("dapp")).toBeGreaterThan(0);
+  });
+
+  it("accepts every input kind and answers every query type", async () => {
+    const key = nacl.box.keyPair.fromSecretKey(new Uint8Array(32).fill(7)).publicKey;
+    const steps = [
+      { type: "register_schema", params: { ...schema } },
+      { type: "register_encryption_key", params: { publicKey: Buffer.from(key).toString("base64"), algorithm: "nacl-box" } },
+      { type: "set_role", params: { address: owner, role: "operator", enabled: true } },
+    ];
+    for (const step of steps) expect((await stack.send(step)).status).toBe("ACCEPTED");
+
+    const attestation = await stack.send({
+      type: "create_attestation",
+      params: { schema_id: schemaId, owner, provider: "http", encrypted_data: "0xabcd", bucket_values: { balance: "low" } },
+    });
+    expect(attestation.status).toBe("ACCEPTED");
+    const claimId = inputIdOf("create_attestation", attestation.index);
+
+    const grant = await stack.send(
+      { type: "grant_access", params: { requester, schema_id: schemaId, expires_at: 4_102_444_800 } },
+      1,
+    );
+    expect(grant.status).toBe("ACCEPTED");
+    const grantId = inputIdOf("grant_access", grant.index);
+
+    expect(decodeReport(await stack.inspect({ type: "all_provider_schemas", params: {} }))).toEqual([
+      { schema_id: schemaId, name: "bank.example/balance", provider_type: "http", bucket_definitions: schema.bucketDefinitions },
+    ]);
+    expect(decodeReport(await stack.inspect({ type: "provider_schema", params: { schema_id: schemaId } }))).toMatchObject({
+      data_keys: ["account"],
+      freshness_half_life: 86_400,
+    });
+    expect(decodeReport(await stack.inspect({ type: "attestation", params: { attestation_id: claimId } }))).toMatchObject({
+      attestation_id: claimId,
+      owner,
+      bucket_values: { balance: "low" },
+    });
+    expect(decodeReport(await stack.inspect({ type: "attestations_by_owner", params: { owner } }))).toHaveLength(1);
+    expect(decodeReport(await stack.inspect({ type: "check_access", params: { owner, requester } }))).toEqual({
+      has_access: true,
+      grants: [{ grant_id: grantId, schema_id: schemaId, expires_at: 4_102_444_800 }],
+    });
+    expect(decodeReport(await stack.inspect({ type: "grants_by_owner", params: { owner } }))).toHaveLength(1);
+    expect(decodeReport(await stack.inspect({ type: "health", params: {} }))).toMatchObject({ status: "ok", database: "ok" });
+
+    const revoke = await stack.send({ type: "revoke_grant", params: { grant_id: grantId } }, 1);
+    expect(revoke.status).toBe("ACCEPTED");
+    expect(decodeReport(await stack.inspect({ type: "grants_by_owner", params: { owner } }))).toEqual([]);
+  });
+
+  it("rejects a bad input with its report and a bad query with its message", async () => {
+    const bad = await stack.send({ type: "no_such_kind", params: {} });
+    expect(bad.status).toBe("REJECTED");
+    expect(JSON.parse(hexToUtf8(bad.reports[0] as `0x${string}`))).toMatchObject({ error: { code: "UNKNOWN_KIND" } });
+
+    const envelope = await stack.inspect({ type: "nope", params: {} });
+    expect(envelope.status).toBe("Rejected");
+    expect(envelope.reports).toEqual([]);
+    expect(hexToUtf8(envelope.exception_payload as `0x${string}`)).toBe("unknown query type: nope");
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * Dockerfile.cartesi cannot be built here (no Docker engine, no riscv64 machine), so this suite checks
+ * statically what a build would rely on: stages and platforms, labels, entrypoint, and that every path
+ * it copies exists in the repository or is produced by `npm run build`.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const root = join(import.meta.dirname, "../..");
+const text = readFileSync(join(root, "Dockerfile.cartesi"), "utf8");
+
+interface Instruction {
+  keyword: string;
+  args: string;
+}
+
+/** Instructions with line continuations joined and heredoc bodies folded into their RUN. */
+function parse(source: string): Instruction[] {
+  const lines = source.split("\n");
+  const out: Instruction[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    let line = (lines[i] as string).trim();
+    if (line === "" || line.startsWith("#")) continue;
+    while (line.endsWith("\\") && i + 1 < lines.length) line = `${line.slice(0, -1).trim()} ${(lines[++i] as string).trim()}`;
+    const heredoc = /<<(\w+)$/.exec(line);
+    if (heredoc) {
+      const body: string[] = [];
+      while (i + 1 < lines.length && (lines[i + 1] as string).trim() !== heredoc[1]) body.push(lines[++i] as string);
+      i++;
+      line = `${line}\n${body.join("\n")}`;
+    }
+    const space = line.indexOf(" ");
+    out.push({ keyword: line.slice(0, space).toUpperCase(), args: line.slice(space + 1).trim() });
+  }
+  return out;
+}
+
+const instructions = parse(text);
+const froms = instructions.filter((i) => i.keyword === "FROM");
+const finalStageStart = instructions.lastIndexOf(froms[froms.length - 1] as Instruction);
+const finalStage = instructions.slice(finalStageStart);
+const args = new Map(
+  instructions
+    .filter((i) => i.keyword === "ARG" && i.args.includes("="))
+    .map((i) => i.args.split("=", 2) as [string, string]),
+);
+const labels = new Map(
+  finalStage.filter((i) => i.keyword === "LABEL").map((i) => i.args.split("=", 2) as [string, string]),
+);
+
+describe("Dockerfile.cartesi", () => {
+  it("has a host-platform bundle stage, a riscv64 native stage and a riscv64 runtime stage", () => {
+    expect(froms.map((f) => f.args)).toEqual([
+      "--platform=$BUILDPLATFORM node:20-bookworm-slim AS bundle",
+      "--platform=linux/riscv64 cartesi/node:${NODE_VERSION}-jammy AS native",
+      "--platform=linux/riscv64 cartesi/node:${NODE_VERSION}-jammy-slim",
+    ]);
+    // better-sqlite3 12 supports Node 20.x; the machine's Node must stay on a supported line.
+    expect(args.get("NODE_VERSION")).toMatch(/^20\.\d+\.\d+$/);
+  });
+
+  it("installs machine-emulator-tools 0.14.x and runs the dapp under rollup-init", () => {
+    expect(args.get("MACHINE_EMULATOR_TOOLS_VERSION")).toMatch(/^0\.14\.\d+$/);
+    expect(finalStage.some((i) => i.keyword === "RUN" && i.args.includes("dpkg -i /machine-emulator-tools-v"))).toBe(true);
+    expect(finalStage.find((i) => i.keyword === "ENTRYPOINT")?.args).toBe('["rollup-init"]');
+    expect(finalStage.find((i) => i.keyword === "CMD")?.args).toBe('["node", "dapp/main.js"]');
+    expect(finalStage.find((i) => i.keyword === "WORKDIR")?.args).toBe("/opt/cartesi/dapp");
+  });
+
+  it("carries the io.cartesi.rollups labels of SDK 0.9", () => {
+    expect(labels.get("io.cartesi.rollups.sdk_version")).toBe("0.9.0");
+    expect(labels.get("io.cartesi.rollups.ram_size")).toMatch(/^\d+Mi$/);
+    expect(labels.get("io.cartesi.rollups.flashdrive_size")).toMatch(/^\d+Mb$/);
+  });
+
+  it("points the dapp at the in-machine rollup HTTP server and a database path on the root drive", () => {
+    const env = finalStage.filter((i) => i.keyword === "ENV").map((i) => i.args);
+    expect(env).toContain('ROLLUP_HTTP_SERVER_URL="http://127.0.0.1:5004"');
+    expect(env).toContain("DAPP_DB_PATH=/var/opt/attestation/dapp.sqlite");
+    // The directory is created and handed to the unprivileged user that rollup-init runs the dapp as.
+    expect(text).toContain("chown dapp:dapp /var/opt/attestation");
+  });
+
+  it("takes the initial admins as a required build argument without a default", () => {
+    const adminArg = instructions.find((i) => i.keyword === "ARG" && i.args.startsWith("DAPP_ADMINS"));
+    expect(adminArg?.args).toBe("DAPP_ADMINS");
+    expect(text).toMatch(/test -n "\$\{DAPP_ADMINS\}"/);
+  });
+
+  it("copies only paths that exist in the repository or that the build produces", () => {
+    const fromContext = instructions
+      .filter((i) => i.keyword === "COPY" && !i.args.includes("--from="))
+      .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+    expect(fromContext.length).toBeGreaterThan(0);
+    for (const path of fromContext) expect(existsSync(join(root, path)), path).toBe(true);
+
+    const fromStages = instructions
+      .filter((i) => i.keyword === "COPY" && i.args.includes("--from="))
+      .map((i) => i.args.split(/\s+/)[1] as string);
+    expect(fromStages).toEqual([
+      "/src/dist/package.json",
+      "/src/dist/package.json",
+      "/src/dist/dapp",
+      "/src/dist/migrations",
+      "/opt/build/node_modules",
+    ]);
+  });
+
+  it("keeps nothing host-specific and no development secret", () => {
+    expect(text).not.toMatch(/\/work\/|\/root\/|\/home\/(?!dapp)/);
+    // Hardhat's well-known development keys and the dev JWT secret file must never reach an image.
+    expect(text.toLowerCase()).not.toContain("ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80");
+    expect(text).not.toContain("jwt-secret");
+    const ignored = readFileSync(join(root, ".dockerignore"), "utf8").split("\n");
+    for (const entry of ["node_modules", ".data", "dist"]) expect(ignored).toContain(entry);
+  });
+});

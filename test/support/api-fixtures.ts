@@ -1,0 +1,72 @@
+/**
+ * Helpers for the api's tests: a configuration from an environment (as the api reads it), free and
+ * closed loopback ports, and tokens signed with the test secret.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { privateKeyToAccount } from "viem/accounts";
+import { createApi } from "../../api/app.ts";
+import { issueToken, type TokenRole } from "../../api/auth/tokens.ts";
+import { loadConfig, type ApiConfig } from "../../api/config.ts";
+import { createServices, type ApiServices } from "../../api/services.ts";
+
+export const TEST_JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
+/** USER_A's key: signs SIWE messages in tests (users never send transactions: the api relays for them). */
+export const USER_A_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a7412f4603b6b78690d";
+export const USER_A = privateKeyToAccount(USER_A_KEY).address;
+export const USER_B = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
+
+/** A loopback port nothing listens on: connections to it are refused at once. */
+export async function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface OfflineApi {
+  config: ApiConfig;
+  services: ApiServices;
+  app: ReturnType<typeof createApi>;
+  errors: unknown[];
+  cleanup(): void;
+}
+
+/** The real app wired to a rollup and a chain that refuse connections: for everything that fails before or at them. */
+export async function offlineApi(env: Record<string, string> = {}): Promise<OfflineApi> {
+  const dataDir = mkdtempSync(join(tmpdir(), "api-test-"));
+  const down = await closedPort();
+  const config = loadConfig({
+    JWT_SECRET: TEST_JWT_SECRET,
+    DATA_DIR: dataDir,
+    ROLLUP_URL: `http://127.0.0.1:${down}`,
+    RPC_URL: `http://127.0.0.1:${down}`,
+    ...env,
+  });
+  const services = createServices(config);
+  const errors: unknown[] = [];
+  const app = createApi(services, { logError: (error) => errors.push(error) });
+  return { config, services, app, errors, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) };
+}
+
+export async function tokenFor(role: TokenRole, subject: string, ttl = 3600, secret = TEST_JWT_SECRET): Promise<string> {
+  return (await issueToken(new TextEncoder().encode(secret), subject, role, ttl)).token;
+}
+
+export function bearer(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}` };
+}
+
+export const JSON_HEADERS = { "content-type": "application/json" };
+
+export interface ErrorShape {
+  success: false;
+  error: { code: string; message: string; details?: Record<string, unknown> };
+}

@@ -1,0 +1,207 @@
+/**
+ * The real local stack for end-to-end tests: chain (hardhat node), devnode, dapp and, when asked, the
+ * api, as separate processes on free ports with a temporary DATA_DIR. Uses the same spawn code as
+ * `npm start` (scripts/lib/stack.ts).
+ *
+ * ```ts
+ * let stack: TestStack;
+ * beforeAll(async () => { stack = await startStack({ api: true, env: { RATE_LIMITS: "off" } }); });
+ * afterAll(async () => { await stack?.stop(); });
+ *
+ * const verdict = await stack.send({ type: "set_role", params: { ... } });      // from account #0, the admin
+ * const envelope = await stack.inspect({ type: "health", params: {} });
+ * await stack.kill("dapp");  await stack.restart("dapp");                        // crash tests
+ * ```
+ *
+ * Every child's output goes to `<dataDir>/logs/<piece>.log`; `stack.logs(piece)` reads it (print it when
+ * a test fails). Children run in their own process groups and are killed when the test process exits,
+ * even if `stop()` is never reached.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Address, Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import type { InspectEnvelope } from "../../common/wire.ts";
+import { DEFAULTS } from "../../devnode/config.ts";
+import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
+import { RollupClient, type InputVerdict, type Sender } from "../../scripts/lib/rollup-client.ts";
+import {
+  defaultDappCommand,
+  PIECES,
+  stackUrls,
+  Supervisor,
+  type PieceName,
+  type StackSettings,
+  type StackUrls,
+} from "../../scripts/lib/stack.ts";
+
+export type { PieceName, StackUrls, InputVerdict, Sender };
+
+/** The project root (children run there). */
+export const PROJECT_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
+
+export interface StackPorts {
+  chain: number;
+  node: number;
+  rollupHttp: number;
+  api: number;
+}
+
+export interface StartStackOptions {
+  /** Start the api too (api/main.ts). Default false. */
+  api?: boolean;
+  /** Extra environment for every child; it overrides the stack's own variables (e.g. `RATE_LIMITS: "off"`). */
+  env?: Record<string, string>;
+  /**
+   * Use this DATA_DIR (to start a stack again on the state a stopped one left). By default a fresh
+   * temporary directory, deleted by `stop()`.
+   */
+  dataDir?: string;
+  /** Empty `dataDir` first, as `npm start -- --reset` does. */
+  reset?: boolean;
+  /** Fixed ports; the others are picked free. */
+  ports?: Partial<StackPorts>;
+  /** The dapp's command (argv, or a shell string as DAPP_COMMAND). Default: tsx dapp/main.ts. */
+  dappCommand?: readonly string[] | string;
+  /** Pieces restarted automatically when they die (as `npm start` does for dapp and api). Default none. */
+  autoRestart?: PieceName[];
+  /** Per piece. Default 60 s. */
+  readyTimeoutMs?: number;
+}
+
+export interface StopOptions {
+  /** Keep the DATA_DIR even when the stack created it (to start again on it). */
+  keepDataDir?: boolean;
+}
+
+export interface TestStack {
+  urls: StackUrls;
+  ports: StackPorts;
+  addresses: { inputBox: Address; dapp: Address; admin: Address };
+  dataDir: string;
+  /** Sends inputs and reads verdicts and inspects (scripts/lib/rollup-client.ts). */
+  client: RollupClient;
+  /** Sends an input (JSON value or hex) from `sender` (hardhat account number, default #0) and waits for its verdict. */
+  send(input: unknown, sender?: Sender): Promise<InputVerdict & { txHash: Hex }>;
+  /** `GET /inspect/<percent-encoded JSON>` (or POST); throws on a non-200 answer. */
+  inspect(query: unknown, method?: "GET" | "POST"): Promise<InspectEnvelope>;
+  graphql<T>(query: string, variables?: Record<string, unknown>): Promise<T>;
+  /** Sends a signal to a piece's process group (default SIGKILL) and waits for it to exit when the signal ends it. */
+  kill(piece: PieceName, signal?: NodeJS.Signals): Promise<void>;
+  /** Starts a stopped or killed piece and waits until it is ready. */
+  start(piece: PieceName): Promise<void>;
+  /** Stops (SIGTERM) and starts a piece, waiting until it is ready. */
+  restart(piece: PieceName): Promise<void>;
+  isRunning(piece: PieceName): boolean;
+  /** Process id of a running piece (the leader of its process group). */
+  pid(piece: PieceName): number | undefined;
+  /** What a piece printed so far. */
+  logs(piece: PieceName): string;
+  /** Stops every piece (api, dapp, devnode, chain) and deletes a temporary DATA_DIR. */
+  stop(options?: StopOptions): Promise<void>;
+}
+
+/** Free TCP ports on 127.0.0.1, distinct from each other (held together while they are picked). */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((resolveServer, reject) => {
+          const server = createServer();
+          server.once("error", reject);
+          server.listen(0, "127.0.0.1", () => resolveServer(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => {
+    const address = server.address();
+    if (address === null || typeof address === "string") throw new Error("no port");
+    return address.port;
+  });
+  await Promise.all(servers.map((server) => new Promise<void>((r) => server.close(() => r()))));
+  return ports;
+}
+
+export async function startStack(options: StartStackOptions = {}): Promise<TestStack> {
+  const ownsDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "devnode-stack-"));
+  if (options.reset === true) wipeDataDir(dataDir, PROJECT_ROOT);
+  const [chain, node, rollupHttp, api] = await freePorts(4);
+  const ports: StackPorts = {
+    chain: options.ports?.chain ?? (chain as number),
+    node: options.ports?.node ?? (node as number),
+    rollupHttp: options.ports?.rollupHttp ?? (rollupHttp as number),
+    api: options.ports?.api ?? (api as number),
+  };
+  const admin = privateKeyToAccount(DEFAULTS.privateKey).address;
+  const settings: StackSettings = {
+    root: PROJECT_ROOT,
+    dataDir,
+    externalRpcUrl: undefined,
+    chainPort: ports.chain,
+    nodePort: ports.node,
+    nodeHost: "127.0.0.1",
+    rollupHttpPort: ports.rollupHttp,
+    apiPort: ports.api,
+    inputBoxAddress: DEFAULTS.inputBoxAddress,
+    dappAddress: DEFAULTS.dappAddress,
+    privateKey: DEFAULTS.privateKey,
+    dappAdmins: admin,
+    dappCommand: options.dappCommand ?? defaultDappCommand(false),
+    api: options.api === true,
+    env: options.env ?? {},
+    logDir: join(dataDir, "logs"),
+  };
+  const supervisor = new Supervisor(settings, {
+    autoRestart: options.autoRestart ?? [],
+    readyTimeoutMs: options.readyTimeoutMs ?? 60_000,
+    log: () => {},
+  });
+  const logs = (piece: PieceName): string => {
+    const path = supervisor.logPath(piece);
+    return path !== undefined && existsSync(path) ? readFileSync(path, "utf8") : "";
+  };
+  try {
+    await supervisor.startAll();
+  } catch (error) {
+    await supervisor.stopAll();
+    const tails = PIECES.map((piece) => `--- ${piece} ---\n${logs(piece).split("\n").slice(-30).join("\n")}`);
+    if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${tails.join("\n")}`);
+  }
+
+  const urls = stackUrls(settings);
+  const client = new RollupClient({
+    rpcUrl: urls.rpc,
+    nodeUrl: urls.node,
+    inputBoxAddress: settings.inputBoxAddress,
+    dappAddress: settings.dappAddress,
+  });
+  let stopped = false;
+  return {
+    urls,
+    ports,
+    addresses: { inputBox: settings.inputBoxAddress, dapp: settings.dappAddress, admin },
+    dataDir,
+    client,
+    send: (input, sender = 0) => client.send(input, sender),
+    inspect: (query, method = "GET") => client.inspect(query, method),
+    graphql: (query, variables) => client.graphql(query, variables),
+    kill: (piece, signal) => supervisor.kill(piece, signal),
+    start: (piece) => supervisor.start(piece),
+    restart: (piece) => supervisor.restart(piece),
+    isRunning: (piece) => supervisor.isRunning(piece),
+    pid: (piece) => supervisor.pid(piece),
+    logs,
+    async stop(stopOptions = {}) {
+      if (stopped) return;
+      stopped = true;
+      await supervisor.stopAll();
+      if (ownsDataDir && stopOptions.keepDataDir !== true) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
