@@ -1,10 +1,15 @@
 /**
- * The one HTTP client every figure uses (echo floor, inspect, api): node:http over a keep-alive agent
- * with one socket per concurrent worker, each worker sending its next request when the previous answer
- * has been read in full. Only loopback targets are accepted.
+ * The load generator of every HTTP figure: `concurrency` workers, each on its own keep-alive connection,
+ * each sending its next request when the previous answer has been read in full. Two clients: "wire"
+ * (bench/wire-client.ts, lean, the default: it measures the servers rather than itself) and "node"
+ * (node:http's client, what a typical Node caller pays). Floors and figures compared with each other
+ * always use the same client. Only loopback targets are accepted.
  */
 import { Agent, request } from "node:http";
 import { summarize, type LatencySummary } from "./stats.ts";
+import { requestBytes, WireConnection } from "./wire-client.ts";
+
+export type ClientKind = "wire" | "node";
 
 export interface LoadRequest {
   method: "GET" | "POST";
@@ -17,6 +22,8 @@ export interface LoadOptions {
   /** `http://127.0.0.1:<port>` */
   baseUrl: string;
   concurrency: number;
+  /** Default "wire". */
+  client?: ClientKind;
   /** Timed requests. */
   count: number;
   /** Untimed requests first (connections opened, JIT warm, SQLite pages cached). */
@@ -29,6 +36,7 @@ export interface LoadOptions {
 
 export interface LoadResult extends LatencySummary {
   concurrency: number;
+  client: ClientKind;
   /** Response bytes of the last answer (to show how big the answers were). */
   lastBodyBytes: number;
 }
@@ -69,9 +77,27 @@ export function keepAliveAgent(sockets: number): Agent {
   return new Agent({ keepAlive: true, maxSockets: sockets, keepAliveMsecs: 60_000 });
 }
 
+/** One connection per worker, whichever client. */
+interface Connection {
+  send(req: LoadRequest): Promise<HttpAnswer>;
+  close(): void;
+}
+
+function connection(kind: ClientKind, target: URL): Connection {
+  if (kind === "node") {
+    const agent = keepAliveAgent(1);
+    return { send: (req) => send(agent, target, req), close: () => agent.destroy() };
+  }
+  const port = Number(target.port);
+  const wire = new WireConnection(target.hostname, port);
+  return {
+    send: (req) => wire.request(requestBytes(target.hostname, port, req.method, req.path, req.headers, req.body)),
+    close: () => wire.close(),
+  };
+}
+
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const target = loopbackTarget(options.baseUrl);
-  const agent = keepAliveAgent(options.concurrency);
   const check =
     options.check ??
     ((status: number, body: Buffer) => {
@@ -83,14 +109,17 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   let lastBodyBytes = 0;
   let timedStart = 0;
 
+  const connections: Connection[] = [];
   async function worker(): Promise<void> {
+    const conn = connection(options.client ?? "wire", target);
+    connections.push(conn);
     for (;;) {
       const i = issued++;
       if (i >= total) return;
       // The clock starts when the first timed request is issued (warmup requests may still be in flight).
       if (i === options.warmup) timedStart = performance.now();
       const t = performance.now();
-      const answer = await send(agent, target, options.next(i));
+      const answer = await conn.send(options.next(i));
       const elapsed = performance.now() - t;
       check(answer.status, answer.body, i);
       lastBodyBytes = answer.body.length;
@@ -100,8 +129,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   try {
     await Promise.all(Array.from({ length: options.concurrency }, () => worker()));
   } finally {
-    agent.destroy();
+    for (const conn of connections) conn.close();
   }
   const seconds = (performance.now() - timedStart) / 1000;
-  return { ...summarize(samples, seconds), concurrency: options.concurrency, lastBodyBytes };
+  return { ...summarize(samples, seconds), concurrency: options.concurrency, client: options.client ?? "wire", lastBodyBytes };
 }

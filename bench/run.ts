@@ -21,7 +21,7 @@ import { startProviderServer } from "../test/support/provider-server.ts";
 import { startStack, type TestStack } from "../test/support/stack.ts";
 import { buildDappBundle } from "./bundle.ts";
 import { attestationParams, BENCH_ADMIN, fedOwner, TARGET_OWNER_COUNT } from "./inputs.ts";
-import { keepAliveAgent, loopbackTarget, runLoad, send, type LoadRequest, type LoadResult } from "./load.ts";
+import { keepAliveAgent, loopbackTarget, runLoad, send, type ClientKind, type LoadRequest, type LoadResult } from "./load.ts";
 import { procStatusKiB, spawnChild, tsxArgs } from "./procs.ts";
 import { figure, type BenchReport, type Figure, type ScalePoint } from "./report.ts";
 import { startDirectRig } from "./rig.ts";
@@ -298,29 +298,38 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       },
     ];
     const inspectResults = new Map<string, LoadResult>();
-    for (const concurrency of [1, 16]) {
+    // The lean client at 1 and 16 connections, and node:http's client at 1 (what a typical Node caller sees).
+    const configs: { concurrency: number; client: ClientKind }[] = [
+      { concurrency: 1, client: "wire" },
+      { concurrency: 16, client: "wire" },
+      { concurrency: 1, client: "node" },
+    ];
+    for (const { concurrency, client } of configs) {
       // The echo floor right before, with the same client, concurrency and request paths.
       const paths = queries[0]?.paths as string[];
       const echoResult = await runLoad({
         baseUrl: echoUrl,
         concurrency,
+        client,
         count: profile.requests,
         warmup: profile.warmup,
         next: (i) => ({ method: "GET", path: paths[i % paths.length] as string }),
       });
-      log(`echo c${concurrency}: p50 ${echoResult.p50.toFixed(3)} ms, ${echoResult.rps.toFixed(0)}/s`);
+      const suffix = client === "wire" ? "" : " node:http";
+      log(`echo c${concurrency}${suffix}: p50 ${echoResult.p50.toFixed(3)} ms, ${echoResult.rps.toFixed(0)}/s`);
       for (const q of queries) {
         const result = await runLoad({
           baseUrl: stack.urls.node,
           concurrency,
+          client,
           count: profile.requests,
           warmup: profile.warmup,
           next: (i) => ({ method: "GET", path: q.paths[i % q.paths.length] as string }),
           check: acceptedInspect,
         });
-        inspectResults.set(`${q.name}/${concurrency}`, result);
-        log(`inspect ${q.name} c${concurrency}: p50 ${result.p50.toFixed(3)} ms p99 ${result.p99.toFixed(3)} ms ${result.rps.toFixed(0)}/s`);
-        const label = `${q.name} c${concurrency}`;
+        inspectResults.set(`${q.name}/${concurrency}/${client}`, result);
+        const label = `${q.name} c${concurrency}${suffix}`;
+        log(`inspect ${label}: p50 ${result.p50.toFixed(3)} ms p99 ${result.p99.toFixed(3)} ms ${result.rps.toFixed(0)}/s`);
         const sqliteRps = 1000 / q.floor.mean;
         figures.push(
           figure("inspect", `${label} rps`, "req/s", result.rps, { name: "echo rps", value: echoResult.rps }, {
@@ -411,7 +420,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
       // Claim floor: what the chain alone costs, an addInput round trip (send to receipt) from account #1.
       const chainRoundTrip = await chainRoundTrips(stack, profile.chainFloorSamples);
-      const inspectAttestation = inspectResults.get("attestation/1") as LoadResult;
+      const inspectAttestation = inspectResults.get("attestation/1/wire") as LoadResult;
       figures.push(
         figure("api", "claim p50", "ms", claim.p50, { name: "addInput round trip p50", value: chainRoundTrip.p50 }, {
           target: { text: "<= 100 ms", met: (v: number) => v <= 100 },

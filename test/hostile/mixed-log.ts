@@ -130,3 +130,6 @@ export function mixedLog(count: number, seed: number, firstIndex = 0): LogStep[]
   }
   return steps.slice(0, count);
 }
+
+/** The schema every log registers at its third input: writes through the api can use it. */
+export const LOG_SCHEMA_ID: Hex = schemaIdOf(schemaContent(DOMAINS[0] as string, 0));

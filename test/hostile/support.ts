@@ -101,7 +101,7 @@ export interface DirectOutcome {
 export interface DirectDapp {
   db: DappDatabase;
   /** One advance through the real dispatcher (decode, kinds, transaction, outputs), without HTTP. */
-  advance(payload: string, sender: string, timestamp: number, index: number): Promise<DirectOutcome>;
+  advance(payload: string, sender: string, timestamp: number, index: number, blockNumber?: number): Promise<DirectOutcome>;
   /** One inspect: the result, or the rejection message. */
   inspect(payload: Hex): Promise<{ reports: Hex[]; exception: Hex | null }>;
   close(): void;
@@ -130,11 +130,11 @@ export function directDapp(options: { dbPath?: string; admins: readonly Address[
   });
   return {
     db,
-    async advance(payload, sender, timestamp, index) {
+    async advance(payload, sender, timestamp, index, blockNumber = 100 + index) {
       notices = [];
       reports = [];
       const status = await dispatcher.advance({
-        metadata: { msg_sender: sender, input_index: index, block_number: 100 + index, timestamp },
+        metadata: { msg_sender: sender, input_index: index, block_number: blockNumber, timestamp },
         payload,
       });
       return { index, status, notices, reports };
@@ -147,4 +147,69 @@ export function directDapp(options: { dbPath?: string; admins: readonly Address[
     },
     close: () => db.$client.close(),
   };
+}
+
+// ---- what the node recorded, and a clean replay of it ----
+
+export interface RecordedInput {
+  index: number;
+  status: string;
+  msgSender: string;
+  timestamp: number;
+  blockNumber: number;
+  payload: Hex;
+  notices: Hex[];
+  reports: Hex[];
+}
+
+interface InputsPage {
+  inputs: {
+    totalCount: number;
+    edges: {
+      node: {
+        index: number;
+        status: string;
+        msgSender: string;
+        timestamp: number;
+        blockNumber: number;
+        payload: Hex;
+        notices: { edges: { node: { payload: Hex } }[] };
+        reports: { edges: { node: { payload: Hex } }[] };
+      };
+    }[];
+  };
+}
+
+/** Every input the node recorded, with its verdict and outputs, read through GraphQL page by page. */
+export async function recordedInputs(graphql: <T>(query: string, variables?: Record<string, unknown>) => Promise<T>): Promise<RecordedInput[]> {
+  const out: RecordedInput[] = [];
+  for (;;) {
+    const after = out.length === 0 ? null : String(out.length - 1);
+    const page = await graphql<InputsPage>(
+      `query Page($after: String) { inputs(first: 500, after: $after) { totalCount edges { node {
+        index status msgSender timestamp blockNumber payload
+        notices { edges { node { payload } } }
+        reports { edges { node { payload } } }
+      } } } }`,
+      { after },
+    );
+    for (const { node } of page.inputs.edges) {
+      out.push({ ...node, notices: node.notices.edges.map((e) => e.node.payload), reports: node.reports.edges.map((e) => e.node.payload) });
+    }
+    if (page.inputs.edges.length === 0 || out.length >= page.inputs.totalCount) return out;
+  }
+}
+
+/** Replays recorded inputs into a fresh database with the real dispatcher: its full digest and outcomes. */
+export async function cleanReplay(inputs: readonly RecordedInput[], admins: readonly Address[]): Promise<{ digest: string; outcomes: DirectOutcome[] }> {
+  const dapp = directDapp({ admins });
+  try {
+    const outcomes: DirectOutcome[] = [];
+    for (const input of inputs) {
+      outcomes.push(await dapp.advance(input.payload, input.msgSender, input.timestamp, input.index, input.blockNumber));
+    }
+    return { digest: databaseDigest(dapp.db.$client), outcomes };
+  } finally {
+    dapp.close();
+  }
 }

@@ -1,0 +1,156 @@
+/**
+ * Crash and restart: a stream of mixed inputs goes to the InputBox straight from hardhat accounts, while
+ * clients write grants through the api. At seeded random points the dapp, then the devnode, then the api
+ * are killed with SIGKILL (not a polite stop) and started again, inputs still arriving meanwhile.
+ * Afterwards:
+ * - every input has a verdict and was applied exactly once (the dapp counted each once);
+ * - the dapp's database digest equals a clean replay of the node's record into a fresh dapp, and every
+ *   verdict equals the replay's;
+ * - every write the api answered with success is in the rollup, accepted; the others failed clearly.
+ */
+import { randomBytes } from "node:crypto";
+import type { Address, Hex } from "viem";
+import { mnemonicToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hexToUtf8 } from "../../common/hex.ts";
+import { inputIdOf } from "../../common/ids.ts";
+import { DEFAULTS } from "../../devnode/config.ts";
+import { AttestationApiError, AttestationClient } from "../../client/index.ts";
+import { TEST_JWT_SECRET, tokenFor } from "../support/api-fixtures.ts";
+import { startStack, type PieceName, type TestStack } from "../support/stack.ts";
+import { HARDHAT_ADDRESSES, LOG_SCHEMA_ID, mixedLog, prng } from "./mixed-log.ts";
+import { cleanReplay, fileStateDigest, figure, recordedInputs, runs, sleep } from "./support.ts";
+
+/** The api writes from its own wallet (#19) so the stream's senders never share its nonces. */
+const API_ACCOUNT = mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: 19 });
+const API_KEY = `0x${Buffer.from(API_ACCOUNT.getHdKey().privateKey ?? new Uint8Array()).toString("hex")}` as Hex;
+const COUNT = runs(150);
+const SEED = Number(process.env.FUZZ_SEED ?? "") || 7_202_611;
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startStack({
+    api: true,
+    env: {
+      JWT_SECRET: TEST_JWT_SECRET,
+      PRIVATE_KEY: API_KEY,
+      RATE_LIMITS: "off",
+      // Long enough to ride out a dapp or devnode restart: the api waits for the verdict instead of failing.
+      VERDICT_TIMEOUT_MS: "45000",
+      NOTICE_POLL_MS: "100",
+    },
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+type WriteOutcome = { ok: true; grantId: Hex; owner: Address; requester: Address } | { ok: false; what: string };
+
+describe("SIGKILL of the dapp, the devnode and the api in a stream of inputs", () => {
+  it(`applies each of ${COUNT}+ inputs exactly once; the digest equals a clean replay; no lost write reported as success`, { timeout: 600_000 }, async () => {
+    const started = Date.now();
+    const random = prng(SEED);
+    // The api's wallet becomes an admin (it relays grants as operator).
+    expect((await stack.send({ type: "set_role", params: { address: API_ACCOUNT.address, role: "admin", enabled: true } }, 0)).status).toBe("ACCEPTED");
+    const log = mixedLog(COUNT, SEED, 1);
+
+    // Kill points: the dapp in the first third, the devnode in the second, the api in the last.
+    const at = (from: number, to: number) => Math.floor(COUNT * (from + random() * (to - from)));
+    const kills: { piece: PieceName; at: number; downFor: number }[] = [
+      { piece: "dapp", at: at(0.1, 0.3), downFor: 5 + Math.floor(random() * 10) },
+      { piece: "devnode", at: at(0.4, 0.6), downFor: 5 + Math.floor(random() * 10) },
+      { piece: "api", at: at(0.7, 0.9), downFor: 3 + Math.floor(random() * 5) },
+    ];
+
+    // Clients writing through the api the whole time.
+    const writes: WriteOutcome[] = [];
+    let streaming = true;
+    const base = new AttestationClient({ baseUrl: stack.urls.api });
+    const writer = (async () => {
+      while (streaming) {
+        const owner = `0x${randomBytes(20).toString("hex")}` as Address;
+        const requester = `0x${randomBytes(20).toString("hex")}` as Address;
+        const client = base.withToken(await tokenFor("user", owner));
+        try {
+          const result = await client.grant({ requester, schemaId: LOG_SCHEMA_ID, expiresAt: Math.floor(Date.now() / 1000) + 86_400 });
+          writes.push({ ok: true, grantId: result.grantId, owner, requester });
+        } catch (error) {
+          writes.push({ ok: false, what: error instanceof AttestationApiError ? error.code : error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error) });
+          await sleep(200);
+        }
+      }
+    })();
+
+    const events: string[] = [];
+    const restarts: Promise<void>[] = [];
+    for (const [i, step] of log.entries()) {
+      await stack.client.addInput(step.payload, step.sender);
+      for (const kill of kills) {
+        if (kill.at === i) {
+          // A few milliseconds after an input was mined: the dapp is likely in the middle of it.
+          await sleep(Math.floor(random() * 30));
+          await stack.kill(kill.piece, "SIGKILL");
+          events.push(`killed ${kill.piece} after input ${i + 1}`);
+        }
+        if (kill.at + kill.downFor === i) {
+          restarts.push(stack.start(kill.piece).then(() => void events.push(`restarted ${kill.piece} after input ${i + 1}`)));
+        }
+      }
+    }
+    await Promise.all(restarts);
+    streaming = false;
+    await writer;
+
+    // Every input gets its verdict.
+    const total = Number(
+      await stack.client.publicClient.readContract({
+        address: stack.addresses.inputBox,
+        abi: (await import("../../devnode/inputbox.ts")).inputBoxAbi,
+        functionName: "getNumberOfInputs",
+        args: [stack.addresses.dapp],
+      }),
+    );
+    await stack.client.waitForVerdict(total - 1, 120_000);
+    const inputs = await recordedInputs(stack.graphql);
+    expect(inputs.map((input) => input.index)).toEqual(Array.from({ length: total }, (_, i) => i));
+    expect(inputs.filter((input) => input.status === "UNPROCESSED")).toEqual([]);
+
+    // Exactly once: the dapp counted every input once, and its bookkeeping ends at the last one.
+    const health = await stack.inspect({ type: "health", params: {} });
+    expect(JSON.parse(hexToUtf8(health.reports[0]?.payload ?? "0x"))).toMatchObject({ processed_inputs: total });
+    expect(health.processed_input_count).toBe(total);
+
+    // A clean replay of the node's record gives the same database and the same verdicts.
+    const replay = await cleanReplay(inputs, [stack.addresses.admin.toLowerCase() as Address]);
+    expect(fileStateDigest(`${stack.dataDir}/dapp.sqlite`, true)).toBe(replay.digest);
+    const verdicts = inputs.map((input) => input.status);
+    expect(verdicts).toEqual(replay.outcomes.map((o) => (o.status === "accept" ? "ACCEPTED" : "REJECTED")));
+    expect(inputs.map((input) => input.reports)).toEqual(replay.outcomes.map((o) => o.reports));
+
+    // Every write the api reported as a success is in the rollup, accepted, and visible.
+    const successes = writes.filter((w): w is Extract<WriteOutcome, { ok: true }> => w.ok);
+    const byId = new Map(inputs.map((input) => [inputIdOf("grant_access", input.index), input]));
+    for (const write of successes) {
+      expect([write.grantId, byId.get(write.grantId)?.status]).toEqual([write.grantId, "ACCEPTED"]);
+      const access = await stack.inspect({ type: "check_access", params: { owner: write.owner, requester: write.requester } });
+      expect(JSON.parse(hexToUtf8(access.reports[0]?.payload ?? "0x"))).toMatchObject({ has_access: true });
+    }
+    const failures = writes.filter((w): w is Extract<WriteOutcome, { ok: false }> => !w.ok);
+    console.log(JSON.stringify(failures.slice(0, 10)), events);
+    expect(successes.length).toBeGreaterThan(5);
+    // A failure is a clear one: an api error code, or the connection to a killed api.
+    for (const failure of failures) expect(failure.what).toMatch(/^[A-Z_]+$|ECONNREFUSED|ECONNRESET|socket|fetch failed|terminated|other side closed/i);
+
+    const notices = { recorded: inputs.reduce((n, i) => n + i.notices.length, 0), replayed: replay.outcomes.reduce((n, o) => n + o.notices.length, 0) };
+    figure(
+      `crash/restart: ${total} inputs (${verdicts.filter((v) => v === "ACCEPTED").length} accepted), ${events.join(", ")}; ` +
+        `api writes ${successes.length} ok / ${failures.length} failed (${[...new Set(failures.map((f) => f.what))].join(", ") || "none"}); ` +
+        `notices recorded ${notices.recorded} of ${notices.replayed}; digest = clean replay; ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
+    // Seen for the report: notices the node recorded against those a clean run emits.
+    void HARDHAT_ADDRESSES;
+  });
+});
