@@ -39,6 +39,9 @@ export interface LoadResult extends LatencySummary {
   client: ClientKind;
   /** Response bytes of the last answer (to show how big the answers were). */
   lastBodyBytes: number;
+  /** The timed latencies (ms) and the timed wall time, so runs can be merged. */
+  samples: number[];
+  seconds: number;
 }
 
 export interface HttpAnswer {
@@ -132,5 +135,50 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     for (const conn of connections) conn.close();
   }
   const seconds = (performance.now() - timedStart) / 1000;
-  return { ...summarize(samples, seconds), concurrency: options.concurrency, client: options.client ?? "wire", lastBodyBytes };
+  return {
+    ...summarize(samples, seconds),
+    concurrency: options.concurrency,
+    client: options.client ?? "wire",
+    lastBodyBytes,
+    samples,
+    seconds,
+  };
+}
+
+/**
+ * Runs several loads in `rounds` alternating slices (each round runs 1/rounds of every load, warmups in
+ * the first round only), so a burst of noise from the rest of the machine falls on all of them alike,
+ * and a figure and its floor are measured under the same conditions. Results are in `loads` order.
+ */
+export async function runInterleaved(loads: readonly LoadOptions[], rounds: number): Promise<LoadResult[]> {
+  const parts: LoadResult[][] = loads.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [k, load] of loads.entries()) {
+      const share = Math.floor(load.count / rounds) + (round < load.count % rounds ? 1 : 0);
+      if (share === 0) continue;
+      const offset = round * Math.floor(load.count / rounds);
+      const warmup = round === 0 ? load.warmup : 0;
+      parts[k]?.push(
+        await runLoad({
+          ...load,
+          count: share,
+          warmup,
+          next: (i) => load.next(i < warmup ? i : load.warmup + offset + (i - warmup)),
+        }),
+      );
+    }
+  }
+  return parts.map((results, k) => {
+    const samples = results.flatMap((r) => r.samples);
+    const seconds = results.reduce((sum, r) => sum + r.seconds, 0);
+    const load = loads[k] as LoadOptions;
+    return {
+      ...summarize(samples, seconds),
+      concurrency: load.concurrency,
+      client: load.client ?? "wire",
+      lastBodyBytes: results[results.length - 1]?.lastBodyBytes ?? 0,
+      samples,
+      seconds,
+    };
+  });
 }

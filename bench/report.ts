@@ -101,11 +101,12 @@ export function scaleChart(points: readonly ScalePoint[], title: string): string
   const xs = points.map((p) => Math.log10(p.stored));
   const xMin = Math.min(...xs);
   const xMax = Math.max(...xs);
-  const yMaxRaw = Math.max(...points.map((p) => p.p99), 0.001);
-  const yStep = niceStep(yMaxRaw / 5);
-  const yMax = Math.ceil(yMaxRaw / yStep) * yStep;
+  // Log y axis too: SQLite's tenths of a millisecond and the p99's tens must both be readable.
+  const values = points.flatMap((p) => [p.p50, p.p99, p.sqliteP50]).filter((v) => v > 0);
+  const yLo = Math.floor(Math.log10(Math.min(...values, 1)));
+  const yHi = Math.max(yLo + 1, Math.ceil(Math.log10(Math.max(...values, 1))));
   const x = (stored: number) => m.left + (xMax === xMin ? plotW / 2 : ((Math.log10(stored) - xMin) / (xMax - xMin)) * plotW);
-  const y = (ms: number) => m.top + plotH - (ms / yMax) * plotH;
+  const y = (ms: number) => m.top + plotH - ((Math.log10(Math.max(ms, 10 ** yLo)) - yLo) / (yHi - yLo)) * plotH;
   const series: { name: string; color: string; dash: string; value: (p: ScalePoint) => number }[] = [
     { name: "p99 via devnode", color: "#d62728", dash: "6 4", value: (p) => p.p99 },
     { name: "p50 via devnode", color: "#1f77b4", dash: "", value: (p) => p.p50 },
@@ -115,10 +116,13 @@ export function scaleChart(points: readonly ScalePoint[], title: string): string
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`);
   parts.push(`<rect width="${width}" height="${height}" fill="#fff"/>`);
   parts.push(`<text x="${m.left}" y="24" font-size="15" font-weight="bold">${escapeXml(title)}</text>`);
-  for (let v = 0; v <= yMax + yStep / 2; v += yStep) {
-    const yy = y(v).toFixed(1);
-    parts.push(`<line x1="${m.left}" y1="${yy}" x2="${m.left + plotW}" y2="${yy}" stroke="#e5e5e5"/>`);
-    parts.push(`<text x="${m.left - 8}" y="${yy}" text-anchor="end" dominant-baseline="middle">${fmt(v)}</text>`);
+  for (let decade = yLo; decade <= yHi; decade++) {
+    for (const f of decade < yHi ? [1, 2, 5] : [1]) {
+      const v = f * 10 ** decade;
+      const yy = y(v).toFixed(1);
+      parts.push(`<line x1="${m.left}" y1="${yy}" x2="${m.left + plotW}" y2="${yy}" stroke="${f === 1 ? "#d0d0d0" : "#eeeeee"}"/>`);
+      parts.push(`<text x="${m.left - 8}" y="${yy}" text-anchor="end" dominant-baseline="middle">${Number(v.toPrecision(1))}</text>`);
+    }
   }
   for (const p of points) {
     const xx = x(p.stored).toFixed(1);
@@ -128,7 +132,7 @@ export function scaleChart(points: readonly ScalePoint[], title: string): string
   parts.push(`<line x1="${m.left}" y1="${m.top + plotH}" x2="${m.left + plotW}" y2="${m.top + plotH}" stroke="#333"/>`);
   parts.push(`<line x1="${m.left}" y1="${m.top}" x2="${m.left}" y2="${m.top + plotH}" stroke="#333"/>`);
   parts.push(`<text x="${m.left + plotW / 2}" y="${height - 16}" text-anchor="middle">attestations stored (log scale)</text>`);
-  parts.push(`<text transform="translate(18 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle">latency (ms)</text>`);
+  parts.push(`<text transform="translate(18 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle">latency (ms, log scale)</text>`);
   series.forEach((s, i) => {
     const path = points.map((p, j) => `${j === 0 ? "M" : "L"}${x(p.stored).toFixed(1)},${y(s.value(p)).toFixed(1)}`).join(" ");
     parts.push(`<path d="${path}" fill="none" stroke="${s.color}" stroke-width="2"${s.dash === "" ? "" : ` stroke-dasharray="${s.dash}"`}/>`);
@@ -142,12 +146,6 @@ export function scaleChart(points: readonly ScalePoint[], title: string): string
   });
   parts.push("</svg>");
   return `${parts.join("\n")}\n`;
-}
-
-function niceStep(raw: number): number {
-  const power = 10 ** Math.floor(Math.log10(raw));
-  for (const f of [1, 2, 2.5, 5, 10]) if (f * power >= raw) return f * power;
-  return 10 * power;
 }
 
 function escapeXml(text: string): string {

@@ -26,6 +26,8 @@ export interface DirectRigOptions {
   dappMain: string;
   /** Node flags before the dapp's main (experiments; the figures run the dapp exactly as the machine does). */
   nodeFlags?: readonly string[];
+  /** Node flags for bench/direct-node.ts (experiments: --cpu-prof). */
+  devnodeFlags?: readonly string[];
 }
 
 async function waitForDapp(nodeUrl: string, dapp: Child, timeoutMs: number): Promise<void> {
@@ -52,7 +54,7 @@ export async function startDirectRig(options: DirectRigOptions): Promise<DirectR
   const node = spawnChild({
     name: "direct-node",
     file: process.execPath,
-    args: tsxArgs(join(options.root, "bench/direct-node.ts")),
+    args: [...(options.devnodeFlags ?? []), ...tsxArgs(join(options.root, "bench/direct-node.ts"))],
     env: { BENCH_RECORD_PATH: join(options.workDir, "devnode.sqlite") },
     cwd: options.root,
     logFile: join(options.workDir, "logs", "direct-node.log"),

@@ -21,10 +21,10 @@ import { startProviderServer } from "../test/support/provider-server.ts";
 import { startStack, type TestStack } from "../test/support/stack.ts";
 import { buildDappBundle } from "./bundle.ts";
 import { attestationParams, BENCH_ADMIN, fedOwner, TARGET_OWNER_COUNT } from "./inputs.ts";
-import { keepAliveAgent, loopbackTarget, runLoad, send, type ClientKind, type LoadRequest, type LoadResult } from "./load.ts";
+import { keepAliveAgent, loopbackTarget, runInterleaved, runLoad, send, type ClientKind, type LoadRequest, type LoadResult } from "./load.ts";
 import { procStatusKiB, spawnChild, tsxArgs } from "./procs.ts";
 import { figure, type BenchReport, type Figure, type ScalePoint } from "./report.ts";
-import { startDirectRig } from "./rig.ts";
+import { startDirectRig, type DirectRig } from "./rig.ts";
 import { checkSeedEquivalence, seedStore, type SeedResult } from "./seed.ts";
 import { summarize, timeSync, type LatencySummary } from "./stats.ts";
 
@@ -90,6 +90,29 @@ export const PROFILES: Record<BenchSize, Profile> = {
   },
 };
 
+const INSPECT_QUERIES = ["attestation", "attestations_by_owner(~10)"] as const;
+const INSPECT_CONFIGS = ["c1", "c16", "c1 node:http"] as const;
+
+/** The name of every figure a run of `size` produces (the run checks itself against it; so does CI). */
+export function expectedFigures(size: BenchSize): string[] {
+  const p = PROFILES[size];
+  const largest = Math.max(...p.scaleSizes).toLocaleString("en-US");
+  const sizes = [...p.scaleSizes].sort((a, b) => a - b).map((n) => n.toLocaleString("en-US"));
+  return [
+    ...sizes.map((n) => `by_owner(${TARGET_OWNER_COUNT}) p50 @ ${n}`),
+    ...sizes.map((n) => `by_owner(${TARGET_OWNER_COUNT}) p99 @ ${n}`),
+    ...INSPECT_CONFIGS.flatMap((c) => INSPECT_QUERIES.flatMap((q) => ["rps", "p50", "p99"].map((m) => `${q} ${c} ${m}`))),
+    "claim p50",
+    "claim p99",
+    "read p50",
+    "read p99",
+    `straight (devnode model, no chain) @ ${largest}`,
+    `through InputBox @ ${p.inspectStore.toLocaleString("en-US")}`,
+    `dapp peak RSS @ ${largest}`,
+    "database bytes per attestation",
+  ];
+}
+
 export interface BenchOptions {
   size: BenchSize;
   root: string;
@@ -97,6 +120,10 @@ export interface BenchOptions {
   log: (line: string) => void;
 }
 
+/** How long the chain advance may make no progress before the run fails. */
+const STALL_MS = 60_000;
+/** Interleaved rounds of the load figures (runInterleaved): noise from the rest of the machine is shared. */
+const ROUNDS = 5;
 const JWT_SECRET = "bench-secret-bench-secret-bench-secret-0123";
 const USER = "0x90f79bf6eb2c4f970365e785982e1f101e93b906" as Address;
 /** Hardhat account #1: sends the chain floor's inputs (the api's wallet, #0, stays free for the api). */
@@ -125,7 +152,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const seeding: BenchReport["seeding"] = [];
   const scale: ScalePoint[] = [];
   const work = mkdtempSync(join(tmpdir(), "attestation-bench-"));
-  const bundle = await buildDappBundle(root, join(root, "bench-results", ".bundle", String(process.pid)));
+  const bundleDir = join(root, "bench-results", ".bundle", String(process.pid));
+  // Stores of a million rows are large: removed even when the run is interrupted.
+  const removeWork = (): void => {
+    rmSync(work, { recursive: true, force: true });
+    rmSync(bundleDir, { recursive: true, force: true });
+  };
+  process.once("exit", removeWork);
+  const bundle = await buildDappBundle(root, bundleDir);
   log(`dapp bundle ${bundle.main}; work dir ${work}`);
   const echo = spawnChild({
     name: "echo",
@@ -195,55 +229,67 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     log(`floors: in-process advance ${advanceFloor.toFixed(0)}/s`);
 
     // ---- scale (and, on the largest store, straight advance + memory) ----
+    // One straight rig per store size, all up at once, measured in interleaved rounds (ROUNDS).
     let straight: { rate: number; seconds: number } | undefined;
     let peakKiB = 0;
-    for (const stored of [...profile.scaleSizes].sort((a, b) => a - b)) {
-      const seed = stores.get(stored) as SeedResult;
-      const rigDir = join(work, `rig-${stored}`);
-      mkdirSync(rigDir, { recursive: true });
-      const rig = await startDirectRig({ root, workDir: rigDir, dbPath: seed.path, dappMain: bundle.main });
-      try {
-        const path = inspectPath({ type: "attestations_by_owner", params: { owner: seed.targetOwner } });
-        const result = await runLoad({
-          baseUrl: rig.nodeUrl,
-          concurrency: 1,
-          count: profile.scaleRequests,
-          warmup: profile.scaleWarmup,
-          next: () => ({ method: "GET", path }),
-          check: acceptedInspect,
-        });
+    const sizes = [...profile.scaleSizes].sort((a, b) => a - b);
+    const rigs = new Map<number, DirectRig>();
+    try {
+      for (const stored of sizes) {
+        const rigDir = join(work, `rig-${stored}`);
+        mkdirSync(rigDir, { recursive: true });
+        rigs.set(stored, await startDirectRig({ root, workDir: rigDir, dbPath: (stores.get(stored) as SeedResult).path, dappMain: bundle.main }));
+      }
+      const results = await runInterleaved(
+        sizes.map((stored) => {
+          const path = inspectPath({ type: "attestations_by_owner", params: { owner: (stores.get(stored) as SeedResult).targetOwner } });
+          return {
+            baseUrl: (rigs.get(stored) as DirectRig).nodeUrl,
+            concurrency: 1,
+            count: profile.scaleRequests,
+            warmup: profile.scaleWarmup,
+            next: (): LoadRequest => ({ method: "GET", path }),
+            check: acceptedInspect,
+          };
+        }),
+        ROUNDS,
+      );
+      for (const [k, stored] of sizes.entries()) {
+        const result = results[k] as LoadResult;
         const floor = sqlite.get(stored)?.byTarget as LatencySummary;
         scale.push({ stored, p50: result.p50, p99: result.p99, sqliteP50: floor.p50 });
         log(`scale ${stored}: p50 ${result.p50.toFixed(3)} ms p99 ${result.p99.toFixed(3)} ms (${result.lastBodyBytes} bytes)`);
-        if (stored === largest) {
-          const done = await rig.feed(profile.advance, 0, 0);
-          if (done.accepted !== profile.advance) throw new Error(`straight advance: ${done.accepted} of ${profile.advance} accepted`);
-          straight = { rate: profile.advance / done.seconds, seconds: done.seconds };
-          log(`straight advance: ${profile.advance} inputs in ${done.seconds.toFixed(1)} s (record ${done.recordSeconds.toFixed(2)} s)`);
-          // Memory: queries and inputs at once, on the largest store.
-          const owners = seed.sampleOwners;
-          const ids = seed.sampleAttestationIds;
-          const [mixed] = await Promise.all([
-            rig.feed(profile.mixedInputs, profile.advance, profile.advance),
-            runLoad({
-              baseUrl: rig.nodeUrl,
-              concurrency: 4,
-              count: profile.mixedQueries,
-              warmup: 0,
-              next: (i) =>
-                i % 2 === 0
-                  ? { method: "GET", path: inspectPath({ type: "attestations_by_owner", params: { owner: owners[i % owners.length] } }) }
-                  : { method: "GET", path: inspectPath({ type: "attestation", params: { attestation_id: ids[i % ids.length] } }) },
-              check: acceptedInspect,
-            }),
-          ]);
-          if (mixed.accepted !== profile.advance + profile.mixedInputs) throw new Error("mixed load: inputs rejected");
-          peakKiB = rig.dappPeakKiB();
-          log(`dapp peak RSS ${(peakKiB / 1024).toFixed(1)} MiB`);
-        }
-      } finally {
-        await rig.stop();
       }
+      for (const stored of sizes) if (stored !== largest) await rigs.get(stored)?.stop();
+
+      const rig = rigs.get(largest) as DirectRig;
+      const seed = big;
+      const done = await rig.feed(profile.advance, 0, 0);
+      if (done.accepted !== profile.advance) throw new Error(`straight advance: ${done.accepted} of ${profile.advance} accepted`);
+      straight = { rate: profile.advance / done.seconds, seconds: done.seconds };
+      log(`straight advance: ${profile.advance} inputs in ${done.seconds.toFixed(1)} s (record ${done.recordSeconds.toFixed(2)} s)`);
+      // Memory: queries and inputs at once, on the largest store.
+      const owners = seed.sampleOwners;
+      const ids = seed.sampleAttestationIds;
+      const [mixed] = await Promise.all([
+        rig.feed(profile.mixedInputs, profile.advance, profile.advance),
+        runLoad({
+          baseUrl: rig.nodeUrl,
+          concurrency: 4,
+          count: profile.mixedQueries,
+          warmup: 0,
+          next: (i) =>
+            i % 2 === 0
+              ? { method: "GET", path: inspectPath({ type: "attestations_by_owner", params: { owner: owners[i % owners.length] } }) }
+              : { method: "GET", path: inspectPath({ type: "attestation", params: { attestation_id: ids[i % ids.length] } }) },
+          check: acceptedInspect,
+        }),
+      ]);
+      if (mixed.accepted !== profile.advance + profile.mixedInputs) throw new Error("mixed load: inputs rejected");
+      peakKiB = rig.dappPeakKiB();
+      log(`dapp peak RSS ${(peakKiB / 1024).toFixed(1)} MiB`);
+    } finally {
+      for (const rig of rigs.values()) await rig.stop();
     }
     const base = scale[0] as ScalePoint;
     for (const point of scale) {
@@ -283,16 +329,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       env: { RATE_LIMITS: "off", PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET },
       readyTimeoutMs: 120_000,
     });
+    const activeStack = stack;
     log(`stack up: node ${stack.urls.node}, api ${stack.urls.api}`);
 
     const queries: { name: string; paths: string[]; floor: LatencySummary }[] = [
       {
-        name: "attestation",
+        name: INSPECT_QUERIES[0],
         paths: inspectSeed.sampleAttestationIds.map((id) => inspectPath({ type: "attestation", params: { attestation_id: id } })),
         floor: sqlite.get(profile.inspectStore)?.attestation as LatencySummary,
       },
       {
-        name: "attestations_by_owner(~10)",
+        name: INSPECT_QUERIES[1],
         paths: inspectSeed.sampleOwners.map((owner) => inspectPath({ type: "attestations_by_owner", params: { owner } })),
         floor: sqlite.get(profile.inspectStore)?.byOwner as LatencySummary,
       },
@@ -305,28 +352,35 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       { concurrency: 1, client: "node" },
     ];
     for (const { concurrency, client } of configs) {
-      // The echo floor right before, with the same client, concurrency and request paths.
+      // The echo floor interleaved with the queries: same client, concurrency, request paths and moments.
       const paths = queries[0]?.paths as string[];
-      const echoResult = await runLoad({
-        baseUrl: echoUrl,
-        concurrency,
-        client,
-        count: profile.requests,
-        warmup: profile.warmup,
-        next: (i) => ({ method: "GET", path: paths[i % paths.length] as string }),
-      });
+      const [echoResult, ...results] = await runInterleaved(
+        [
+          {
+            baseUrl: echoUrl,
+            concurrency,
+            client,
+            count: profile.requests,
+            warmup: profile.warmup,
+            next: (i: number): LoadRequest => ({ method: "GET", path: paths[i % paths.length] as string }),
+          },
+          ...queries.map((q) => ({
+            baseUrl: activeStack.urls.node,
+            concurrency,
+            client,
+            count: profile.requests,
+            warmup: profile.warmup,
+            next: (i: number): LoadRequest => ({ method: "GET", path: q.paths[i % q.paths.length] as string }),
+            check: acceptedInspect,
+          })),
+        ],
+        ROUNDS,
+      );
+      if (echoResult === undefined) throw new Error("no echo result");
       const suffix = client === "wire" ? "" : " node:http";
       log(`echo c${concurrency}${suffix}: p50 ${echoResult.p50.toFixed(3)} ms, ${echoResult.rps.toFixed(0)}/s`);
-      for (const q of queries) {
-        const result = await runLoad({
-          baseUrl: stack.urls.node,
-          concurrency,
-          client,
-          count: profile.requests,
-          warmup: profile.warmup,
-          next: (i) => ({ method: "GET", path: q.paths[i % q.paths.length] as string }),
-          check: acceptedInspect,
-        });
+      for (const [k, q] of queries.entries()) {
+        const result = results[k] as LoadResult;
         inspectResults.set(`${q.name}/${concurrency}/${client}`, result);
         const label = `${q.name} c${concurrency}${suffix}`;
         log(`inspect ${label}: p50 ${result.p50.toFixed(3)} ms p99 ${result.p99.toFixed(3)} ms ${result.rps.toFixed(0)}/s`);
@@ -458,14 +512,19 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       "inspect: GET /inspect/<percent-encoded JSON> on the devnode of the whole stack (chain, devnode, dapp bundle, api), " +
         `${profile.inspectStore.toLocaleString("en-US")} attestations stored; attestation ids and owners (~10 attestations each) rotate through 1,000 and 256 samples.`,
       "scale, straight advance and memory: bench/direct-node.ts (the devnode's model, rollup server, query server and record, fed over IPC instead of by the chain) with the dapp bundle.",
+      "HTTP client: bench/wire-client.ts (lean keep-alive HTTP/1.1, one connection per concurrent worker) unless a row says node:http; " +
+        "every floor is measured with the same client as its figure.",
       "Ratios are value / floor; for rates a ratio below 1 is the share of the floor reached.",
     );
   } finally {
     await stack?.stop();
     await echo.stop();
-    bundle.remove();
-    rmSync(work, { recursive: true, force: true });
+    removeWork();
+    process.off("exit", removeWork);
   }
+  const names = new Set(figures.map((f) => f.name));
+  const missing = expectedFigures(options.size).filter((name) => !names.has(name));
+  if (missing.length > 0) throw new Error(`the run produced no figure for: ${missing.join("; ")}`);
   const cpu = cpus();
   return {
     size: options.size,
@@ -566,6 +625,8 @@ async function chainAdvance(stack: TestStack, count: number, firstItem: number):
     if (failed !== undefined) throw new Error(`chain advance: ${failed.error?.message ?? "no result"}`);
   }
   const minedSeconds = (performance.now() - started) / 1000;
+  // A node that stops making progress fails the run instead of hanging it.
+  let progress = { processed: -1, at: performance.now() };
   for (;;) {
     try {
       const { input } = await stack.graphql<{ input: { status: string } }>("query($i: Int!) { input(index: $i) { status } }", { i: last });
@@ -577,7 +638,14 @@ async function chainAdvance(stack: TestStack, count: number, firstItem: number):
       if (error instanceof Error && error.message.startsWith("chain advance")) throw error;
       // Not seen by the node yet.
     }
-    await new Promise((r) => setTimeout(r, 20));
+    const health = (await (await fetch(`${stack.urls.node}/healthz`)).json()) as { processedInputCount?: number };
+    const processed = health.processedInputCount ?? -1;
+    if (processed !== progress.processed) progress = { processed, at: performance.now() };
+    else if (performance.now() - progress.at > STALL_MS) {
+      const tail = stack.logs("devnode").split("\n").slice(-15).join("\n");
+      throw new Error(`chain advance: the node processed nothing for ${STALL_MS / 1000} s (at ${processed}); devnode log:\n${tail}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
   }
   return { seconds: (performance.now() - started) / 1000, minedSeconds };
 }

@@ -105,12 +105,9 @@ interface QueryDefinition<S extends z.ZodType, R> {
   read(ctx: QueryContext, params: z.output<S>): R;
 }
 
-export function defineQuery<S extends z.ZodType, R>(def: QueryDefinition<S, R>): QueryModule & {
-  read(ctx: QueryContext, params: z.output<S>): R;
-} {
+export function defineQuery<S extends z.ZodType, R>(def: QueryDefinition<S, R>): QueryModule {
   return {
     type: def.type,
-    read: def.read,
     run(ctx, rawParams) {
       const parsed = def.params.safeParse(rawParams, { reportInput: true });
       if (!parsed.success) throw new QueryRejection(queryIssueMessage(parsed.error.issues));

@@ -6,8 +6,8 @@
 import type { Address, Hex } from "viem";
 import { normalizeAddress } from "../common/address.ts";
 import { messageOf } from "../common/errors.ts";
-import { hexToUtf8, jsonToHex, utf8ToHex } from "../common/hex.ts";
-import type { NoticeEvent } from "../common/wire.ts";
+import { hexToUtf8, isHex, jsonToHex, utf8ToHex } from "../common/hex.ts";
+import type { Envelope } from "../common/wire.ts";
 import type { DappDatabase } from "./db/open.ts";
 import { createStore, type Store } from "./db/store.ts";
 import type { AdvanceContext, InputMetadata } from "./define.ts";
@@ -50,11 +50,6 @@ export interface Dispatcher {
   inspect(request: InspectRequest): Promise<void>;
 }
 
-interface Envelope {
-  type: string;
-  params: unknown;
-}
-
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { outputs } = options;
   const log = options.log ?? (() => {});
@@ -62,11 +57,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const roles = createRoles(store, options.admins);
 
   // This process is the database's only writer: the last applied input is read once, then tracked.
-  let applied: { index: number; status: AdvanceStatus } | undefined | null = null;
-  function lastApplied(): { index: number; status: AdvanceStatus } | undefined {
+  let applied: Applied | undefined | null = null;
+  function lastApplied(): Applied | undefined {
     if (applied === null) {
       const row = store.meta();
-      applied = row ? { index: row.lastInputIndex, status: row.lastStatus } : undefined;
+      applied = row ? { index: row.lastInputIndex, status: row.lastStatus, outputs: parseOutputs(row.lastOutputs) } : undefined;
     }
     return applied;
   }
@@ -76,11 +71,17 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const index = metadata.input_index;
     const previous = lastApplied();
     if (previous && index <= previous.index) {
-      // Applied before a restart: answer as then, never apply twice. Only the latest status is kept;
-      // anything older was answered long ago, and almost every input is accepted.
-      const status = index === previous.index ? previous.status : "accept";
-      log(`input ${index}: already applied, skipped (${status})`);
-      return status;
+      if (index === previous.index) {
+        // Committed, but the node never saw our /finish (the dapp died in between) and discarded the
+        // outputs: send the same ones again and answer as then, without applying it twice.
+        const send = previous.status === "accept" ? outputs.notice : outputs.report;
+        for (const payload of previous.outputs) await deliver(previous.status === "accept" ? "notice" : "report", () => send(payload));
+        log(`input ${index}: already applied, outputs sent again (${previous.status})`);
+        return previous.status;
+      }
+      // Older inputs were finished long ago; only the latest status is kept, and almost all are accepted.
+      log(`input ${index}: already applied, skipped`);
+      return "accept";
     }
 
     const input: InputMetadata = {
@@ -90,7 +91,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       blockNumber: metadata.block_number,
     };
     let kind = "-";
-    let notices: NoticeEvent[];
+    let notices: Hex[];
     try {
       const envelope = decodeInput(request.payload);
       const module = Object.hasOwn(INPUTS, envelope.type) ? INPUTS[envelope.type as keyof typeof INPUTS] : undefined;
@@ -100,29 +101,30 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const ctx: AdvanceContext = { store, roles, input };
       const write = module.plan(ctx, envelope.params);
       notices = store.transaction(() => {
-        const emitted = write();
-        store.recordInput(index, input.timestamp, "accept");
+        const emitted = write().map((notice) => jsonToHex(notice));
+        store.recordInput(index, input.timestamp, "accept", emitted);
         return emitted;
       });
-      applied = { index, status: "accept" };
+      applied = { index, status: "accept", outputs: notices };
     } catch (error) {
       const rejection =
         error instanceof InputRejection
           ? error
           : new InputRejection("INTERNAL_ERROR", `internal error: ${messageOf(error)}`, undefined, { cause: error });
+      const report = jsonToHex(rejectionReport(rejection.code, rejection.message));
       try {
         // Bookkeeping only, in its own transaction after the rollback: the input counts as processed.
-        store.recordInput(index, input.timestamp, "reject");
-        applied = { index, status: "reject" };
+        store.recordInput(index, input.timestamp, "reject", [report]);
+        applied = { index, status: "reject", outputs: [report] };
       } catch (bookkeeping) {
         log(`input ${index}: could not record the rejection: ${messageOf(bookkeeping)}`);
       }
       log(`input ${index} ${kind}: reject ${rejection.code}`);
-      await deliver("report", () => outputs.report(jsonToHex(rejectionReport(rejection.code, rejection.message))));
+      await deliver("report", () => outputs.report(report));
       return "reject";
     }
 
-    for (const notice of notices) await deliver("notice", () => outputs.notice(jsonToHex(notice)));
+    for (const notice of notices) await deliver("notice", () => outputs.notice(notice));
     log(`input ${index} ${kind}: accept`);
     return "accept";
   }
@@ -155,6 +157,18 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   return { store, advance, inspect };
+}
+
+interface Applied {
+  index: number;
+  status: AdvanceStatus;
+  /** Hex payloads the input produced: its notices when accepted, its report when rejected. */
+  outputs: Hex[];
+}
+
+function parseOutputs(text: string): Hex[] {
+  const value: unknown = JSON.parse(text);
+  return Array.isArray(value) ? value.filter((item): item is Hex => typeof item === "string" && isHex(item)) : [];
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

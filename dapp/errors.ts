@@ -17,7 +17,7 @@ export function rejectionReport(code: DappErrorCode, message: string): DappError
 }
 
 /** `path: message` of a zod issue, so a rejection names the offending field. */
-export function describeIssue(issue: z.core.$ZodIssue, prefix?: string): string {
-  const path = [...(prefix ? [prefix] : []), ...issue.path.map(String)].join(".");
+export function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.map(String).join(".");
   return path ? `${path}: ${issue.message}` : issue.message;
 }

@@ -1,7 +1,8 @@
 import type { Address } from "viem";
 import { normalizeAddress } from "../common/address.ts";
+import { bytesToHex } from "../common/hex.ts";
 import type { Role } from "../common/wire.ts";
-import { bufferToAddress, hexToBuffer } from "./db/bytes.ts";
+import { hexToBuffer } from "./db/bytes.ts";
 import type { Store } from "./db/store.ts";
 
 /**
@@ -18,7 +19,7 @@ export function createRoles(store: Store, permanentAdmins: readonly Address[]) {
     /** Every admin, permanent or granted, without duplicates. */
     admins(): Set<Address> {
       const all = new Set<Address>(permanent);
-      for (const row of store.adminRows()) all.add(bufferToAddress(row));
+      for (const row of store.adminRows()) all.add(bytesToHex(row));
       return all;
     },
   };

@@ -1,12 +1,12 @@
 /** Rows → the rollup view of common/wire.ts (snake_case, lower-case hex). */
 import type { BucketDefinition } from "../common/buckets.ts";
+import { bytesToHex } from "../common/hex.ts";
 import type { AttestationListItem, AttestationView, GrantView, SchemaDetail, SchemaSummary } from "../common/wire.ts";
-import { bufferToAddress, bufferToHex } from "./db/bytes.ts";
 import type { AttestationRow, GrantRow, SchemaRow } from "./db/store.ts";
 
 export function schemaSummary(row: SchemaRow, includeDescription: boolean): SchemaSummary {
   return {
-    schema_id: bufferToHex(row.schemaId),
+    schema_id: bytesToHex(row.schemaId),
     name: row.name,
     ...(includeDescription ? { description: row.description } : {}),
     provider_type: row.providerType,
@@ -24,10 +24,10 @@ export function schemaDetail(row: SchemaRow, includeDescription: boolean): Schem
 
 export function attestationView(row: AttestationRow): AttestationView {
   return {
-    attestation_id: bufferToHex(row.attestationId),
-    schema_id: bufferToHex(row.schemaId),
-    owner: bufferToAddress(row.owner),
-    encrypted_data: bufferToHex(row.encryptedData),
+    attestation_id: bytesToHex(row.attestationId),
+    schema_id: bytesToHex(row.schemaId),
+    owner: bytesToHex(row.owner),
+    encrypted_data: bytesToHex(row.encryptedData),
     bucket_values: JSON.parse(row.bucketValues) as Record<string, string>,
     timestamp: row.timestamp,
   };
@@ -39,9 +39,9 @@ export function attestationListItem(row: AttestationRow): AttestationListItem {
 
 export function grantView(row: GrantRow): GrantView {
   return {
-    grant_id: bufferToHex(row.grantId),
-    requester: bufferToAddress(row.requester),
-    schema_id: bufferToHex(row.schemaId),
+    grant_id: bytesToHex(row.grantId),
+    requester: bytesToHex(row.requester),
+    schema_id: bytesToHex(row.schemaId),
     created_at: row.createdAt,
     expires_at: row.expiresAt,
   };

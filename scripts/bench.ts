@@ -39,6 +39,9 @@ export function parseBenchArgs(argv: readonly string[]): { size: BenchSize; out:
 
 async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2));
+  // Ctrl-C or a kill: exit through process.exit, whose "exit" handlers kill every child's process group
+  // (bench/procs.ts, the stack's Supervisor) and remove the work directory.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(signal === "SIGINT" ? 130 : 143));
   const command = `npm run bench -- --size ${args.size}`;
   const report = await runBench({
     size: args.size,

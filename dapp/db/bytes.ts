@@ -1,19 +1,9 @@
-import type { Address, Hex } from "viem";
-
 /**
  * Ids and addresses are stored as BLOBs (half the bytes of their hex text). Only the dapp's database
- * boundary converts; everything above it speaks lower-case 0x hex.
+ * boundary converts (back with common/hex.ts `bytesToHex`); everything above it speaks lower-case 0x hex.
  */
 export function hexToBuffer(value: string): Buffer {
   return Buffer.from(value.slice(2), "hex");
-}
-
-export function bufferToHex(value: Uint8Array): Hex {
-  return `0x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString("hex")}`;
-}
-
-export function bufferToAddress(value: Uint8Array): Address {
-  return bufferToHex(value);
 }
 
 const BYTES32_RE = /^0x[0-9a-fA-F]{64}$/;

@@ -6,7 +6,7 @@ import * as schema from "./schema.ts";
 
 export type DappDatabase = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
-/** The migrations folder beside the sources; a bundle elsewhere passes its own (DAPP_MIGRATIONS_DIR). */
+/** The migrations folder of the source tree (tests, scripts); main.ts resolves its own so a bundle finds them too. */
 export const DEFAULT_MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url));
 
 export interface OpenDatabaseOptions {

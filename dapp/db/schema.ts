@@ -94,5 +94,10 @@ export const meta = sqliteTable("meta", {
   lastStatus: text("last_status", { enum: ["accept", "reject"] }).notNull(),
   processedInputs: integer("processed_inputs").notNull(),
   latestTimestamp: integer("latest_timestamp").notNull(),
+  /**
+   * JSON array of the last input's output payloads (its notices, or its report when rejected): a dapp
+   * that dies after commit and before /finish gets the input again and must send the same outputs.
+   */
+  lastOutputs: text("last_outputs").notNull().default("[]"),
 });
 

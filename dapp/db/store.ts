@@ -31,6 +31,7 @@ export function createStore(db: DappDatabase) {
         lastStatus: ph("status"),
         processedInputs: 1,
         latestTimestamp: ph("timestamp"),
+        lastOutputs: ph("outputs"),
       })
       .onConflictDoUpdate({
         target: meta.id,
@@ -39,6 +40,7 @@ export function createStore(db: DappDatabase) {
           lastStatus: sql`excluded.last_status`,
           processedInputs: sql`${meta.processedInputs} + 1`,
           latestTimestamp: sql`excluded.latest_timestamp`,
+          lastOutputs: sql`excluded.last_outputs`,
         },
       })
       .prepare(),
@@ -155,8 +157,9 @@ export function createStore(db: DappDatabase) {
     meta(): MetaRow | undefined {
       return q.meta.get();
     },
-    recordInput(index: number, timestamp: number, status: "accept" | "reject"): void {
-      q.recordInput.run({ index, timestamp, status });
+    /** Counts the input and keeps its status and output payloads (JSON array) for a re-delivery. */
+    recordInput(index: number, timestamp: number, status: "accept" | "reject", outputs: readonly string[]): void {
+      q.recordInput.run({ index, timestamp, status, outputs: JSON.stringify(outputs) });
     },
 
     /**

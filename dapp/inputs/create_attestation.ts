@@ -5,7 +5,7 @@ import { inputIdOf } from "../../common/ids.ts";
 import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { InputRejection } from "../errors.ts";
-import { bytes32, LIMITS, shortText } from "./fields.ts";
+import { bytes32, fieldRecord, LIMITS, shortText } from "./fields.ts";
 
 export const params = z.object({
   schema_id: bytes32,
@@ -15,8 +15,7 @@ export const params = z.object({
     .string()
     .max(2 + 2 * LIMITS.encryptedData, `at most ${LIMITS.encryptedData} bytes`)
     .regex(/^0x(?:[0-9a-fA-F]{2})+$/, "expected non-empty 0x-prefixed hex bytes"),
-  bucket_values: z
-    .record(z.string().min(1).max(LIMITS.shortText), z.string().min(1).max(LIMITS.label))
+  bucket_values: fieldRecord(z.string().min(1).max(LIMITS.label))
     .refine((v) => Object.keys(v).length <= LIMITS.bucketFields, `at most ${LIMITS.bucketFields} fields`),
 });
 

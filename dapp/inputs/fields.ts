@@ -22,6 +22,22 @@ export const bytes32 = z
   .regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex id")
   .transform((v) => v.toLowerCase() as Hex);
 
+export const fieldName = z.string().min(1).max(LIMITS.shortText);
+
+/**
+ * A map keyed by bucket field names. zod drops a `__proto__` key without a word; the sender would
+ * think it set a field, so it is refused instead.
+ */
+export function fieldRecord<V extends z.ZodType>(value: V) {
+  return z
+    .unknown()
+    .refine((input) => typeof input !== "object" || input === null || !Object.hasOwn(input, "__proto__"), {
+      message: "__proto__ is not a field name",
+      path: ["__proto__"],
+    })
+    .pipe(z.record(fieldName, value));
+}
+
 export const bucketDefinition = z
   .strictObject({
     boundaries: z.array(z.number()).max(LIMITS.boundaries),
@@ -32,6 +48,5 @@ export const bucketDefinition = z
     if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
 
-export const bucketDefinitions = z
-  .record(z.string().min(1).max(LIMITS.shortText), bucketDefinition)
+export const bucketDefinitions = fieldRecord(bucketDefinition)
   .refine((defs) => Object.keys(defs).length <= LIMITS.bucketFields, `at most ${LIMITS.bucketFields} fields`);

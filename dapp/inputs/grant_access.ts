@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { addressSchema } from "../../common/address.ts";
+import { bytesToHex } from "../../common/hex.ts";
 import { inputIdOf } from "../../common/ids.ts";
-import { bufferToHex, hexToBuffer } from "../db/bytes.ts";
+import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { InputRejection } from "../errors.ts";
 import { bytes32 } from "./fields.ts";
@@ -27,7 +28,7 @@ export default defineInput({
     const requesterKey = hexToBuffer(p.requester);
     const standing = store.activeGrants(ownerKey, requesterKey, input.timestamp).find((g) => g.schemaId.equals(schemaKey));
     if (standing) {
-      throw new InputRejection("DUPLICATE", `an active grant for this owner, requester and schema already exists: ${bufferToHex(standing.grantId)}`);
+      throw new InputRejection("DUPLICATE", `an active grant for this owner, requester and schema already exists: ${bytesToHex(standing.grantId)}`);
     }
     const grantId = inputIdOf("grant_access", input.index);
     store.insertGrant({

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { addressSchema } from "../../common/address.ts";
-import { bufferToAddress, hexToBuffer } from "../db/bytes.ts";
+import { bytesToHex } from "../../common/hex.ts";
+import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { InputRejection } from "../errors.ts";
 import { bytes32 } from "./fields.ts";
@@ -18,7 +19,7 @@ export default defineInput({
     const grant = store.grantById(hexToBuffer(p.grant_id));
     // A revoked grant no longer exists for its owner: revoking it twice is "not found", not a no-op.
     if (!grant || grant.revokedAt !== null) throw new InputRejection("GRANT_NOT_FOUND", `grant not found: ${p.grant_id}`);
-    if (bufferToAddress(grant.owner) !== owner) {
+    if (bytesToHex(grant.owner) !== owner) {
       throw new InputRejection("NOT_OWNER", `grant ${p.grant_id} does not belong to ${owner}`);
     }
     store.revokeGrant(grant.inputIndex, input.timestamp);

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { addressSchema } from "../../common/address.ts";
+import { bytesToHex } from "../../common/hex.ts";
 import type { AccessCheck } from "../../common/wire.ts";
-import { bufferToHex, hexToBuffer } from "../db/bytes.ts";
+import { hexToBuffer } from "../db/bytes.ts";
 import { defineQuery } from "../define.ts";
 
 export default defineQuery({
@@ -11,8 +12,8 @@ export default defineQuery({
     // Without `at`, "now" is the rollup's own clock: the latest input's block time.
     const now = p.at ?? store.meta()?.latestTimestamp ?? 0;
     const grants = store.activeGrants(hexToBuffer(p.owner), hexToBuffer(p.requester), now).map((g) => ({
-      grant_id: bufferToHex(g.grantId),
-      schema_id: bufferToHex(g.schemaId),
+      grant_id: bytesToHex(g.grantId),
+      schema_id: bytesToHex(g.schemaId),
       expires_at: g.expiresAt,
     }));
     return { has_access: grants.length > 0, grants };

@@ -81,16 +81,19 @@ describe("restart", () => {
     const first = await runAll(dbPath);
     expect(first.outcomes.at(-1)?.status).toBe("reject");
 
-    // The node re-sends the tail of the run after a restart: nothing is applied twice. Only the last
-    // input's status is kept, so the older rejected one (index 29) is answered "accept".
+    // The node re-sends the tail of the run after a restart: nothing is applied twice. The last input
+    // (the dapp may have died before its /finish) gets its verdict and outputs again; older ones were
+    // finished long ago and only the latest status is kept, so the rejected index 29 is answered "accept".
     const tail = INPUTS.slice(-5);
     const again = await runAll(dbPath, tail, INPUTS.length - 5);
+    const last = first.outcomes.at(-1) as AdvanceOutcome;
+    expect(last.reports).toHaveLength(1);
     expect(again.outcomes.map((o) => [o.status, o.notices, o.reports])).toEqual([
       ["accept", [], []],
       ["accept", [], []],
       ["accept", [], []],
       ["accept", [], []],
-      ["reject", [], []],
+      ["reject", [], last.reports],
     ]);
     expect(again.digest).toBe(first.digest);
 
@@ -106,6 +109,12 @@ describe("restart", () => {
       jsonToHex({ event: "attestation:created", data: { claimId: inputIdOf("create_attestation", INPUTS.length), owner: ALICE, provider: "http" } }),
     ]);
     expect(await h.read("health")).toEqual({ status: "ok", database: "ok", processed_inputs: INPUTS.length + 1 });
+
+    // An accepted last input re-delivered gets its notices again, and the state stays as it was.
+    const before = databaseDigest(h.db.$client);
+    const redelivered = await h.server.advance({ sender: ATTESTOR, payload: "0x" as Hex, timestamp: T0 + 60, index: INPUTS.length });
+    expect(redelivered).toEqual({ ...next, index: INPUTS.length });
+    expect(databaseDigest(h.db.$client)).toBe(before);
     await h.close();
   });
 

@@ -10,7 +10,7 @@ import { SignJWT, UnsecuredJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_PRIVATE_KEY } from "../../api/config.ts";
 import { bearer, JSON_HEADERS, offlineApi, TEST_JWT_SECRET, tokenFor, USER_A, USER_B, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";
-import { bytes32Arb, fcOptions, figure } from "./support.ts";
+import { bytes32Arb, fcOptions, figure, scaledTimeout } from "./support.ts";
 
 let api: OfflineApi;
 let admin: Record<string, string>;
@@ -133,7 +133,7 @@ function replaced(value: unknown, path: string[], next: unknown): unknown {
 }
 
 describe("bodies", () => {
-  it("random JSON and random text on every write endpoint: a specified error, never a 500", async () => {
+  it("random JSON and random text on every write endpoint: a specified error, never a 500", { timeout: scaledTimeout(60_000) }, async () => {
     const body = fc.oneof(
       fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v)),
       fc.string({ maxLength: 200 }),
@@ -147,7 +147,7 @@ describe("bodies", () => {
     );
   });
 
-  it("a valid body with one member replaced by a random value: a specified error naming a field, never a 500", async () => {
+  it("a valid body with one member replaced by a random value: a specified error naming a field, never a 500", { timeout: scaledTimeout(60_000) }, async () => {
     const endpointAndPath = fc.constantFrom(...ENDPOINTS).chain((endpoint) =>
       fc.tuple(fc.constant(endpoint), fc.constantFrom(...paths(VALID_BODIES[endpoint]?.()).filter((p) => p.length > 0))),
     );
@@ -166,7 +166,7 @@ describe("bodies", () => {
     );
   });
 
-  it("deeply nested bodies are refused cleanly", async () => {
+  it("deeply nested bodies are refused cleanly", { timeout: scaledTimeout(60_000) }, async () => {
     for (const depth of [1_000, 10_000, 30_000]) {
       for (const path of ENDPOINTS) {
         const answer = await post(path, `${"[".repeat(depth)}${"]".repeat(depth)}`, headersFor(path));
@@ -177,7 +177,7 @@ describe("bodies", () => {
     }
   });
 
-  it("the body limit: 64 KiB passes to validation, one byte more (or 8 MiB, streamed or not) is INVALID_REQUEST", async () => {
+  it("the body limit: 64 KiB passes to validation, one byte more (or 8 MiB, streamed or not) is INVALID_REQUEST", { timeout: scaledTimeout(60_000) }, async () => {
     const limit = 64 * 1024;
     const exact = JSON.stringify(VALID_BODIES["/api/core/grant"]?.());
     const padded = exact + " ".repeat(limit - exact.length);
@@ -213,7 +213,7 @@ describe("bodies", () => {
 describe("headers", () => {
   const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 300 });
 
-  it("random Authorization values: 401 AUTH_MISSING or AUTH_INVALID, never a pass", async () => {
+  it("random Authorization values: 401 AUTH_MISSING or AUTH_INVALID, never a pass", { timeout: scaledTimeout(60_000) }, async () => {
     const authorization = fc.oneof(
       printable,
       printable.map((s) => `Bearer ${s}`),
@@ -231,7 +231,7 @@ describe("headers", () => {
     );
   });
 
-  it("random Content-Type values: refused unless JSON", async () => {
+  it("random Content-Type values: refused unless JSON", { timeout: scaledTimeout(60_000) }, async () => {
     await fc.assert(
       fc.asyncProperty(printable, async (contentType) => {
         const answer = await post("/api/core/grant", JSON.stringify(VALID_BODIES["/api/core/grant"]?.()), { ...user, "content-type": contentType });
@@ -243,7 +243,7 @@ describe("headers", () => {
     );
   });
 
-  it("unknown methods and paths: 404 NOT_FOUND in the error shape", async () => {
+  it("unknown methods and paths: 404 NOT_FOUND in the error shape", { timeout: scaledTimeout(60_000) }, async () => {
     const segment = fc.stringMatching(/^[A-Za-z0-9._~%-]{0,30}$/);
     await fc.assert(
       fc.asyncProperty(fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE"), fc.array(segment, { maxLength: 5 }), async (method, segments) => {
@@ -256,7 +256,7 @@ describe("headers", () => {
     );
   });
 
-  it("path parameters of every shape: INVALID_PARAMETER or a not-found, never a 500", async () => {
+  it("path parameters of every shape: INVALID_PARAMETER or a not-found, never a 500", { timeout: scaledTimeout(60_000) }, async () => {
     const raw = fc.oneof(fc.stringMatching(/^[A-Za-z0-9._~-]{0,80}$/), bytes32Arb, fc.string({ maxLength: 60 }).map(encodeURIComponent));
     await fc.assert(
       fc.asyncProperty(raw, fc.constantFrom("attestation", "attestations", "access", "schemas", "grant"), async (value, what) => {
@@ -284,7 +284,7 @@ describe("forged tokens", () => {
   const sign = (claims: Record<string, unknown>, key: Uint8Array = secret, alg = "HS256", header: Record<string, unknown> = {}) =>
     new SignJWT(claims).setProtectedHeader({ alg, typ: "JWT", ...header }).sign(key);
 
-  it("alg none, wrong secret, expired, not yet valid, other algorithms, tampered claims: 401 AUTH_INVALID", async () => {
+  it("alg none, wrong secret, expired, not yet valid, other algorithms, tampered claims: 401 AUTH_INVALID", { timeout: scaledTimeout(60_000) }, async () => {
     const user = (await tokenFor("user", USER_A)).split(".");
     const adminPayload = Buffer.from(JSON.stringify({ sub: USER_A.toLowerCase(), role: "admin", exp: now() + 3600 })).toString("base64url");
     const forged: [string, string][] = [
@@ -319,7 +319,7 @@ describe("forged tokens", () => {
     }
   });
 
-  it("a valid user token on admin calls: 403 AUTH_INSUFFICIENT", async () => {
+  it("a valid user token on admin calls: 403 AUTH_INSUFFICIENT", { timeout: scaledTimeout(60_000) }, async () => {
     for (const path of ["/api/core/provider-schema", "/api/core/encryption-key"]) {
       const answer = await post(path, JSON.stringify(VALID_BODIES[path]?.()), user);
       expect([answer.status, answer.body.error.code]).toEqual([403, "AUTH_INSUFFICIENT"]);
@@ -328,7 +328,7 @@ describe("forged tokens", () => {
 });
 
 describe("secrets", () => {
-  it("no answer carries the JWT secret, the wallet key, a token or a provider credential", async () => {
+  it("no answer carries the JWT secret, the wallet key, a token or a provider credential", { timeout: scaledTimeout(60_000) }, async () => {
     // A claim carrying a provider credential in a header value the api refuses (offline, it stops at the
     // schema look-up; the real-stack suite reaches the header check): no answer echoes it.
     const body = VALID_BODIES["/api/core/claim"]?.() as { params: { headers: Record<string, string> } };

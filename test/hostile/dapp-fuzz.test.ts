@@ -11,11 +11,11 @@ import type { Address, Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonToHex, utf8ToHex } from "../../common/hex.ts";
 import { inputIdOf, schemaIdOf } from "../../common/ids.ts";
-import { DAPP_ERROR_CODES, INPUT_KINDS } from "../../common/wire.ts";
+import { DAPP_ERROR_CODES, INPUT_KINDS, QUERY_TYPES } from "../../common/wire.ts";
 import { PUBLIC_KEY, SCHEMA, SCHEMA_2 } from "../dapp/fixtures.ts";
 import { ADMIN, ALICE, ATTESTOR, BOB, OPERATOR, startHarness, T0, type Harness } from "../dapp/harness.ts";
 import type { AdvanceOutcome } from "../dapp/rollup-server.ts";
-import { addressArb, bytes32Arb, directDapp, errorOf, fcOptions, figure, nested, stateDigest, type DirectDapp, type DirectOutcome } from "./support.ts";
+import { addressArb, bytes32Arb, directDapp, runs as runsDone, scaledTimeout, errorOf, fcOptions, figure, nested, stateDigest, type DirectDapp, type DirectOutcome } from "./support.ts";
 
 let d: DirectDapp;
 /** Every 8th rejected case, sent again through the HTTP loop at the end. */
@@ -160,7 +160,7 @@ afterAll(async () => {
 });
 
 describe("advance payloads that do not decode", () => {
-  it("bad hex (no 0x, odd length, non-hex digits, empty) is INVALID_PAYLOAD", async () => {
+  it("bad hex (no 0x, odd length, non-hex digits, empty) is INVALID_PAYLOAD", { timeout: scaledTimeout(60_000) }, async () => {
     const badHex = fc.oneof(
       fc.string({ maxLength: 200 }).filter((s) => !/^0x(?:[0-9a-fA-F]{2})*$/.test(s)),
       fc.stringMatching(/^0x[0-9a-f]{1,60}$/).filter((s) => s.length % 2 === 1),
@@ -178,7 +178,7 @@ describe("advance payloads that do not decode", () => {
     );
   });
 
-  it("bytes that are not UTF-8 are INVALID_PAYLOAD", async () => {
+  it("bytes that are not UTF-8 are INVALID_PAYLOAD", { timeout: scaledTimeout(60_000) }, async () => {
     // A lone continuation byte, an overlong form or a truncated sequence somewhere in otherwise good JSON.
     const invalid = fc.constantFrom([0x80], [0xc0, 0xaf], [0xe2, 0x82], [0xff], [0xed, 0xa0, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]);
     await fc.assert(
@@ -192,7 +192,7 @@ describe("advance payloads that do not decode", () => {
     );
   });
 
-  it("text that is not JSON, and truncated JSON of valid inputs, is INVALID_PAYLOAD", async () => {
+  it("text that is not JSON, and truncated JSON of valid inputs, is INVALID_PAYLOAD", { timeout: scaledTimeout(60_000) }, async () => {
     const notJson = fc.string({ maxLength: 120 }).filter((s) => {
       try {
         JSON.parse(s);
@@ -217,7 +217,7 @@ describe("advance payloads that do not decode", () => {
     );
   });
 
-  it("JSON that is not a {type, params} envelope is INVALID_PAYLOAD", async () => {
+  it("JSON that is not a {type, params} envelope is INVALID_PAYLOAD", { timeout: scaledTimeout(60_000) }, async () => {
     const notEnvelope = fc.oneof(
       fc.jsonValue({ maxDepth: 3 }).filter((v) => typeof v !== "object" || v === null || Array.isArray(v)),
       fc.record({ type: scalarOrContainer.filter((t) => typeof t !== "string"), params: fc.object({ maxDepth: 1 }) }),
@@ -238,7 +238,7 @@ describe("advance payloads that do not decode", () => {
     );
   });
 
-  it("deeply nested JSON (up to 100,000 levels) is rejected, never an internal error", async () => {
+  it("deeply nested JSON (up to 100,000 levels) is rejected, never an internal error", { timeout: scaledTimeout(60_000) }, async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 100, max: 100_000 }),
@@ -254,16 +254,11 @@ describe("advance payloads that do not decode", () => {
             text = `{"type":"${kind}","params":${nested(depth)}}`;
             code = "INVALID_PAYLOAD";
           } else {
-            const params = JSON.stringify({ ...VALID[kind](), deep: "__DEEP__" });
-            const target = where === "field" ? `"deep":"__DEEP__"` : `"deep":"__DEEP__"`;
-            const value = where === "field" ? nested(depth) : `{"a":${nested(depth, "{}")}}`;
+            // A real field of the kind gets the nested value, so the kind's own schema meets it.
             const [firstField] = Object.keys(VALID[kind]());
-            // Replace a real field with the nested value, so the kind's schema meets it.
-            const replaced = params.replace(target, `"deep":0`).replace(
-              new RegExp(`"${firstField ?? "x"}":("[^"]*"|[^,}]*)`),
-              `"${firstField ?? "x"}":${value}`,
-            );
-            text = `{"type":"${kind}","params":${replaced}}`;
+            const params = JSON.stringify({ ...VALID[kind](), [firstField ?? "x"]: "__DEEP__" });
+            const value = where === "field" ? nested(depth) : `{"a":${nested(depth, "{}")}}`;
+            text = `{"type":"${kind}","params":${params.replace('"__DEEP__"', value)}}`;
             code = "INVALID_PARAMS";
           }
           const outcome = await send(utf8ToHex(text), SENDER[kind]);
@@ -276,7 +271,7 @@ describe("advance payloads that do not decode", () => {
 });
 
 describe("advance payloads that decode but must not apply", () => {
-  it("unknown kinds, prototype names included, are UNKNOWN_KIND", async () => {
+  it("unknown kinds, prototype names included, are UNKNOWN_KIND", { timeout: scaledTimeout(60_000) }, async () => {
     const unknownKind = fc.oneof(
       fc.string({ maxLength: 40 }).filter((s) => !(INPUT_KINDS as readonly string[]).includes(s)),
       fc.constantFrom("__proto__", "constructor", "toString", "hasOwnProperty", "valueOf", "REGISTER_SCHEMA", "register_schema ", "set-role"),
@@ -290,7 +285,7 @@ describe("advance payloads that decode but must not apply", () => {
     );
   });
 
-  it("a field of the wrong type or shape is INVALID_PARAMS", async () => {
+  it("a field of the wrong type or shape is INVALID_PARAMS", { timeout: scaledTimeout(60_000) }, async () => {
     const field = fc.constantFrom(...FIELDS);
     await fc.assert(
       fc.asyncProperty(
@@ -305,7 +300,7 @@ describe("advance payloads that decode but must not apply", () => {
     );
   });
 
-  it("a missing required field is INVALID_PARAMS naming it", async () => {
+  it("a missing required field is INVALID_PARAMS naming it", { timeout: scaledTimeout(60_000) }, async () => {
     const required = FIELDS.filter((f) => !["name", "description", "owner"].includes(f.field));
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...required), async (f) => {
@@ -319,20 +314,25 @@ describe("advance payloads that decode but must not apply", () => {
     );
   });
 
-  it("huge strings (past each field's limit, up to 256 KiB) are INVALID_PARAMS", async () => {
+  it("huge strings (past each field's limit, up to 256 KiB) are INVALID_PARAMS", { timeout: scaledTimeout(60_000) }, async () => {
     const bounded = FIELDS.filter((f) => f.type === "string");
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...bounded), fc.integer({ min: 4097, max: 256 * 1024 }), fc.boolean(), async (f, length, hexLike) => {
+      fc.asyncProperty(
+        // Past the field's own limit (4 KiB for those without one: they have a pattern no long string matches).
+        fc.constantFrom(...bounded).chain((f) => fc.tuple(fc.constant(f), fc.integer({ min: Math.max(f.max ?? 4096, 4096) + 2, max: 256 * 1024 }))),
+        fc.boolean(),
+        async ([f, length], hexLike) => {
         const value = hexLike ? `0x${"ab".repeat(Math.ceil(length / 2))}` : "x".repeat(length);
         const params = { ...VALID[f.kind](), [f.field]: value };
         const outcome = await send(jsonToHex({ type: f.kind, params }), SENDER[f.kind]);
         expectRejected(outcome, "INVALID_PARAMS");
-      }),
+        },
+      ),
       fcOptions(60),
     );
   });
 
-  it("forged senders: admin and attestor kinds are UNAUTHORIZED_SENDER, another owner's grant NOT_OWNER", async () => {
+  it("forged senders: admin and attestor kinds are UNAUTHORIZED_SENDER, another owner's grant NOT_OWNER", { timeout: scaledTimeout(60_000) }, async () => {
     const attempt = fc.constantFrom(
       "register_schema",
       "register_encryption_key",
@@ -372,7 +372,7 @@ describe("advance payloads that decode but must not apply", () => {
     );
   });
 
-  it("references to things that do not exist are SCHEMA_NOT_FOUND or GRANT_NOT_FOUND", async () => {
+  it("references to things that do not exist are SCHEMA_NOT_FOUND or GRANT_NOT_FOUND", { timeout: scaledTimeout(60_000) }, async () => {
     await fc.assert(
       fc.asyncProperty(bytes32Arb, fc.constantFrom("create_attestation", "grant_access", "revoke_grant"), async (id, kind) => {
         if (kind === "revoke_grant") {
@@ -387,8 +387,46 @@ describe("advance payloads that decode but must not apply", () => {
   });
 });
 
+describe("inspect queries (volume; the devnode's HTTP path is in stack-hostile)", () => {
+  it("any payload: one report, or a rejection with a specified message; never a state change", async () => {
+    const before = stateDigest(d.db.$client);
+    const PREFIXES = ["invalid query: ", "unknown query type: ", "missing required parameter: ", "schema not found: ", "attestation not found: "];
+    const params = fc.dictionary(
+      fc.constantFrom("schema_id", "owner", "requester", "attestation_id", "limit", "offset", "at", "include_description"),
+      fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constantFrom(s1, ALICE, -1, 0, 1000, 1001, 2 ** 53, "0x")),
+      { maxKeys: 4 },
+    );
+    const payload = fc.oneof(
+      fc.record({ type: fc.constantFrom(...QUERY_TYPES), params }).map((q) => jsonToHex(q)),
+      fc.string({ maxLength: 100 }).map((t) => utf8ToHex(t)),
+      fc.string({ maxLength: 100 }).map((t) => utf8ToHex(encodeURIComponent(t))),
+      fc.uint8Array({ maxLength: 64 }).map((b) => `0x${Buffer.from(b).toString("hex")}` as Hex),
+      fc.string({ maxLength: 20 }).map((t) => t as Hex),
+    );
+    let rejected = 0;
+    await fc.assert(
+      fc.asyncProperty(payload, async (p) => {
+        const answer = await d.inspect(p);
+        if (answer.exception === null) {
+          expect(answer.reports).toHaveLength(1);
+        } else {
+          rejected++;
+          expect(answer.reports).toEqual([]);
+          const message = Buffer.from(answer.exception.slice(2), "hex").toString("utf8");
+          expect(PREFIXES.some((prefix) => message.startsWith(prefix))).toBe(true);
+          expect(message.length).toBeLessThan(2048);
+        }
+      }),
+      fcOptions(1500),
+    );
+    expect(rejected).toBeGreaterThan(0);
+    expect(stateDigest(d.db.$client)).toBe(before);
+    counts.set("inspect", runsDone(1500));
+  });
+});
+
 describe("random mutations of valid inputs", () => {
-  it("never fail internally; a rejection changes nothing; an acceptance is a valid input", async () => {
+  it("never fail internally; a rejection changes nothing; an acceptance is a valid input", { timeout: scaledTimeout(60_000) }, async () => {
     const mutation = fc.oneof(
       fc.record({ op: fc.constant("flip"), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
       fc.record({ op: fc.constant("delete"), at: fc.nat(), n: fc.integer({ min: 1, max: 8 }) }),
@@ -432,7 +470,7 @@ describe("random mutations of valid inputs", () => {
     );
   });
 
-  it("the dispatcher still serves: health counts every input, and a valid input is accepted", async () => {
+  it("the dispatcher still serves: health counts every input, and a valid input is accepted", { timeout: scaledTimeout(60_000) }, async () => {
     const health = await d.inspect(jsonToHex({ type: "health", params: {} }));
     expect(health.exception).toBeNull();
     expect(JSON.parse(Buffer.from((health.reports[0] ?? "0x").slice(2), "hex").toString("utf8"))).toEqual({
@@ -451,7 +489,7 @@ describe("the same hostile inputs through the real HTTP loop (@deroll/app agains
     await h?.close();
   });
 
-  it("gives the same rejection codes, leaves the digest unchanged and keeps the loop up", async () => {
+  it("gives the same rejection codes, leaves the digest unchanged and keeps the loop up", { timeout: scaledTimeout(60_000) }, async () => {
     h = await startHarness();
     for (const [type, params, sender] of setup) expect((await h.input(type, params, { sender })).status).toBe("accept");
     const reference = stateDigest(h.db.$client);

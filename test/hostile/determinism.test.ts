@@ -15,7 +15,7 @@ import { startHarness, T0 } from "../dapp/harness.ts";
 import type { AdvanceOutcome } from "../dapp/rollup-server.ts";
 import { PROJECT_ROOT } from "../support/stack.ts";
 import { HARDHAT_ADDRESSES, mixedLog, prng, type LogStep } from "./mixed-log.ts";
-import { directDapp, errorOf, figure, runs } from "./support.ts";
+import { directDapp, errorOf, figure, runs, scaledTimeout } from "./support.ts";
 
 const dir = mkdtempSync(path.join(tmpdir(), "hostile-replay-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -78,7 +78,7 @@ async function runReplay(log: Recorded[], dbPath: string): Promise<RunResult> {
 }
 
 describe("replay of a recorded input log", () => {
-  it(`gives the live run's outputs and table digest, twice (${COUNT} mixed inputs)`, { timeout: 300_000 }, async () => {
+  it(`gives the live run's outputs and table digest, twice (${COUNT} mixed inputs)`, { timeout: scaledTimeout(300_000) }, async () => {
     const started = Date.now();
     const log = record(mixedLog(COUNT, SEED), SEED);
     // The recorded log, as an operator would keep it (one JSON line per input).

@@ -213,3 +213,8 @@ export async function cleanReplay(inputs: readonly RecordedInput[], admins: read
     dapp.close();
   }
 }
+
+/** A per-test timeout that grows with the soak's scale (vitest's default is 60 s). */
+export function scaledTimeout(baseMs: number): number {
+  return Math.round(baseMs * SCALE);
+}

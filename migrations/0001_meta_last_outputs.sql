@@ -1,0 +1,1 @@
+ALTER TABLE `meta` ADD `last_outputs` text DEFAULT '[]' NOT NULL;

@@ -1,0 +1,60 @@
+/**
+ * The dispatcher's failure paths, driven directly (real code, real migrations, real SQLite) with
+ * outputs that record or fail: faults that the HTTP loop cannot produce on demand.
+ */
+import type { Hex } from "viem";
+import { describe, expect, it } from "vitest";
+import { hexToUtf8, jsonToHex } from "../../common/hex.ts";
+import { openDatabase } from "../../dapp/db/open.ts";
+import { createDispatcher, type RollupOutputs } from "../../dapp/dispatch.ts";
+import { SCHEMA } from "./fixtures.ts";
+import { ADMIN, T0 } from "./harness.ts";
+
+function setup(outputs: Partial<RollupOutputs> = {}) {
+  const sent: { kind: "notice" | "report" | "exception"; payload: Hex }[] = [];
+  const lines: string[] = [];
+  const record = (kind: "notice" | "report" | "exception") => async (payload: Hex) => void sent.push({ kind, payload });
+  const db = openDatabase({ path: ":memory:" });
+  const dispatcher = createDispatcher({
+    db,
+    admins: [ADMIN],
+    outputs: { notice: record("notice"), report: record("report"), exception: record("exception"), ...outputs },
+    log: (line) => lines.push(line),
+  });
+  let index = 0;
+  const advance = (type: string, params: unknown) =>
+    dispatcher.advance({
+      metadata: { msg_sender: ADMIN, input_index: index, block_number: index, timestamp: T0 + index++ },
+      payload: jsonToHex({ type, params }),
+    });
+  return { db, dispatcher, sent, lines, advance };
+}
+
+describe("dispatcher faults", () => {
+  it("keeps an accepted input accepted when its notice cannot be delivered", async () => {
+    const { advance, lines, dispatcher } = setup({ notice: () => Promise.reject(new Error("connection reset")) });
+    expect(await advance("register_schema", SCHEMA)).toBe("accept");
+    expect(lines).toEqual(["could not send a notice: connection reset", "input 0 register_schema: accept"]);
+    expect(dispatcher.store.meta()).toMatchObject({ lastInputIndex: 0, lastStatus: "accept", processedInputs: 1 });
+  });
+
+  it("reports a query that fails unexpectedly through /exception", async () => {
+    const { db, dispatcher, sent } = setup();
+    db.$client.exec("drop table attestations");
+    await dispatcher.inspect({ payload: jsonToHex({ type: "attestation", params: { attestation_id: `0x${"11".repeat(32)}` } }) });
+    expect(sent.map((s) => [s.kind, hexToUtf8(s.payload)])).toEqual([["exception", "internal error: no such table: attestations"]]);
+  });
+
+  it("answers health with database: error when SQLite cannot be read", async () => {
+    const { db, dispatcher, sent } = setup();
+    db.$client.close();
+    await dispatcher.inspect({ payload: jsonToHex({ type: "health", params: {} }) });
+    expect(sent).toEqual([{ kind: "report", payload: jsonToHex({ status: "degraded", database: "error", processed_inputs: 0 }) }]);
+  });
+
+  it("logs one line per input and never the sender's raw type", async () => {
+    const { advance, lines } = setup();
+    expect(await advance("x\ny".repeat(3), {})).toBe("reject");
+    expect(lines).toEqual(["input 0 -: reject UNKNOWN_KIND"]);
+  });
+});
