@@ -5,15 +5,31 @@
  * dist/, which other tools may be using.
  */
 import { build } from "esbuild";
-import { cpSync, mkdirSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { NATIVE_EXTERNALS } from "../scripts/build.ts";
 
 export interface DappBundle {
-  /** `node <main>` runs the dapp. */
   main: string;
+  /** The node flags the image runs the dapp with (Dockerfile.cartesi's NODE_OPTIONS). */
+  nodeFlags: string[];
+  /** `[node, ...nodeFlags, main]`: the dapp as the machine starts it. */
+  command: string[];
   dir: string;
   remove(): void;
+}
+
+/**
+ * The NODE_OPTIONS the image sets for the dapp (the last `ENV NODE_OPTIONS=` of Dockerfile.cartesi, the
+ * runtime stage's), as separate flags. Read from the Dockerfile so the bench measures the dapp exactly
+ * as the machine runs it, memory included, with one place to change.
+ */
+export function imageNodeFlags(root: string): string[] {
+  const text = readFileSync(join(root, "Dockerfile.cartesi"), "utf8");
+  const matches = [...text.matchAll(/^ENV\s+NODE_OPTIONS=(?:"([^"]*)"|(\S+))\s*$/gm)];
+  const last = matches[matches.length - 1];
+  const value = last?.[1] ?? last?.[2] ?? "";
+  return value.split(/\s+/).filter((flag) => flag.length > 0);
 }
 
 export async function buildDappBundle(root: string, dir: string): Promise<DappBundle> {
@@ -36,5 +52,6 @@ export async function buildDappBundle(root: string, dir: string): Promise<DappBu
     logLevel: "warning",
   });
   cpSync(join(root, "migrations"), join(dir, "migrations"), { recursive: true });
-  return { main, dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const nodeFlags = imageNodeFlags(root);
+  return { main, nodeFlags, command: [process.execPath, ...nodeFlags, main], dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

@@ -160,7 +160,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   };
   process.once("exit", removeWork);
   const bundle = await buildDappBundle(root, bundleDir);
-  log(`dapp bundle ${bundle.main}; work dir ${work}`);
+  log(`dapp: ${bundle.command.slice(1).join(" ")}; work dir ${work}`);
   const echo = spawnChild({
     name: "echo",
     file: process.execPath,
@@ -238,7 +238,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       for (const stored of sizes) {
         const rigDir = join(work, `rig-${stored}`);
         mkdirSync(rigDir, { recursive: true });
-        rigs.set(stored, await startDirectRig({ root, workDir: rigDir, dbPath: (stores.get(stored) as SeedResult).path, dappMain: bundle.main }));
+        rigs.set(
+          stored,
+          await startDirectRig({ root, workDir: rigDir, dbPath: (stores.get(stored) as SeedResult).path, dappMain: bundle.main, nodeFlags: bundle.nodeFlags }),
+        );
       }
       const results = await runInterleaved(
         sizes.map((stored) => {
@@ -325,7 +328,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     stack = await startStack({
       api: true,
       dataDir: join(work, "stack"),
-      dappCommand: [process.execPath, bundle.main],
+      dappCommand: bundle.command,
       env: { RATE_LIMITS: "off", PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET },
       readyTimeoutMs: 120_000,
     });
@@ -511,6 +514,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       `Stores seeded: ${SEEDED_HOW}.`,
       "inspect: GET /inspect/<percent-encoded JSON> on the devnode of the whole stack (chain, devnode, dapp bundle, api), " +
         `${profile.inspectStore.toLocaleString("en-US")} attestations stored; attestation ids and owners (~10 attestations each) rotate through 1,000 and 256 samples.`,
+      `The dapp runs as the image runs it: node ${[...bundle.nodeFlags, "dapp/main.js"].join(" ")} (a bundle built like npm run build; flags from Dockerfile.cartesi's NODE_OPTIONS).`,
       "scale, straight advance and memory: bench/direct-node.ts (the devnode's model, rollup server, query server and record, fed over IPC instead of by the chain) with the dapp bundle.",
       "HTTP client: bench/wire-client.ts (lean keep-alive HTTP/1.1, one connection per concurrent worker) unless a row says node:http; " +
         "every floor is measured with the same client as its figure.",

@@ -4,15 +4,12 @@
  * WebSocket helper for the event channel.
  */
 import WebSocket from "ws";
+import type { BucketDefinition } from "../common/buckets.ts";
+import type { HealthStatus, InputParams } from "../common/wire.ts";
 
+export type { BucketDefinition, HealthStatus };
 export type Hex = `0x${string}`;
 export type Address = `0x${string}`;
-export type HealthStatus = "ok" | "degraded" | "down";
-
-export interface BucketDefinition {
-  boundaries: number[];
-  labels: string[];
-}
 
 export interface Healthcheck {
   status: string;
@@ -38,16 +35,8 @@ export interface SchemaListItem {
 export interface Schema extends SchemaListItem {
   bucket_definitions: Record<string, BucketDefinition>;
 }
-export interface SchemaRegistration {
-  provider: string;
-  flowType: string;
-  domain: string;
-  bucketDefinitions: Record<string, BucketDefinition>;
-  dataKeys: string[];
-  freshnessHalfLife: number;
-  name?: string;
-  description?: string;
-}
+/** The body of POST /api/core/provider-schema: the same fields as the dapp's `register_schema` input. */
+export type SchemaRegistration = InputParams["register_schema"];
 export interface ClaimRequest {
   provider: "http";
   params: { url: string; method: string; headers: Record<string, string> };

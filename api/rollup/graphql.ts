@@ -56,14 +56,14 @@ export class GraphqlReader {
     private readonly timeoutMs = 5_000,
   ) {}
 
-  private async request<T>(query: string, variables: Record<string, unknown>): Promise<T> {
+  private async request<T>(query: string, variables: Record<string, unknown>, timeoutMs = this.timeoutMs): Promise<T> {
     let body: GraphqlResponse<T>;
     try {
       const response = await fetch(this.url, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },
         body: JSON.stringify({ query, variables }),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       body = (await response.json()) as GraphqlResponse<T>;
     } catch (error) {
@@ -76,12 +76,14 @@ export class GraphqlReader {
     return body.data;
   }
 
-  async inputVerdict(index: number): Promise<InputVerdict> {
+  /** `maxMs` shortens this one request's timeout (a caller with a deadline of its own passes what is left). */
+  async inputVerdict(index: number, maxMs: number = this.timeoutMs): Promise<InputVerdict> {
     const data = await this.request<{
       input: { status: CompletionStatus; reports: { edges: { node: { payload: Hex } }[] } } | null;
     }>(
       `query Verdict($index: Int!) { input(index: $index) { status reports { edges { node { payload } } } } }`,
       { index },
+      Math.max(1, Math.min(this.timeoutMs, maxMs)),
     );
     if (data.input === null) throw new GraphqlQueryError("input not found");
     return { status: data.input.status, reports: data.input.reports.edges.map((e) => e.node.payload) };

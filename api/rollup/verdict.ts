@@ -24,7 +24,8 @@ export async function awaitVerdict(graphql: GraphqlReader, inputIndex: number, o
   for (;;) {
     let verdict: InputVerdict | undefined;
     try {
-      verdict = await graphql.inputVerdict(inputIndex);
+      // Bounded by what is left of the deadline: a hung node must not stretch the wait past timeoutMs.
+      verdict = await graphql.inputVerdict(inputIndex, deadline - Date.now());
     } catch (error) {
       // The node may not have read the input from the chain yet ("not found"): keep polling.
       if (!(error instanceof GraphqlQueryError || error instanceof GraphqlUnavailableError)) throw error;

@@ -95,7 +95,8 @@ describe("SIGKILL of the dapp, the devnode and the api in a stream of inputs", (
     const writers = Promise.all([writer(), writer(), writer()]);
 
     const events: string[] = [];
-    const restarts: Promise<void>[] = [];
+    /** A piece's restart still in progress: the next kill of that piece waits for it. */
+    const restarting = new Map<PieceName, Promise<void>>();
     for (const [i, step] of log.entries()) {
       if (i < 3) continue;
       await stack.client.addInput(step.payload, step.sender);
@@ -103,17 +104,21 @@ describe("SIGKILL of the dapp, the devnode and the api in a stream of inputs", (
       await sleep(Math.floor(random() * 60));
       for (const kill of kills) {
         if (kill.at === i) {
+          await restarting.get(kill.piece);
           // A few milliseconds after an input was mined: the dapp is likely in the middle of it.
           await sleep(Math.floor(random() * 30));
           await stack.kill(kill.piece, "SIGKILL");
           events.push(`killed ${kill.piece} after input ${i + 1}`);
         }
         if (kill.at + kill.downFor === i) {
-          restarts.push(stack.start(kill.piece).then(() => void events.push(`restarted ${kill.piece} after input ${i + 1}`)));
+          const restart = stack.start(kill.piece).then(() => void events.push(`restarted ${kill.piece} after input ${i + 1}`));
+          // Awaited below or by the next kill; kept from being an unhandled rejection meanwhile.
+          restart.catch(() => undefined);
+          restarting.set(kill.piece, restart);
         }
       }
     }
-    await Promise.all(restarts);
+    await Promise.all(restarting.values());
     streaming = false;
     await writers;
 
@@ -160,7 +165,8 @@ describe("SIGKILL of the dapp, the devnode and the api in a stream of inputs", (
 
     const notices = { recorded: inputs.reduce((n, i) => n + i.notices.length, 0), replayed: replay.outcomes.reduce((n, o) => n + o.notices.length, 0) };
     figure(
-      `crash/restart: ${total} inputs (${verdicts.filter((v) => v === "ACCEPTED").length} accepted), ${events.join(", ")}; ` +
+      `crash/restart: ${total} inputs (${verdicts.filter((v) => v === "ACCEPTED").length} accepted), ` +
+        `${events.length <= 6 ? events.join(", ") : `${events.filter((e) => e.startsWith("killed")).length} SIGKILLs and restarts of dapp, devnode and api`}; ` +
         `api writes ${successes.length} ok / ${failures.length} failed (${[...new Set(failures.map((f) => f.what))].join(", ") || "none"}); ` +
         `${notices.recorded} notices = clean replay's; digest = clean replay; ${((Date.now() - started) / 1000).toFixed(1)} s`,
     );

@@ -34,7 +34,7 @@ const FAR = T0 + 100_000_000;
 const PRIVILEGED = new Set<string>([ADMIN, ATTESTOR, OPERATOR]);
 const forgedArb = addressArb.filter((a) => !PRIVILEGED.has(a));
 
-/** A valid params object per kind, each acceptable from the sender `senderOf` names. */
+/** A valid params object per kind, each acceptable from the sender `SENDER` names. */
 const VALID: { [K in (typeof INPUT_KINDS)[number]]: () => Record<string, unknown> } = {
   register_schema: () => ({ ...SCHEMA, domain: "fuzz.example" }),
   register_encryption_key: () => ({ publicKey: Buffer.alloc(32, 7).toString("base64"), algorithm: "nacl-box" }),
@@ -388,7 +388,7 @@ describe("advance payloads that decode but must not apply", () => {
 });
 
 describe("inspect queries (volume; the devnode's HTTP path is in stack-hostile)", () => {
-  it("any payload: one report, or a rejection with a specified message; never a state change", async () => {
+  it("any payload: one report, or a rejection with a specified message; never a state change", { timeout: scaledTimeout(60_000) }, async () => {
     const before = stateDigest(d.db.$client);
     const PREFIXES = ["invalid query: ", "unknown query type: ", "missing required parameter: ", "schema not found: ", "attestation not found: "];
     const params = fc.dictionary(

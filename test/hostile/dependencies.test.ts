@@ -19,7 +19,9 @@ const PROVIDER_TIMEOUT_MS = 10_000;
 const READ_TIMEOUT_MS = 10_000;
 const RPC_TIMEOUT_MS = 10_000;
 const PROBE_TIMEOUT_MS = 2_000;
-const VERDICT_TIMEOUT_MS = 8_000;
+/** Above a dapp restart (a few seconds), and not a multiple of the 5 s GraphQL poll timeout: a poll that
+ * hangs must not stretch a write past it (api/rollup/verdict.ts bounds each poll by what is left). */
+const VERDICT_TIMEOUT_MS = 11_000;
 /** Scheduling slack on a loaded 2-core machine, added to each bound. */
 const SLACK_MS = 3_000;
 

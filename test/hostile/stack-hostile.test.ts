@@ -177,14 +177,11 @@ describe("inspect queries through the devnode's HTTP interface", () => {
 
   it("oversized queries: a path past the header limit is 431, a body past 4 MiB is 413, a 1 MiB query is Rejected; the node keeps serving", async () => {
     const before = fileStateDigest(dbPath, true);
-    const longPath = await rawRequest(stack.ports.node, "GET", `/inspect/${"%7B".repeat(40_000)}`);
-    expect(longPath.status).toBe(431);
-    const hugeBody = await rawRequest(stack.ports.node, "POST", "/inspect", Buffer.alloc(5 * 1024 * 1024, 0x20)).catch((error: unknown) => ({
-      status: -1,
-      text: String(error),
-      ms: 0,
-    }));
-    // The node answers 413 and closes; a client still writing may see the reset instead.
+    // The node answers 431 / 413 and closes; a client still writing its request may see the reset instead.
+    const refused = (error: unknown) => ({ status: -1, text: String(error), ms: 0 });
+    const longPath = await rawRequest(stack.ports.node, "GET", `/inspect/${"%7B".repeat(40_000)}`).catch(refused);
+    expect([431, -1]).toContain(longPath.status);
+    const hugeBody = await rawRequest(stack.ports.node, "POST", "/inspect", Buffer.alloc(5 * 1024 * 1024, 0x20)).catch(refused);
     expect([413, -1]).toContain(hugeBody.status);
     const big = await rawRequest(stack.ports.node, "POST", "/inspect", JSON.stringify({ type: "health", params: { pad: "x".repeat(1024 * 1024) } }));
     expect(big.status).toBe(200);
