@@ -82,6 +82,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       const submitted = await submitter.submit(kind, params);
       await awaitVerdict(graphql, submitted.inputIndex, {
         timeoutMs: config.verdictTimeoutMs,
+        txHash: submitted.txHash,
         ...(context.schemaId === undefined ? {} : { schemaId: context.schemaId }),
       });
       return submitted;

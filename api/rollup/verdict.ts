@@ -13,6 +13,8 @@ export interface VerdictOptions {
   intervalMs?: number;
   /** What a dapp SCHEMA_NOT_FOUND refers to, for the details. */
   schemaId?: string;
+  /** The transaction that carried the input: named when the wait times out, so a client can follow it up. */
+  txHash?: string;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -36,6 +38,9 @@ export async function awaitVerdict(graphql: GraphqlReader, inputIndex: number, o
       throw new ApiError("ROLLUP_UNAVAILABLE", `The rollup did not process input ${inputIndex} in time`, {
         url: graphql.url,
         error: `no verdict after ${options.timeoutMs} ms (${lastProblem})`,
+        // The input is on chain and may still be processed: say which one, so the write is never a mystery.
+        input_index: inputIndex,
+        ...(options.txHash === undefined ? {} : { tx_hash: options.txHash }),
       });
     }
     await sleep(interval);

@@ -172,6 +172,8 @@ describe("the devnode", () => {
     expect(health.ms).toBeLessThan(PROBE_TIMEOUT_MS + SLACK_MS);
     // The transaction went out; only the verdict is missing: the client is told the rollup did not answer.
     expectFailed(write, 503, "ROLLUP_UNAVAILABLE", VERDICT_TIMEOUT_MS, "write, devnode hung");
+    // The answer names the transaction and input it is still waiting on, so the client can follow it up.
+    expect(write.error?.details).toMatchObject({ input_index: expect.any(Number), tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
 
     await stack.kill("devnode", "SIGCONT");
     const recovered = await eventually(() => anon.schema(schemaId), 30_000);
