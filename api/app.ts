@@ -12,6 +12,7 @@ import { RateLimitedError, type ClientAddressOf } from "./rate-limit.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { attestationRoutes } from "./routes/attestations.ts";
 import { authRoutes } from "./routes/auth.ts";
+import { attestationDataRoutes } from "./routes/data.ts";
 import { grantRoutes } from "./routes/grants.ts";
 import { healthcheckRoutes, healthRoutes } from "./routes/health.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
@@ -59,6 +60,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
   app.route("/api/core", schemaRoutes(services, clientOf));
   app.route("/api/core", adminRoutes(services, clientOf));
   app.route("/api/core", attestationRoutes(services, clientOf));
+  app.route("/api/core", attestationDataRoutes(services, clientOf));
   app.route("/api/core", grantRoutes(services, clientOf));
   app.route("/api/core", authRoutes(services, clientOf));
   const document = openApiDocument(services.version);

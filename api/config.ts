@@ -17,6 +17,15 @@ const flag = z
   .enum(["on", "off", "true", "false", "1", "0", "yes", "no"])
   .transform((v) => v === "on" || v === "true" || v === "1" || v === "yes");
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address");
+const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const SECRET_KEY_SHAPE = "expected base64 of a 32-byte NaCl box secret key";
+// The messages are fixed text: a bad secret must never be echoed into a log or an error.
+const boxSecretKey = z
+  .string()
+  .trim()
+  .regex(BASE64_RE, SECRET_KEY_SHAPE)
+  .transform((v) => new Uint8Array(Buffer.from(v, "base64")))
+  .refine((key) => key.length === 32, SECRET_KEY_SHAPE);
 
 const envSchema = z.object({
   API_PORT: port.default(8001),
@@ -46,6 +55,7 @@ const envSchema = z.object({
   TRUST_PROXY: flag.default(false),
   VERDICT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   NOTICE_POLL_MS: z.coerce.number().int().min(10).default(150),
+  ENCRYPTION_SECRET_KEY: boxSecretKey.optional(),
 });
 
 export interface ApiConfig {
@@ -65,6 +75,11 @@ export interface ApiConfig {
   trustProxy: boolean;
   verdictTimeoutMs: number;
   noticePollMs: number;
+  /**
+   * Secret key of the registered encryption key (extension): when set, GET /attestation/:claimId/data
+   * also answers the opened plaintext. Unset, the api never holds a key that opens attestations.
+   */
+  encryptionSecretKey?: Uint8Array;
 }
 
 export class ConfigError extends Error {
@@ -109,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     trustProxy: e.TRUST_PROXY,
     verdictTimeoutMs: e.VERDICT_TIMEOUT_MS,
     noticePollMs: e.NOTICE_POLL_MS,
+    ...(e.ENCRYPTION_SECRET_KEY === undefined ? {} : { encryptionSecretKey: e.ENCRYPTION_SECRET_KEY }),
   };
 }
 

@@ -224,6 +224,28 @@ export function openApiDocument(version: string): Json {
           errors: ["ATTESTATION_NOT_FOUND", "ROLLUP_UNAVAILABLE"],
         }),
       },
+      "/api/core/attestation/{claimId}/data": {
+        get: operation({
+          summary:
+            "Extension beyond the specification: an attestation's sealed data, for its owner or a requester holding a live grant for its schema (the token's sub is the requester); data is the opened JSON only when the api holds ENCRYPTION_SECRET_KEY",
+          group: "attestations",
+          auth: "user",
+          params: [{ name: "claimId", schema: str(), description: "claim id (= attestation_id)" }],
+          response: envelope(
+            obj(
+              {
+                claimId: id32,
+                schemaId: id32,
+                owner: address,
+                encrypted_data: str("0x hex: ephemeral public key (32) | nonce (24) | nacl.box ciphertext"),
+                data: { type: "object", description: "the opened plaintext; present only when ENCRYPTION_SECRET_KEY is configured" },
+              },
+              ["claimId", "schemaId", "owner", "encrypted_data"],
+            ),
+          ),
+          errors: ["ATTESTATION_NOT_FOUND", "NO_GRANT_FOUND", "GRANT_EXPIRED", "DECRYPTION_FAILED", "ROLLUP_UNAVAILABLE"],
+        }),
+      },
       "/api/core/attestations/{address}": {
         get: operation({
           summary: "Attestations of an owner, in creation order",

@@ -56,6 +56,16 @@ export interface Attestation {
   owner: Address;
 }
 export type AttestationListItem = Omit<Attestation, "owner">;
+/** GET /api/core/attestation/:claimId/data (an extension beyond the specification). */
+export interface AttestationData {
+  claimId: Hex;
+  schemaId: Hex;
+  owner: Address;
+  /** The sealed box as stored: 0x hex of ephemeral public key (32) | nonce (24) | ciphertext. */
+  encrypted_data: Hex;
+  /** The opened JSON: only when the api is configured with ENCRYPTION_SECRET_KEY. */
+  data?: Record<string, unknown>;
+}
 export interface GrantRequest {
   requester: Address;
   schemaId: Hex;
@@ -198,6 +208,10 @@ export class AttestationClient {
   }
   attestation(claimId: string): Promise<Attestation> {
     return this.call("GET", `/api/core/attestation/${encodeURIComponent(claimId)}`);
+  }
+  /** Needs a token: the token's address is the requester (the owner, or a holder of a live grant). */
+  attestationData(claimId: string): Promise<AttestationData> {
+    return this.call("GET", `/api/core/attestation/${encodeURIComponent(claimId)}/data`);
   }
   attestations(owner: string): Promise<AttestationListItem[]> {
     return this.call("GET", `/api/core/attestations/${encodeURIComponent(owner)}`);

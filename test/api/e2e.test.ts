@@ -406,11 +406,17 @@ describe("chain and rollup failures (extra api instances on the same stack)", ()
     expect(error.details).toEqual({ reason: expect.any(String), wallet: privateKeyToAccount(HARDHAT_KEYS[6]).address });
   });
 
-  it("a rollup whose verdicts cannot be read: 503 ROLLUP_UNAVAILABLE {url, error}", async () => {
+  it("a rollup whose verdicts cannot be read: 503 ROLLUP_UNAVAILABLE {url, error} naming the pending input", async () => {
     const graphql = `http://127.0.0.1:${await closedPort()}/graphql`;
     const client = await extraApi({ GRAPHQL_URL: graphql, VERDICT_TIMEOUT_MS: "300", PRIVATE_KEY: HARDHAT_KEYS[7] });
     const error = await failure(client.registerEncryptionKey(someKey()));
     expect([error.status, error.code]).toEqual([503, "ROLLUP_UNAVAILABLE"]);
-    expect(error.details).toEqual({ url: graphql, error: expect.any(String) });
+    // Beyond {url, error}: the input is on chain and may still be processed, so the answer says which.
+    expect(error.details).toEqual({
+      url: graphql,
+      error: expect.any(String),
+      input_index: expect.any(Number),
+      tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+    });
   });
 });
