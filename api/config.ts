@@ -7,16 +7,15 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Address, Hex } from "viem";
 import { z } from "zod";
+import { configAddressSchema, flagSchema, httpUrlSchema, portSchema } from "../common/env.ts";
 
 /** Hardhat account #0: the local stack makes it the dapp's admin. */
 export const DEFAULT_PRIVATE_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 
-const port = z.coerce.number().int().min(0).max(65535);
-const url = z.url({ protocol: /^https?$/ });
-const flag = z
-  .enum(["on", "off", "true", "false", "1", "0", "yes", "no"])
-  .transform((v) => v === "on" || v === "true" || v === "1" || v === "yes");
-const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address");
+const port = portSchema;
+const url = httpUrlSchema;
+const flag = flagSchema;
+const address = configAddressSchema;
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const SECRET_KEY_SHAPE = "expected base64 of a 32-byte NaCl box secret key";
 // The messages are fixed text: a bad secret must never be echoed into a log or an error.

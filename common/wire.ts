@@ -146,6 +146,19 @@ export interface QueryResults {
   health: RollupHealth;
 }
 
+/** An input's completion status as the Cartesi Rollups Node v1 names it (GraphQL `CompletionStatus`). */
+export const COMPLETION_STATUSES = [
+  "UNPROCESSED",
+  "ACCEPTED",
+  "REJECTED",
+  "EXCEPTION",
+  "MACHINE_HALTED",
+  "CYCLE_LIMIT_EXCEEDED",
+  "TIME_LIMIT_EXCEEDED",
+  "PAYLOAD_LENGTH_LIMIT_EXCEEDED",
+] as const;
+export type CompletionStatus = (typeof COMPLETION_STATUSES)[number];
+
 /** The rollup query interface's answer (specification part B). */
 export interface InspectEnvelope {
   status: "Accepted" | "Rejected" | "Exception";

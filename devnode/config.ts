@@ -5,6 +5,7 @@
 import { join, resolve } from "node:path";
 import type { Address } from "viem";
 import { z } from "zod";
+import { configAddressSchema, flagSchema, portSchema } from "../common/env.ts";
 
 /** Fixed facts of the local stack (docs/ARCHITECTURE.md): the same on every local chain. */
 export const DEFAULTS = {
@@ -24,15 +25,10 @@ export const DEFAULTS = {
   mnemonic: "test test test test test test test test test test test junk",
 } as const;
 
-const port = z.coerce.number().int().min(0).max(65535);
+const port = portSchema;
 const positiveMs = z.coerce.number().int().positive();
-const address = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address")
-  .transform((value) => value as Address);
-const flag = z
-  .enum(["1", "0", "true", "false", "yes", "no", "on", "off", ""])
-  .transform((v) => v === "1" || v === "true" || v === "yes" || v === "on");
+const address = configAddressSchema;
+const flag = flagSchema;
 
 const envSchema = z.object({
   RPC_URL: z.url({ protocol: /^https?$/ }).optional(),

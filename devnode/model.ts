@@ -5,7 +5,8 @@
  * `/finish` long-poll, alternating between the queues when both hold work so neither starves the other.
  */
 import type { Address, Hex } from "viem";
-import type { AdvanceOutputs, CompletionStatus, InputRecord } from "./store.ts";
+import type { CompletionStatus } from "../common/wire.ts";
+import type { AdvanceOutputs, InputRecord } from "./store.ts";
 
 export type FinishStatus = "accept" | "reject";
 

@@ -5,18 +5,10 @@
  */
 import Database from "better-sqlite3";
 import type { Address, Hex } from "viem";
+import type { CompletionStatus } from "../common/wire.ts";
 
-export const COMPLETION_STATUSES = [
-  "UNPROCESSED",
-  "ACCEPTED",
-  "REJECTED",
-  "EXCEPTION",
-  "MACHINE_HALTED",
-  "CYCLE_LIMIT_EXCEEDED",
-  "TIME_LIMIT_EXCEEDED",
-  "PAYLOAD_LENGTH_LIMIT_EXCEEDED",
-] as const;
-export type CompletionStatus = (typeof COMPLETION_STATUSES)[number];
+export type { CompletionStatus };
+
 
 export interface InputRecord {
   index: number;

@@ -3,17 +3,10 @@
  * after a cursor. Only standard v1 fields are used, so any v1 node works (DECISIONS.md section 1).
  */
 import type { Hex } from "viem";
+import type { CompletionStatus } from "../../common/wire.ts";
 import { networkMessage } from "./inspect.ts";
 
-export type CompletionStatus =
-  | "UNPROCESSED"
-  | "ACCEPTED"
-  | "REJECTED"
-  | "EXCEPTION"
-  | "MACHINE_HALTED"
-  | "CYCLE_LIMIT_EXCEEDED"
-  | "TIME_LIMIT_EXCEEDED"
-  | "PAYLOAD_LENGTH_LIMIT_EXCEEDED";
+export type { CompletionStatus };
 
 export interface InputVerdict {
   status: CompletionStatus;

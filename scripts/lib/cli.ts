@@ -4,12 +4,13 @@
  */
 import type { Address } from "viem";
 import { z } from "zod";
+import { configAddressSchema, portSchema } from "../../common/env.ts";
 import type { InspectEnvelope } from "../../common/wire.ts";
 import { describeIssues, DEFAULTS } from "../../devnode/config.ts";
 import { decodePayload, type InputVerdict, type RollupEndpoints, type Sender } from "./rollup-client.ts";
 
-const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address");
-const port = z.coerce.number().int().min(1).max(65535);
+const address = configAddressSchema;
+const port = portSchema.min(1);
 const envSchema = z.object({
   CHAIN_PORT: port.default(DEFAULTS.chainPort),
   NODE_PORT: port.default(DEFAULTS.nodePort),

@@ -16,19 +16,11 @@ import {
 } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { isHex, hexToUtf8, utf8ToHex } from "../../common/hex.ts";
-import type { InspectEnvelope } from "../../common/wire.ts";
+import type { CompletionStatus, InspectEnvelope } from "../../common/wire.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
 import { inputBoxAbi } from "../../devnode/inputbox.ts";
 
-export type CompletionStatus =
-  | "UNPROCESSED"
-  | "ACCEPTED"
-  | "REJECTED"
-  | "EXCEPTION"
-  | "MACHINE_HALTED"
-  | "CYCLE_LIMIT_EXCEEDED"
-  | "TIME_LIMIT_EXCEEDED"
-  | "PAYLOAD_LENGTH_LIMIT_EXCEEDED";
+export type { CompletionStatus };
 
 export interface RollupEndpoints {
   rpcUrl: string;

@@ -5,14 +5,13 @@
 import { resolve } from "node:path";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
+import { configAddressSchema, flagSchema, portSchema } from "../../common/env.ts";
 import { describeIssues, DEFAULTS } from "../../devnode/config.ts";
 import { defaultDappCommand, type StackSettings } from "./stack.ts";
 
-const port = z.coerce.number().int().min(1).max(65535);
-const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address");
-const flag = z
-  .enum(["1", "0", "true", "false", "yes", "no", "on", "off", ""])
-  .transform((v) => v === "1" || v === "true" || v === "yes" || v === "on");
+const port = portSchema.min(1);
+const address = configAddressSchema;
+const flag = flagSchema;
 
 const envSchema = z.object({
   RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
