@@ -7,6 +7,7 @@ import type { Address, Hex } from "viem";
 import { messageOf } from "../common/errors.ts";
 import type { DappDatabase } from "./db/open.ts";
 import { createDispatcher, type Dispatcher, type RollupOutputs } from "./dispatch.ts";
+import { createRollupFetch } from "./rollup-fetch.ts";
 
 export type RollupApp = ReturnType<typeof createApp>;
 
@@ -28,17 +29,32 @@ export interface Dapp {
   run(options?: { signal?: AbortSignal; retryDelayMs?: number }): Promise<void>;
 }
 
+/**
+ * @deroll/app 0.7.0 takes no `fetch` option, but its openapi-fetch client reads `globalThis.fetch` once,
+ * when the app is created: lend it the faster transport for exactly that moment.
+ */
+function createDerollApp(url: string, transport: typeof fetch): RollupApp {
+  const global = globalThis.fetch;
+  globalThis.fetch = transport;
+  try {
+    return createApp({ url });
+  } finally {
+    globalThis.fetch = global;
+  }
+}
+
 export function createDapp(options: CreateDappOptions): Dapp {
   const base = options.rollupUrl.replace(/\/+$/, "");
   const log = options.log ?? (() => {});
-  const app = createApp({ url: base });
+  const transport = createRollupFetch();
+  const app = createDerollApp(base, transport.fetch);
 
   const outputs: RollupOutputs = {
     notice: (payload) => app.createNotice({ payload }),
     report: (payload) => app.createReport({ payload }),
     // @deroll/app 0.7.0 has no exception helper.
     exception: async (payload: Hex) => {
-      const response = await fetch(`${base}/exception`, {
+      const response = await transport.fetch(`${base}/exception`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ payload }),
@@ -49,13 +65,15 @@ export function createDapp(options: CreateDappOptions): Dapp {
   };
 
   const dispatcher = createDispatcher({ db: options.db, admins: options.admins, outputs, log });
-  // deroll treats anything but an explicit "accept" as a rejection.
+  // deroll treats anything but an explicit "accept" as a rejection; the dispatcher never throws.
   app.addAdvanceHandler((data) => dispatcher.advance(data));
   app.addInspectHandler((data) => dispatcher.inspect(data));
 
   async function run(runOptions: { signal?: AbortSignal; retryDelayMs?: number } = {}): Promise<void> {
     const { signal } = runOptions;
     const maxDelay = runOptions.retryDelayMs ?? 2000;
+    // Dropping the connection ends a /finish that is waiting, so an abort stops the loop at once.
+    signal?.addEventListener("abort", () => transport.close(), { once: true });
     let delay = 100;
     while (!signal?.aborted) {
       try {

@@ -9,7 +9,7 @@ import { GraphqlQueryError, GraphqlUnavailableError, type GraphqlReader, type In
 
 export interface VerdictOptions {
   timeoutMs: number;
-  /** Poll interval; the node processes inputs in milliseconds locally, so poll often. */
+  /** Poll interval after the fast phase (below); the node processes inputs in milliseconds locally, so poll often. */
   intervalMs?: number;
   /** What a dapp SCHEMA_NOT_FOUND refers to, for the details. */
   schemaId?: string;
@@ -19,8 +19,17 @@ export interface VerdictOptions {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * A local node usually has the verdict a few tens of milliseconds after the receipt: poll every
+ * FAST_INTERVAL_MS for the first FAST_PHASE_MS, then every `intervalMs`. At a flat 75 ms the wait alone
+ * averaged ~37 ms of a claim's latency (npm run bench); the fast phase costs a few cheap GraphQL reads.
+ */
+const FAST_INTERVAL_MS = 10;
+const FAST_PHASE_MS = 500;
+
 export async function awaitVerdict(graphql: GraphqlReader, inputIndex: number, options: VerdictOptions): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
+  const started = Date.now();
+  const deadline = started + options.timeoutMs;
   const interval = options.intervalMs ?? 75;
   let lastProblem = "not processed yet";
   for (;;) {
@@ -43,7 +52,7 @@ export async function awaitVerdict(graphql: GraphqlReader, inputIndex: number, o
         ...(options.txHash === undefined ? {} : { tx_hash: options.txHash }),
       });
     }
-    await sleep(interval);
+    await sleep(Date.now() - started < FAST_PHASE_MS ? Math.min(FAST_INTERVAL_MS, interval) : interval);
   }
 }
 
