@@ -140,3 +140,20 @@ export const pageParams = {
   limit: z.int().min(1).max(1000).default(1000),
   offset: z.int().min(0).default(0),
 };
+
+/**
+ * Stored bytes one answer may carry. A page of 1,000 of the largest attestations (16 KiB of sealed data
+ * each) would not fit the Cartesi machine's memory once hex-encoded twice, so a page ends early past this
+ * budget; it always holds at least one item, and a client continues at `offset + items returned`.
+ */
+export const PAGE_BYTE_BUDGET = 1 << 20;
+
+/** The leading rows whose sizes add up to at most `PAGE_BYTE_BUDGET` (and at least the first row). */
+export function withinPageBudget<Row>(rows: readonly Row[], sizeOf: (row: Row) => number): Row[] {
+  let bytes = 0;
+  for (let i = 0; i < rows.length; i++) {
+    bytes += sizeOf(rows[i] as Row);
+    if (i > 0 && bytes > PAGE_BYTE_BUDGET) return rows.slice(0, i);
+  }
+  return rows.slice();
+}

@@ -5,6 +5,8 @@
 import type { Hex } from "viem";
 import { describe, expect, it } from "vitest";
 import { hexToUtf8, jsonToHex } from "../../common/hex.ts";
+import { schemaIdOf } from "../../common/ids.ts";
+import { PAGE_BYTE_BUDGET } from "../../dapp/define.ts";
 import { openDatabase } from "../../dapp/db/open.ts";
 import { createDispatcher, type RollupOutputs } from "../../dapp/dispatch.ts";
 import { SCHEMA } from "./fixtures.ts";
@@ -56,5 +58,27 @@ describe("dispatcher faults", () => {
     const { advance, lines } = setup();
     expect(await advance("x\ny".repeat(3), {})).toBe("reject");
     expect(lines).toEqual(["input 0 -: reject UNKNOWN_KIND"]);
+  });
+});
+
+describe("page byte budget", () => {
+  it("ends an owner's page early once its sealed data passes the budget, and the next offset continues it", async () => {
+    const { advance, dispatcher, sent } = setup();
+    const owner = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
+    expect(await advance("register_schema", SCHEMA)).toBe("accept");
+    const sealed = `0x${"ab".repeat(16 * 1024)}` as const; // the largest encrypted_data an input may carry
+    const params = { schema_id: schemaIdOf(SCHEMA), owner, provider: SCHEMA.provider, encrypted_data: sealed, bucket_values: {} };
+    for (let i = 0; i < 70; i++) expect(await advance("create_attestation", params)).toBe("accept");
+
+    const page = async (offset: number): Promise<unknown[]> => {
+      sent.length = 0;
+      await dispatcher.inspect({ payload: jsonToHex({ type: "attestations_by_owner", params: { owner, offset } }) });
+      expect(sent.map((s) => s.kind)).toEqual(["report"]);
+      return JSON.parse(hexToUtf8((sent[0] as { payload: Hex }).payload)) as unknown[];
+    };
+    // 1 MiB holds 64 attestations of 16 KiB: the 65th would pass it.
+    const first = await page(0);
+    expect(first).toHaveLength(PAGE_BYTE_BUDGET / (16 * 1024));
+    expect(await page(first.length)).toHaveLength(70 - first.length);
   });
 });
