@@ -143,10 +143,11 @@ export const pageParams = {
 
 /**
  * Stored bytes one answer may carry. A page of 1,000 of the largest attestations (16 KiB of sealed data
- * each) would not fit the Cartesi machine's memory once hex-encoded twice, so a page ends early past this
- * budget; it always holds at least one item, and a client continues at `offset + items returned`.
+ * each) would neither fit the Cartesi machine's memory once hex-encoded twice nor fit one report (the v1
+ * rollup HTTP server takes at most 2 MiB per output, and hex doubles the data), so a page ends early past
+ * this budget; it always holds at least one item, and a client continues at `offset + items returned`.
  */
-export const PAGE_BYTE_BUDGET = 1 << 20;
+export const PAGE_BYTE_BUDGET = 512 * 1024;
 
 /** The leading rows whose sizes add up to at most `PAGE_BYTE_BUDGET` (and at least the first row). */
 export function withinPageBudget<Row>(rows: readonly Row[], sizeOf: (row: Row) => number): Row[] {

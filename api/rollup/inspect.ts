@@ -5,6 +5,7 @@
 import type { InspectEnvelope, QueryResults, QueryType } from "../../common/wire.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { messageOf } from "../../common/errors.ts";
+import { ApiError } from "../errors.ts";
 
 /** fetch says only "fetch failed"; the cause names the real problem (ECONNREFUSED, a timeout...). */
 export function networkMessage(error: unknown): string {
@@ -12,7 +13,12 @@ export function networkMessage(error: unknown): string {
   const detail = cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : undefined;
   return detail === undefined ? messageOf(error) : `${messageOf(error)}: ${detail}`;
 }
-import { ApiError } from "../errors.ts";
+
+/** The query types that answer a list, page by page. */
+export type ListQueryType = "all_provider_schemas" | "attestations_by_owner" | "grants_by_owner";
+
+/** The most a list query hands out per page (DECISIONS.md section 9). */
+const PAGE = 1000;
 
 export interface RollupReaderOptions {
   rollupUrl: string;
@@ -58,6 +64,20 @@ export class RollupReader {
       });
     }
     return JSON.parse(hexToUtf8(report.payload)) as QueryResults[T];
+  }
+
+  /**
+   * Every item of a list query. A page may hold fewer than `limit` items (the dapp ends a page at its byte
+   * budget), so only an empty page ends the list.
+   */
+  async queryAll<T extends ListQueryType>(type: T, params: Record<string, unknown> = {}): Promise<QueryResults[T]> {
+    const all: QueryResults[ListQueryType][number][] = [];
+    for (let offset = 0; ; ) {
+      const page: QueryResults[ListQueryType] = await this.query(type, { ...params, limit: PAGE, offset });
+      if (page.length === 0) return all as QueryResults[T];
+      all.push(...page);
+      offset += page.length;
+    }
   }
 }
 

@@ -7,7 +7,7 @@ import type { Hex } from "viem";
 import { z } from "zod";
 import { bucketDefinitionProblem, bucketOf, sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
 import { inputIdOf } from "../../common/ids.ts";
-import type { AttestationListItem, AttestationView } from "../../common/wire.ts";
+import type { AttestationView } from "../../common/wire.ts";
 import type { AuthVariables } from "../auth/middleware.ts";
 import { requireRole } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
@@ -41,8 +41,6 @@ const claimSchema = z.object({
     }),
   schemaId: hex32Schema.optional(),
 });
-
-const PAGE = 1000;
 
 /** The single bucket label of an attestation (claims through this api always bucket one field). */
 function bucketLabel(view: AttestationView): string {
@@ -192,12 +190,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
     })
     .get("/attestations/:address", limited, addressParams("address"), async (c) => {
       const owner = c.req.param("address").toLowerCase();
-      const items: AttestationListItem[] = [];
-      for (let offset = 0; ; offset += PAGE) {
-        const page = await services.reader.query("attestations_by_owner", { owner, limit: PAGE, offset });
-        items.push(...page);
-        if (page.length < PAGE) break;
-      }
+      const items = await services.reader.queryAll("attestations_by_owner", { owner });
       const data = [];
       for (const item of items) {
         data.push({

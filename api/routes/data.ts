@@ -15,9 +15,6 @@ import { openSealed } from "../seal.ts";
 import type { ApiServices } from "../services.ts";
 import { HEX32_RE } from "../validation.ts";
 
-/** The rollup's largest list page. */
-const PAGE = 1000;
-
 export type GrantDecision =
   | { kind: "allowed"; grantId: Hex }
   | { kind: "expired"; grantId: Hex; expiredAt: number }
@@ -75,14 +72,7 @@ export function attestationDataRoutes(services: ApiServices, clientOf: ClientAdd
   const user = requireRole(services.config.jwtSecret, "user");
 
   /** Every unrevoked grant of `owner` (expired ones included), across pages. */
-  async function grantsOf(owner: Address): Promise<GrantView[]> {
-    const all: GrantView[] = [];
-    for (let offset = 0; ; offset += PAGE) {
-      const page = await services.reader.query("grants_by_owner", { owner, limit: PAGE, offset });
-      all.push(...page);
-      if (page.length < PAGE) return all;
-    }
-  }
+  const grantsOf = (owner: Address): Promise<GrantView[]> => services.reader.queryAll("grants_by_owner", { owner });
 
   return new Hono<{ Variables: AuthVariables }>().get("/attestation/:claimId/data", limited, user, async (c) => {
     const claimId = c.req.param("claimId");

@@ -7,20 +7,8 @@ import type { ApiServices } from "../services.ts";
 import { ApiError } from "../errors.ts";
 import { HEX32_RE } from "../validation.ts";
 
-/** Rollup lists are capped per query (DECISIONS.md section 9): read page by page. */
-const PAGE = 1000;
-
-export async function allSchemas(services: ApiServices): Promise<SchemaSummary[]> {
-  const out: SchemaSummary[] = [];
-  for (let offset = 0; ; offset += PAGE) {
-    const page = await services.reader.query("all_provider_schemas", {
-      include_description: true,
-      limit: PAGE,
-      offset,
-    });
-    out.push(...page);
-    if (page.length < PAGE) return out;
-  }
+export function allSchemas(services: ApiServices): Promise<SchemaSummary[]> {
+  return services.reader.queryAll("all_provider_schemas", { include_description: true });
 }
 
 export function schemaRoutes(services: ApiServices, clientOf: ClientAddressOf) {

@@ -188,6 +188,19 @@ describe("claims and attestations", () => {
     expect(await asClient(anon).attestations(USER_B)).toEqual([]);
   });
 
+  it("lists every attestation of an owner even when the rollup ends its pages early at their byte budget", async () => {
+    const owner = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
+    const sealed = `0x${"ab".repeat(16 * 1024)}`; // the largest sealed data the dapp takes: 32 fill a page
+    const params = { schema_id: schemaId, owner, provider: "http", encrypted_data: sealed, bucket_values: { "data.balance": "mid" } };
+    for (let i = 0; i < 34; i++) {
+      const verdict = await stack.send({ type: "create_attestation", params });
+      expect([verdict.status, verdict.reports.map((r) => hexToUtf8(r))]).toEqual(["ACCEPTED", []]);
+    }
+    const listed = await asClient(anon).attestations(owner);
+    expect(listed).toHaveLength(34);
+    expect(new Set(listed.map((item) => item.claimId)).size).toBe(34);
+  });
+
   it("provider failures map to the provider codes, never echoing the private value", async () => {
     const client = asClient(userA);
     provider.route("/huge-balance", { kind: "json", value: { data: { balance: 98765432, currency: "EUR" } } });
