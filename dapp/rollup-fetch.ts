@@ -2,7 +2,7 @@
  * The transport under @deroll/app: a `fetch` for its openapi-fetch client, made of node:http over one
  * kept-alive connection. Node's own fetch (undici) cost ~0.6 ms and a few hundred short-lived objects per
  * call here, and the dapp makes two calls per input and per inspect (`/finish` and an output): the
- * transport was the largest share of an inspect and its garbage grew the heap (docs/performance.md).
+ * transport was the largest share of an inspect and its garbage grew the heap (the README, "Performance").
  * Building the Request and Response objects that the fetch contract needs costs ~0.05 ms.
  */
 import { Agent, request as httpRequest } from "node:http";
