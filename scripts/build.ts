@@ -30,13 +30,17 @@ export function lockedVersion(name: string): string {
 /** Packages the bundle must not contain: native addons are compiled for the target machine instead. */
 export const NATIVE_EXTERNALS = ["better-sqlite3"] as const;
 
-async function main(): Promise<void> {
-  rmSync(out, { recursive: true, force: true });
-  mkdirSync(join(out, "dapp"), { recursive: true });
+/**
+ * Writes the bundle, its migrations and the native manifest into `outDir` (emptied first): `dist/` for the
+ * image, or a private folder for the benchmark, so both measure and ship the same build.
+ */
+export async function buildDapp(outDir: string): Promise<void> {
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(join(outDir, "dapp"), { recursive: true });
 
   await build({
     entryPoints: [join(root, "dapp/main.ts")],
-    outfile: join(out, "dapp/main.js"),
+    outfile: join(outDir, "dapp/main.js"),
     bundle: true,
     platform: "node",
     format: "esm",
@@ -49,10 +53,9 @@ async function main(): Promise<void> {
     minify: true,
     keepNames: true,
     logLevel: "warning",
-    metafile: false,
   });
 
-  cpSync(join(root, "migrations"), join(out, "migrations"), { recursive: true });
+  cpSync(join(root, "migrations"), join(outDir, "migrations"), { recursive: true });
 
   const manifest = {
     name: "rollup-attestation-dapp",
@@ -61,7 +64,11 @@ async function main(): Promise<void> {
     main: "dapp/main.js",
     dependencies: Object.fromEntries(NATIVE_EXTERNALS.map((name) => [name, lockedVersion(name)])),
   };
-  writeFileSync(join(out, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  writeFileSync(join(outDir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+async function main(): Promise<void> {
+  await buildDapp(out);
   process.stdout.write(`built ${join("dist", "dapp/main.js")} (+ migrations, package.json pinning ${NATIVE_EXTERNALS.join(", ")})\n`);
 }
 

@@ -15,10 +15,10 @@ import { createApi } from "../../api/app.ts";
 import { loadConfig } from "../../api/config.ts";
 import { openSealed, sealForKey } from "../../api/seal.ts";
 import { createServices } from "../../api/services.ts";
-import { AttestationApiError, AttestationClient } from "../../client/index.ts";
+import { AttestationClient } from "../../client/index.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { inputIdOf } from "../../common/ids.ts";
-import { bearer, TEST_JWT_SECRET, tokenFor, USER_A, USER_B, type ErrorShape } from "../support/api-fixtures.ts";
+import { bearer, TEST_JWT_SECRET, tokenFor, USER_A, USER_B, type ErrorShape, failure } from "../support/api-fixtures.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
 
@@ -42,16 +42,6 @@ let clientNo = 0;
 function asClient(client: AttestationClient): AttestationClient {
   clientNo += 1;
   return client.withHeaders({ "x-forwarded-for": `203.0.113.${clientNo}` });
-}
-
-async function failure(promise: Promise<unknown>): Promise<AttestationApiError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof AttestationApiError) return error;
-    throw error;
-  }
-  throw new Error("expected the call to fail");
 }
 
 /** A client acting as a fresh address that no one has granted anything. */

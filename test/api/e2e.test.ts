@@ -11,12 +11,12 @@ import { loadConfig } from "../../api/config.ts";
 import { startApi, type RunningApi } from "../../api/main.ts";
 import { classifyChainError, type ChainErrorContext } from "../../api/rollup/submitter.ts";
 import { openSealed } from "../../api/seal.ts";
-import { AttestationApiError, AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
+import { AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { keyIdOf, schemaIdOf } from "../../common/ids.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
-import { closedPort, TEST_JWT_SECRET, tokenFor, USER_A, USER_A_KEY, USER_B } from "../support/api-fixtures.ts";
+import { closedPort, TEST_JWT_SECRET, tokenFor, USER_A, USER_A_KEY, USER_B, failure } from "../support/api-fixtures.ts";
 
 const HARDHAT_KEYS = {
   2: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
@@ -43,16 +43,6 @@ let clientNo = 0;
 function asClient(client: AttestationClient): AttestationClient {
   clientNo += 1;
   return client.withHeaders({ "x-forwarded-for": `198.51.100.${clientNo}` });
-}
-
-async function failure(promise: Promise<unknown>): Promise<AttestationApiError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof AttestationApiError) return error;
-    throw error;
-  }
-  throw new Error("expected the call to fail");
 }
 
 const schemaContent = (domain: string) => ({

@@ -15,11 +15,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { DEFAULT_PRIVATE_KEY, loadConfig } from "../../api/config.ts";
 import { startApi } from "../../api/main.ts";
-import { AttestationApiError, AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
+import { AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
 import { hexToUtf8, jsonToHex, utf8ToHex } from "../../common/hex.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { QUERY_TYPES, type InspectEnvelope } from "../../common/wire.ts";
-import { TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
+import { failure, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { PIECES } from "../../scripts/lib/stack.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
@@ -50,17 +50,6 @@ const claimFor = (url: string, headers: Record<string, string> = {}) => ({
   params: { url, method: "GET", headers },
   bucketDefinition: { field: "data.balance", boundaries: [0, 100, 1000], labels: ["low", "mid"] },
 });
-
-async function failure(promise: Promise<unknown>, what = ""): Promise<AttestationApiError> {
-  let result: unknown;
-  try {
-    result = await promise;
-  } catch (error) {
-    if (error instanceof AttestationApiError) return error;
-    throw error;
-  }
-  throw new Error(`expected the call to fail (${what}), got ${JSON.stringify(result)}`);
-}
 
 function expectAllUp(): void {
   for (const piece of PIECES) expect([piece, stack.isRunning(piece)]).toEqual([piece, true]);

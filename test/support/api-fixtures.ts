@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { privateKeyToAccount } from "viem/accounts";
 import { createApi } from "../../api/app.ts";
+import { AttestationApiError } from "../../client/index.ts";
 import { issueToken, type TokenRole } from "../../api/auth/tokens.ts";
 import { loadConfig, type ApiConfig } from "../../api/config.ts";
 import { createServices, type ApiServices } from "../../api/services.ts";
@@ -69,4 +70,16 @@ export const JSON_HEADERS = { "content-type": "application/json" };
 export interface ErrorShape {
   success: false;
   error: { code: string; message: string; details?: Record<string, unknown> };
+}
+
+/** The typed error a client call fails with; fails the test when the call succeeds or fails otherwise. */
+export async function failure(promise: Promise<unknown>, what = ""): Promise<AttestationApiError> {
+  let result: unknown;
+  try {
+    result = await promise;
+  } catch (error) {
+    if (error instanceof AttestationApiError) return error;
+    throw error;
+  }
+  throw new Error(`expected the call to fail${what === "" ? "" : ` (${what})`}, got ${JSON.stringify(result)}`);
 }
