@@ -7,8 +7,7 @@ import { createPublicClient, createWalletClient, http, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { createSiweMessage } from "viem/siwe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../api/config.ts";
-import { startApi, type RunningApi } from "../../api/main.ts";
+import type { RunningApi } from "../../api/main.ts";
 import { classifyChainError, type ChainErrorContext } from "../../api/rollup/submitter.ts";
 import { openSealed } from "../../api/seal.ts";
 import { AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
@@ -16,7 +15,7 @@ import { hexToUtf8 } from "../../common/hex.ts";
 import { keyIdOf, schemaIdOf } from "../../common/ids.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
-import { closedPort, TEST_JWT_SECRET, tokenFor, USER_A, USER_A_KEY, USER_B, failure } from "../support/api-fixtures.ts";
+import { closedPort, TEST_JWT_SECRET, tokenFor, USER_A, USER_A_KEY, USER_B, failure, startApiOn } from "../support/api-fixtures.ts";
 
 const HARDHAT_KEYS = {
   2: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
@@ -330,18 +329,7 @@ describe("Sign-In with Ethereum against the running api", () => {
 
 describe("chain and rollup failures (extra api instances on the same stack)", () => {
   async function extraApi(env: Record<string, string>): Promise<AttestationClient> {
-    const api = await startApi(
-      loadConfig({
-        API_PORT: "0",
-        HOST: "127.0.0.1",
-        ROLLUP_URL: stack.urls.node,
-        RPC_URL: stack.urls.rpc,
-        JWT_SECRET: TEST_JWT_SECRET,
-        DATA_DIR: stack.dataDir,
-        RATE_LIMITS: "off",
-        ...env,
-      }),
-    );
+    const api = await startApiOn(stack, env);
     extraApis.push(api);
     return new AttestationClient({ baseUrl: api.url, token: await tokenFor("admin", stack.addresses.admin) });
   }

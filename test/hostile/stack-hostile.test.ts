@@ -13,13 +13,12 @@ import nacl from "tweetnacl";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { DEFAULT_PRIVATE_KEY, loadConfig } from "../../api/config.ts";
-import { startApi } from "../../api/main.ts";
+import { DEFAULT_PRIVATE_KEY } from "../../api/config.ts";
 import { AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
 import { hexToUtf8, jsonToHex, utf8ToHex } from "../../common/hex.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { QUERY_TYPES, type InspectEnvelope } from "../../common/wire.ts";
-import { failure, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
+import { failure, startApiOn, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { PIECES } from "../../scripts/lib/stack.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
@@ -262,18 +261,7 @@ describe("SSRF through the claim endpoint", () => {
   });
 
   it("refuses a DNS name that resolves to loopback (an api that trusts only 127.0.0.1)", async () => {
-    const other = await startApi(
-      loadConfig({
-        API_PORT: "0",
-        HOST: "127.0.0.1",
-        ROLLUP_URL: stack.urls.node,
-        RPC_URL: stack.urls.rpc,
-        JWT_SECRET: TEST_JWT_SECRET,
-        DATA_DIR: stack.dataDir,
-        RATE_LIMITS: "off",
-        PROVIDER_ALLOWED_HOSTS: "127.0.0.1",
-      }),
-    );
+    const other = await startApiOn(stack, { PROVIDER_ALLOWED_HOSTS: "127.0.0.1" });
     try {
       const client = new AttestationClient({ baseUrl: other.url, token: tokens[1] as string });
       provider.route("/balance", { kind: "json", value: { data: { balance: 5 } } });

@@ -11,6 +11,7 @@ import { createApi } from "../../api/app.ts";
 import { AttestationApiError } from "../../client/index.ts";
 import { issueToken, type TokenRole } from "../../api/auth/tokens.ts";
 import { loadConfig, type ApiConfig } from "../../api/config.ts";
+import { startApi, type RunningApi } from "../../api/main.ts";
 import { createServices, type ApiServices } from "../../api/services.ts";
 
 export const TEST_JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
@@ -82,4 +83,23 @@ export async function failure(promise: Promise<unknown>, what = ""): Promise<Att
     throw error;
   }
   throw new Error(`expected the call to fail${what === "" ? "" : ` (${what})`}, got ${JSON.stringify(result)}`);
+}
+
+/**
+ * A second api process-in-the-test against a running stack's node and chain, on a free port, with the
+ * test secret and no rate limits; `env` overrides (another wallet, a broken URL...). Stop it after use.
+ */
+export function startApiOn(stack: { urls: { node: string; rpc: string }; dataDir: string }, env: Record<string, string> = {}): Promise<RunningApi> {
+  return startApi(
+    loadConfig({
+      API_PORT: "0",
+      HOST: "127.0.0.1",
+      ROLLUP_URL: stack.urls.node,
+      RPC_URL: stack.urls.rpc,
+      JWT_SECRET: TEST_JWT_SECRET,
+      DATA_DIR: stack.dataDir,
+      RATE_LIMITS: "off",
+      ...env,
+    }),
+  );
 }
