@@ -64,7 +64,10 @@ export interface StartStackOptions {
   reset?: boolean;
   /** Fixed ports; the others are picked free. */
   ports?: Partial<StackPorts>;
-  /** The dapp's command (argv, or a shell string as DAPP_COMMAND). Default: tsx dapp/main.ts. */
+  /**
+   * The dapp's command (argv, or a shell string as DAPP_COMMAND). Default: tsx dapp/main.ts, or the built
+   * bundle (dist/dapp/main.js, `npm run build`) when TEST_DAPP_BUNDLE=1.
+   */
   dappCommand?: readonly string[] | string;
   /** Pieces restarted automatically when they die (as `npm start` does for dapp and api). Default none. */
   autoRestart?: PieceName[];
@@ -151,7 +154,8 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     dappAddress: DEFAULTS.dappAddress,
     privateKey: DEFAULTS.privateKey,
     dappAdmins: admin,
-    dappCommand: options.dappCommand ?? defaultDappCommand(false),
+    // TEST_DAPP_BUNDLE=1 (set by .ci/run for one pass) runs the built bundle, so what ships is what is tested.
+    dappCommand: options.dappCommand ?? defaultDappCommand(process.env.TEST_DAPP_BUNDLE === "1"),
     api: options.api === true,
     env: options.env ?? {},
     logDir: join(dataDir, "logs"),
