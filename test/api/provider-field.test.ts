@@ -1,7 +1,7 @@
 /** readNumericField: dot paths, numeric strings, and errors that never carry the private value. */
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../api/errors.ts";
 import { readNumericField } from "../../api/provider/index.ts";
+import { thrownApiError } from "../support/thrown.ts";
 
 const BODY = {
   data: { balance: 1234.5, text: " 98765.4321 ", nested: { deep: [{ v: "7" }] } },
@@ -25,16 +25,6 @@ const BODY = {
   kinds: { t: true, n: null, arr: [1], obj: { a: 1 } },
   "dotted.key": 5,
 };
-
-function failure(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ApiError) return error;
-    throw error;
-  }
-  throw new Error("expected readNumericField to throw");
-}
 
 describe("readNumericField", () => {
   it.each([
@@ -82,14 +72,14 @@ describe("readNumericField", () => {
     ["array", "kinds.arr", "array"],
     ["object", "kinds.obj", "object"],
   ])("refuses %s", (_name, path, received) => {
-    const error = failure(() => readNumericField(BODY, path));
+    const error = thrownApiError(() => readNumericField(BODY, path));
     expect(error.code).toBe("PROVIDER_INVALID_RESPONSE");
     expect(error.details).toEqual({ expected: `a number at ${path}`, received });
     expect(JSON.stringify([error.message, error.details])).not.toMatch(/SECRET|98765/);
   });
 
   it("refuses a body that is not an object", () => {
-    expect(failure(() => readNumericField("SECRET-98765", "a")).details).toEqual({ expected: "a number at a", received: "missing" });
-    expect(failure(() => readNumericField(null, "a")).details).toEqual({ expected: "a number at a", received: "missing" });
+    expect(thrownApiError(() => readNumericField("SECRET-98765", "a")).details).toEqual({ expected: "a number at a", received: "missing" });
+    expect(thrownApiError(() => readNumericField(null, "a")).details).toEqual({ expected: "a number at a", received: "missing" });
   });
 });

@@ -2,22 +2,12 @@
 import nacl from "tweetnacl";
 import { describe, expect, it } from "vitest";
 import { hexToBytes } from "../../common/hex.ts";
-import { ApiError } from "../../api/errors.ts";
 import { openSealed, sealForKey } from "../../api/seal.ts";
+import { thrownApiError } from "../support/thrown.ts";
 
 const recipient = nacl.box.keyPair();
 const recipientBase64 = Buffer.from(recipient.publicKey).toString("base64");
 const plaintext = new TextEncoder().encode(JSON.stringify({ balance: 98765.4321, account: "SECRET-ACCOUNT" }));
-
-function failure(fn: () => unknown): ApiError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof ApiError) return error;
-    throw error;
-  }
-  throw new Error("expected a failure");
-}
 
 describe("sealForKey", () => {
   it("round-trips through openSealed with the recipient's secret key", () => {
@@ -51,7 +41,7 @@ describe("sealForKey", () => {
     ["33 bytes", Buffer.alloc(33, 1).toString("base64"), "33 bytes"],
     ["empty", "", "0 bytes"],
   ])("refuses a recipient key that is %s", (_name, key, received) => {
-    const error = failure(() => sealForKey(plaintext, key));
+    const error = thrownApiError(() => sealForKey(plaintext, key));
     expect(error.code).toBe("INVALID_KEY_FORMAT");
     expect(error.details).toEqual({ expected: "a base64-encoded 32-byte NaCl public key", received });
   });
@@ -76,7 +66,7 @@ describe("openSealed", () => {
     ["odd-length hex", () => openSealed(`${sealed}0`, recipient.secretKey), "sealed data is not 0x-prefixed hex"],
     ["a short secret key", () => openSealed(sealed, new Uint8Array(31)), "secret key must be 32 bytes"],
   ])("fails with DECRYPTION_FAILED for %s", (_name, open, reason) => {
-    const error = failure(open);
+    const error = thrownApiError(open);
     expect(error.code).toBe("DECRYPTION_FAILED");
     expect(error.status).toBe(500);
     expect(error.details).toEqual({ reason });

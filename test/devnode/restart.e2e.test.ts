@@ -14,6 +14,7 @@ import { databaseDigest } from "../../dapp/db/digest.ts";
 import { inputBoxAbi } from "../../devnode/inputbox.ts";
 import { decodePayload } from "../../scripts/lib/rollup-client.ts";
 import { freePorts, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+import { schemaInput } from "./fixtures.ts";
 
 const dataDirs: string[] = [];
 const stacks: TestStack[] = [];
@@ -37,20 +38,6 @@ afterEach(async () => {
 afterAll(() => {
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });
-
-function schemaInput(domain: string): { type: string; params: Record<string, unknown> } {
-  return {
-    type: "register_schema",
-    params: {
-      provider: "http",
-      flowType: "balance",
-      domain,
-      bucketDefinitions: { balance: { boundaries: [0, 10], labels: ["low", "high"] } },
-      dataKeys: [],
-      freshnessHalfLife: 60,
-    },
-  };
-}
 
 /** What a client can observe of the rollup: every input with its verdict and outputs, and query answers. */
 async function observe(stack: TestStack): Promise<unknown> {

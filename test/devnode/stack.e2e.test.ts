@@ -12,6 +12,7 @@ import { utf8ToHex } from "../../common/hex.ts";
 import type { InspectEnvelope } from "../../common/wire.ts";
 import { decodePayload } from "../../scripts/lib/rollup-client.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+import { schemaInput } from "./fixtures.ts";
 
 let stack: TestStack;
 
@@ -22,20 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-function schemaInput(domain: string): { type: string; params: Record<string, unknown> } {
-  return {
-    type: "register_schema",
-    params: {
-      provider: "http",
-      flowType: "balance",
-      domain,
-      bucketDefinitions: { balance: { boundaries: [0, 100, 1000], labels: ["low", "mid", "high"] } },
-      dataKeys: ["balance"],
-      freshnessHalfLife: 3600,
-    },
-  };
-}
 
 function decodedReports(envelope: InspectEnvelope): unknown[] {
   return envelope.reports.map((r) => decodePayload(r.payload));

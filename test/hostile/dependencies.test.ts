@@ -8,11 +8,10 @@ import nacl from "tweetnacl";
 import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttestationApiError, AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
-import { schemaIdOf } from "../../common/ids.ts";
 import { TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
-import { figure, sleep } from "./support.ts";
+import { figure, sleep, LOCAL_SCHEMA, LOCAL_SCHEMA_ID } from "./support.ts";
 
 /** The api's own bounds (api/provider/fetch.ts, api/rollup/*, api/routes/health.ts) and the one set here. */
 const PROVIDER_TIMEOUT_MS = 10_000;
@@ -30,15 +29,8 @@ let provider: ProviderServer;
 let user: AttestationClient;
 let anon: AttestationClient;
 let events: EventStream | undefined;
-const schema = {
-  provider: "http",
-  flowType: "balance",
-  domain: "localhost",
-  bucketDefinitions: { "data.balance": { boundaries: [0, 100, 1000], labels: ["low", "mid"] } },
-  dataKeys: [],
-  freshnessHalfLife: 60,
-};
-const schemaId = schemaIdOf(schema);
+const schema = LOCAL_SCHEMA;
+const schemaId = LOCAL_SCHEMA_ID;
 const figures: string[] = [];
 
 interface Timed<T> {

@@ -10,11 +10,10 @@ import nacl from "tweetnacl";
 import type { Address, Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttestationClient, connectEvents, type EventStream, type RawResponse } from "../../client/index.ts";
-import { schemaIdOf } from "../../common/ids.ts";
 import { TEST_JWT_SECRET, tokenFor } from "../support/api-fixtures.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
-import { cleanReplay, figure, fileStateDigest, recordedInputs, sleep } from "./support.ts";
+import { cleanReplay, figure, fileStateDigest, recordedInputs, sleep, LOCAL_SCHEMA, LOCAL_SCHEMA_ID } from "./support.ts";
 
 const SECONDS = Number(process.env.HOSTILE_LOAD_SECONDS ?? "") || 20;
 const WORKERS = Number(process.env.HOSTILE_LOAD_WORKERS ?? "") || 10;
@@ -25,15 +24,8 @@ const SPEC_5XX = new Set(["PROVIDER_UNAVAILABLE", "PROVIDER_AUTH_FAILED", "PROVI
 let stack: TestStack;
 let provider: ProviderServer;
 const subscribers: EventStream[] = [];
-const schema = {
-  provider: "http",
-  flowType: "balance",
-  domain: "localhost",
-  bucketDefinitions: { "data.balance": { boundaries: [0, 100, 1000], labels: ["low", "mid"] } },
-  dataKeys: [],
-  freshnessHalfLife: 60,
-};
-const schemaId = schemaIdOf(schema);
+const schema = LOCAL_SCHEMA;
+const schemaId = LOCAL_SCHEMA_ID;
 
 beforeAll(async () => {
   provider = await startProviderServer();

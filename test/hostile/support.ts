@@ -10,6 +10,7 @@ import { hexToUtf8 } from "../../common/hex.ts";
 import { databaseDigest } from "../../dapp/db/digest.ts";
 import { openDatabase, type DappDatabase } from "../../dapp/db/open.ts";
 import { createDispatcher } from "../../dapp/dispatch.ts";
+import { schemaIdOf } from "../../common/ids.ts";
 
 /** Multiplies every case count; `npm run soak -- --count N` sets it. Default 1 (the CI size). */
 export const SCALE = Math.max(1, Number(process.env.HOSTILE_SCALE ?? "1") || 1);
@@ -218,3 +219,14 @@ export async function cleanReplay(inputs: readonly RecordedInput[], admins: read
 export function scaledTimeout(baseMs: number): number {
   return Math.round(baseMs * SCALE);
 }
+
+/** The provider schema the api suites register: the local provider answers on `localhost`. */
+export const LOCAL_SCHEMA = {
+  provider: "http",
+  flowType: "balance",
+  domain: "localhost",
+  bucketDefinitions: { "data.balance": { boundaries: [0, 100, 1000], labels: ["low", "mid"] } },
+  dataKeys: [],
+  freshnessHalfLife: 60,
+};
+export const LOCAL_SCHEMA_ID = schemaIdOf(LOCAL_SCHEMA);
