@@ -165,4 +165,13 @@ describe("faults", () => {
     expect(lines[0]).toMatch(/^rollup server http:\/\/127\.0\.0\.1:9 unreachable/);
     await h.close();
   });
+
+  it("lends its transport to @deroll/app only while the app is made: the process's fetch is left as it was", async () => {
+    const h = await startHarness();
+    const { createDapp } = await import("../../dapp/app.ts");
+    const before = globalThis.fetch;
+    createDapp({ db: h.db, admins: [ADMIN], rollupUrl: "http://127.0.0.1:9" });
+    expect(globalThis.fetch).toBe(before);
+    await h.close();
+  });
 });
