@@ -5,10 +5,11 @@ import { fileURLToPath } from "node:url";
 import { createDapp } from "./app.ts";
 import { readConfig, type DappConfig } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
+import { createLineLog } from "./log.ts";
 
-function log(line: string): void {
-  console.log(`[dapp] ${line}`);
-}
+const log = createLineLog("[dapp] ", (text) => process.stdout.write(text));
+// "exit" runs on process.exit, on a normal end and after an uncaught exception.
+process.on("exit", () => log.flush());
 
 function loadConfig(): DappConfig {
   try {
@@ -28,6 +29,7 @@ const migrationsFolder = config.migrationsDir ?? fileURLToPath(new URL("../migra
 const db = openDatabase({ path: config.dbPath, migrationsFolder });
 if (config.admins.length === 0) log("warning: DAPP_ADMINS is empty, so no one can register schemas or grant roles");
 log(`database ${config.dbPath}; rollup server ${config.rollupUrl}; ${config.admins.length} admin(s)`);
+log.flush();
 
 const dapp = createDapp({ db, admins: config.admins, rollupUrl: config.rollupUrl, log });
 

@@ -4,7 +4,7 @@
  * the query interface (/inspect, /graphql), with the record in an in-memory SQLite database.
  */
 import { Agent, request as httpRequest, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import type { Address, Hex } from "viem";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hexToUtf8, jsonToHex, utf8ToHex } from "../../common/hex.ts";
@@ -217,6 +217,42 @@ describe("rollup HTTP server: advance", () => {
     expect((await post("/finish", { status: "maybe" })).status).toBe(400);
     expect((await fetch(`${h.rollupUrl}/finish`, { method: "POST", body: "not json" })).status).toBe(400);
     expect((await post("/nowhere", {})).status).toBe(404);
+  });
+
+  it("reads pipelined requests in order: outputs written in one segment with the /finish count for the input", async () => {
+    // The dapp writes its outputs and the /finish behind them without waiting for the outputs' answers
+    // (dapp/app.ts): the server must act on them in the order they were written.
+    h.addInput({ type: "pipelined", params: {} });
+    h.addInput({ type: "after", params: {} });
+    const socket = connect({ host: "127.0.0.1", port: Number(new URL(h.rollupUrl).port) });
+    let received = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => (received += chunk));
+    const requestBytes = (path: string, body: unknown): string => {
+      const text = JSON.stringify(body);
+      return `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+    };
+    try {
+      socket.write(requestBytes("/finish", { status: "accept" }));
+      await expect.poll(() => received.includes('"input_index":0'), POLL).toBe(true);
+      received = "";
+      socket.write(
+        requestBytes("/notice", { payload: "0x01" }) +
+          requestBytes("/report", { payload: "0x02" }) +
+          requestBytes("/notice", { payload: "0x03" }) +
+          requestBytes("/finish", { status: "accept" }),
+      );
+      // Three answers in order, then the next input as the /finish's answer.
+      await expect.poll(() => received.includes('"input_index":1'), POLL).toBe(true);
+      const statuses = [...received.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
+      expect(statuses).toEqual(["200", "200", "200", "200"]);
+      expect(received.indexOf('{"index":0}')).toBeLessThan(received.indexOf('{"index":1}'));
+      expect(h.store.getInput(0)?.status).toBe("ACCEPTED");
+      expect(h.store.pageOutputs("notice", 0, 10).map((o) => o.payload)).toEqual(["0x01", "0x03"]);
+      expect(h.store.pageOutputs("report", 0, 10).map((o) => o.payload)).toEqual(["0x02"]);
+    } finally {
+      socket.destroy();
+    }
   });
 
   it("hands an input out again when the dapp dies in the middle of it, without the dead attempt's outputs", async () => {

@@ -1,0 +1,347 @@
+/**
+ * The dapp's one connection to the rollup HTTP server: a small HTTP/1.1 client over a single kept-alive
+ * TCP socket, with requests answered in the order they were written.
+ *
+ * Why not Node's own clients: every input and every inspect costs the dapp two or three exchanges with
+ * the server, in a row, so the client's own cost per exchange is most of an inspect. undici's fetch cost
+ * ~0.5 ms and node:http's client ~0.06 ms more per exchange than writing the bytes ourselves (the README,
+ * "Performance", has the figures); the server is always the same one, on loopback, so the client needs
+ * little of HTTP: Content-Length, chunked and read-until-close bodies, keep-alive, `Connection: close`.
+ *
+ * Order is the point of one connection: the server reads requests in the order they were written, so a
+ * caller may write an output (`/notice`, `/report`) and then `/finish` without waiting for the output's
+ * answer in between (HTTP/1.1 pipelining), and the server still sees the output first.
+ */
+import { connect, type Socket } from "node:net";
+
+export interface RollupAnswer {
+  status: number;
+  statusText: string;
+  /** Header names lower-case; repeated headers joined with ", ". */
+  headers: Map<string, string>;
+  body: Buffer;
+}
+
+export interface RollupTransport {
+  /** Writes `POST <base path><path>` with a JSON body; settles with the server's answer. */
+  post(path: string, json: string): Promise<RollupAnswer>;
+  /** The same connection as a `fetch`, for @deroll/app's openapi-fetch client (dapp/app.ts). */
+  fetch: typeof fetch;
+  /** Drops the connection: requests waiting for an answer (a long-polling `/finish`) fail at once. */
+  close(): void;
+}
+
+/** Larger than any answer the server gives (an advance carries at most a few MiB of hex); bounds memory. */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+const MAX_HEAD_BYTES = 64 * 1024;
+const CRLF = Buffer.from("\r\n");
+const CRLF2 = Buffer.from("\r\n\r\n");
+
+export class RollupTransportError extends Error {
+  override readonly name = "RollupTransportError";
+}
+
+interface Exchange {
+  head: boolean;
+  resolve(answer: RollupAnswer): void;
+  reject(error: Error): void;
+}
+
+type BodyState =
+  | { kind: "length"; remaining: number }
+  | { kind: "chunked"; remaining: number; phase: "size" | "data" | "data-end" | "trailer" }
+  | { kind: "close" };
+
+/** Parses the answers of one connection, in order, from the bytes as they arrive. */
+class AnswerParser {
+  private buffer: Buffer = Buffer.alloc(0);
+  private answer: Omit<RollupAnswer, "body"> | undefined;
+  private body: BodyState | undefined;
+  private parts: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly nextExchange: () => Exchange | undefined,
+    private readonly done: (answer: RollupAnswer, keepAlive: boolean) => void,
+  ) {}
+
+  /** Throws RollupTransportError on bytes that are not a valid answer. */
+  push(chunk: Buffer): void {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    while (this.buffer.length > 0) {
+      if (this.answer === undefined) {
+        if (!this.readHead()) return;
+      } else if (!this.readBody()) return;
+    }
+  }
+
+  /** The connection ended: an answer whose body runs until the end is complete now. */
+  end(): boolean {
+    if (this.answer !== undefined && this.body?.kind === "close") {
+      this.finish(false);
+      return true;
+    }
+    return false;
+  }
+
+  private readHead(): boolean {
+    const end = this.buffer.indexOf(CRLF2);
+    if (end === -1) {
+      if (this.buffer.length > MAX_HEAD_BYTES) throw new RollupTransportError("answer head larger than 64 KiB");
+      return false;
+    }
+    const lines = this.buffer.subarray(0, end).toString("latin1").split("\r\n");
+    this.buffer = this.buffer.subarray(end + CRLF2.length);
+    const statusLine = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0] ?? "");
+    if (statusLine === null) throw new RollupTransportError(`not an HTTP/1.x status line: ${JSON.stringify((lines[0] ?? "").slice(0, 80))}`);
+    const status = Number(statusLine[1]);
+    const headers = new Map<string, string>();
+    for (const line of lines.slice(1)) {
+      const colon = line.indexOf(":");
+      if (colon <= 0) throw new RollupTransportError(`malformed header line: ${JSON.stringify(line.slice(0, 80))}`);
+      const name = line.slice(0, colon).trim().toLowerCase();
+      const value = line.slice(colon + 1).trim();
+      const previous = headers.get(name);
+      headers.set(name, previous === undefined ? value : `${previous}, ${value}`);
+    }
+    // 1xx answers (100 Continue) come before the real one and have no body.
+    if (status < 200) return true;
+    const exchange = this.nextExchange();
+    if (exchange === undefined) throw new RollupTransportError(`an answer (${status}) arrived with no request waiting`);
+    this.answer = { status, statusText: statusLine[2] ?? "", headers };
+    const transferEncoding = headers.get("transfer-encoding");
+    const contentLength = headers.get("content-length");
+    if (exchange.head || status === 204 || status === 304) {
+      this.body = { kind: "length", remaining: 0 };
+    } else if (transferEncoding !== undefined) {
+      if (transferEncoding.toLowerCase() !== "chunked") throw new RollupTransportError(`unsupported transfer-encoding: ${transferEncoding}`);
+      this.body = { kind: "chunked", remaining: 0, phase: "size" };
+    } else if (contentLength !== undefined) {
+      if (!/^\d+$/.test(contentLength)) throw new RollupTransportError(`invalid content-length: ${contentLength}`);
+      const length = Number(contentLength);
+      if (length > MAX_ANSWER_BYTES) throw new RollupTransportError(`answer body of ${length} bytes exceeds ${MAX_ANSWER_BYTES}`);
+      this.body = { kind: "length", remaining: length };
+    } else {
+      this.body = { kind: "close" };
+    }
+    if (this.body.kind === "length" && this.body.remaining === 0) this.finish(true);
+    return true;
+  }
+
+  /** Consumes body bytes; returns false when it needs more. */
+  private readBody(): boolean {
+    const body = this.body as BodyState;
+    if (body.kind === "close") {
+      this.take(this.buffer.length);
+      return false;
+    }
+    if (body.kind === "length") {
+      const taken = this.take(Math.min(body.remaining, this.buffer.length));
+      body.remaining -= taken;
+      if (body.remaining === 0) this.finish(true);
+      return true;
+    }
+    switch (body.phase) {
+      case "size":
+      case "trailer": {
+        const eol = this.buffer.indexOf(CRLF);
+        if (eol === -1) {
+          if (this.buffer.length > MAX_HEAD_BYTES) throw new RollupTransportError("chunk header larger than 64 KiB");
+          return false;
+        }
+        const line = this.buffer.subarray(0, eol).toString("latin1");
+        this.buffer = this.buffer.subarray(eol + CRLF.length);
+        if (body.phase === "trailer") {
+          if (line === "") this.finish(true);
+          return true;
+        }
+        const size = /^([0-9a-fA-F]+)(?:;.*)?$/.exec(line.trim());
+        if (size === null) throw new RollupTransportError(`malformed chunk size: ${JSON.stringify(line.slice(0, 40))}`);
+        body.remaining = parseInt(size[1] as string, 16);
+        body.phase = body.remaining === 0 ? "trailer" : "data";
+        return true;
+      }
+      case "data": {
+        const taken = this.take(Math.min(body.remaining, this.buffer.length));
+        body.remaining -= taken;
+        if (body.remaining === 0) body.phase = "data-end";
+        return true;
+      }
+      case "data-end": {
+        if (this.buffer.length < CRLF.length) return false;
+        if (!this.buffer.subarray(0, CRLF.length).equals(CRLF)) throw new RollupTransportError("chunk not followed by CRLF");
+        this.buffer = this.buffer.subarray(CRLF.length);
+        body.phase = "size";
+        return true;
+      }
+    }
+  }
+
+  private take(count: number): number {
+    if (count > 0) {
+      this.size += count;
+      if (this.size > MAX_ANSWER_BYTES) throw new RollupTransportError(`answer body exceeds ${MAX_ANSWER_BYTES} bytes`);
+      this.parts.push(this.buffer.subarray(0, count));
+      this.buffer = this.buffer.subarray(count);
+    }
+    return count;
+  }
+
+  private finish(keepAliveAllowed: boolean): void {
+    const answer = this.answer as Omit<RollupAnswer, "body">;
+    const body = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts);
+    this.answer = undefined;
+    this.body = undefined;
+    this.parts = [];
+    this.size = 0;
+    const keepAlive = keepAliveAllowed && answer.headers.get("connection")?.toLowerCase() !== "close";
+    this.done({ ...answer, body }, keepAlive);
+  }
+}
+
+/**
+ * A `Response` over an answer already read in full. undici's Response wraps its body in a web stream, and
+ * building and reading one cost more per `/finish` than the rest of the dapp's transport; openapi-fetch
+ * only reads the status, the headers and the text.
+ */
+export class BufferedResponse implements Response {
+  readonly headers: Headers;
+  readonly ok: boolean;
+  readonly status: number;
+  readonly statusText: string;
+  readonly type: Response["type"] = "basic";
+  readonly redirected = false;
+  private used = false;
+
+  constructor(
+    answer: Omit<RollupAnswer, "body">,
+    private readonly payload: Buffer | null,
+    readonly url: string,
+  ) {
+    this.status = answer.status;
+    this.statusText = answer.statusText;
+    this.ok = answer.status >= 200 && answer.status < 300;
+    this.headers = new Headers([...answer.headers]);
+  }
+
+  get bodyUsed(): boolean {
+    return this.used;
+  }
+
+  /** Made only when asked for: nothing on the dapp's path reads the stream. */
+  get body(): ReadableStream<Uint8Array> | null {
+    const payload = this.payload;
+    if (payload === null) return null;
+    return new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(payload));
+        controller.close();
+      },
+    });
+  }
+
+  private consume(): Buffer {
+    if (this.used) throw new TypeError("Body is unusable: Body has already been read");
+    this.used = true;
+    return this.payload ?? Buffer.alloc(0);
+  }
+
+  readonly text = async (): Promise<string> => this.consume().toString("utf8");
+  readonly json = async (): Promise<unknown> => JSON.parse(this.consume().toString("utf8"));
+  readonly arrayBuffer = async (): Promise<ArrayBuffer> => new Uint8Array(this.consume()).buffer;
+  readonly bytes = async (): Promise<Uint8Array> => new Uint8Array(this.consume());
+  readonly blob = async (): Promise<Blob> => new Blob([new Uint8Array(this.consume())], { type: this.headers.get("content-type") ?? "" });
+  readonly formData = async (): Promise<FormData> => {
+    throw new TypeError("the rollup HTTP server's answers are never form data");
+  };
+  readonly clone = (): Response => {
+    if (this.used) throw new TypeError("Response.clone: Body has already been consumed");
+    return new BufferedResponse({ status: this.status, statusText: this.statusText, headers: new Map(this.headers) }, this.payload, this.url);
+  };
+}
+
+/** A transport to `baseUrl` (`http://host:port[/path]`); connects on first use and again after a drop. */
+export function createRollupTransport(baseUrl: string): RollupTransport {
+  const base = new URL(baseUrl);
+  if (base.protocol !== "http:") throw new RollupTransportError(`the rollup HTTP server must be http://, got ${base.protocol}`);
+  const host = base.hostname.replace(/^\[|\]$/g, "");
+  const port = Number(base.port || 80);
+  const basePath = base.pathname.replace(/\/+$/, "");
+  const hostHeader = base.host;
+
+  let socket: Socket | undefined;
+  let waiting: Exchange[] = [];
+
+  function fail(from: Socket, error: Error): void {
+    from.destroy();
+    // A dropped connection's late events ("close" after "end" or after our own destroy) must not fail
+    // the requests already waiting on its successor: its own were failed when it was dropped.
+    if (socket !== from) return;
+    socket = undefined;
+    const failed = waiting;
+    waiting = [];
+    for (const exchange of failed) exchange.reject(error);
+  }
+
+  function open(): Socket {
+    const next = connect({ host, port, noDelay: true });
+    const parser = new AnswerParser(
+      () => waiting[0],
+      (answer, keepAlive) => {
+        const exchange = waiting.shift();
+        if (!keepAlive) fail(next, new RollupTransportError("the server closed the connection"));
+        exchange?.resolve(answer);
+      },
+    );
+    next.on("data", (chunk: Buffer) => {
+      try {
+        parser.push(chunk);
+      } catch (error) {
+        fail(next, error instanceof Error ? error : new RollupTransportError(String(error)));
+      }
+    });
+    next.on("end", () => {
+      parser.end();
+      fail(next, new RollupTransportError("the server closed the connection before answering"));
+    });
+    next.on("error", (error) => fail(next, error));
+    next.on("close", () => fail(next, new RollupTransportError("the connection to the rollup HTTP server closed")));
+    return next;
+  }
+
+  function exchange(method: string, path: string, headers: Iterable<[string, string]>, body: Buffer | undefined): Promise<RollupAnswer> {
+    let head = `${method} ${path} HTTP/1.1\r\nhost: ${hostHeader}\r\n`;
+    for (const [name, value] of headers) {
+      // The framing headers are ours to set.
+      if (name === "host" || name === "content-length" || name === "connection" || name === "transfer-encoding") continue;
+      head += `${name}: ${value}\r\n`;
+    }
+    head += body === undefined ? "\r\n" : `content-length: ${body.length}\r\n\r\n`;
+    return new Promise((resolve, reject) => {
+      socket ??= open();
+      waiting.push({ head: method === "HEAD", resolve, reject });
+      socket.write(body === undefined || body.length === 0 ? head : Buffer.concat([Buffer.from(head, "latin1"), body]));
+    });
+  }
+
+  const JSON_HEADERS: [string, string][] = [["content-type", "application/json"]];
+
+  const rollupFetch: typeof fetch = async (input, init) => {
+    const request = input instanceof Request ? input : new Request(input, init);
+    const url = new URL(request.url);
+    if (url.origin !== base.origin) throw new TypeError(`this transport only reaches ${base.origin}, not ${url.origin}`);
+    const hasBody = request.method !== "GET" && request.method !== "HEAD";
+    const body = hasBody ? Buffer.from(await request.arrayBuffer()) : undefined;
+    const answer = await exchange(request.method, url.pathname + url.search, request.headers, body);
+    const empty = answer.status === 204 || answer.status === 304 || request.method === "HEAD";
+    return new BufferedResponse(answer, empty ? null : answer.body, url.href);
+  };
+
+  return {
+    post: (path, json) => exchange("POST", basePath + path, JSON_HEADERS, Buffer.from(json)),
+    fetch: rollupFetch,
+    close() {
+      if (socket !== undefined) fail(socket, new RollupTransportError("the transport was closed"));
+    },
+  };
+}
