@@ -2,12 +2,14 @@
  * `createDapp`: the real dapp wired to a rollup HTTP server through @deroll/app, without side effects
  * until `run` is called, so tests drive the same code main.ts runs.
  */
-import { createApp } from "@deroll/app";
 import type { Address, Hex } from "viem";
 import { messageOf } from "../common/errors.ts";
 import type { DappDatabase } from "./db/open.ts";
 import { createDispatcher, type Dispatcher, type RollupOutputs } from "./dispatch.ts";
-import { createRollupTransport, type RollupAnswer, type RollupTransport } from "./rollup-transport.ts";
+import { createRollupTransport, withRollupRequests, type RollupAnswer, type RollupTransport } from "./rollup-transport.ts";
+
+// Evaluated while RollupRequest is the global Request: see RollupRequest (dapp/rollup-transport.ts).
+const { createApp } = await withRollupRequests(() => import("@deroll/app"));
 
 export type RollupApp = ReturnType<typeof createApp>;
 

@@ -199,30 +199,13 @@ class AnswerParser {
   }
 }
 
-/**
- * A `Response` over an answer already read in full. undici's Response wraps its body in a web stream, and
- * building and reading one cost more per `/finish` than the rest of the dapp's transport; openapi-fetch
- * only reads the status, the headers and the text.
- */
-export class BufferedResponse implements Response {
-  readonly headers: Headers;
-  readonly ok: boolean;
-  readonly status: number;
-  readonly statusText: string;
-  readonly type: Response["type"] = "basic";
-  readonly redirected = false;
+/** The body half of a Request or Response whose bytes are already in memory (no web stream unless asked). */
+abstract class BufferedBody {
   private used = false;
 
-  constructor(
-    answer: Omit<RollupAnswer, "body">,
-    private readonly payload: Buffer | null,
-    readonly url: string,
-  ) {
-    this.status = answer.status;
-    this.statusText = answer.statusText;
-    this.ok = answer.status >= 200 && answer.status < 300;
-    this.headers = new Headers([...answer.headers]);
-  }
+  protected constructor(protected readonly payload: Buffer | null) {}
+
+  protected abstract contentType(): string;
 
   get bodyUsed(): boolean {
     return this.used;
@@ -240,7 +223,7 @@ export class BufferedResponse implements Response {
     });
   }
 
-  private consume(): Buffer {
+  protected consume(): Buffer {
     if (this.used) throw new TypeError("Body is unusable: Body has already been read");
     this.used = true;
     return this.payload ?? Buffer.alloc(0);
@@ -250,14 +233,127 @@ export class BufferedResponse implements Response {
   readonly json = async (): Promise<unknown> => JSON.parse(this.consume().toString("utf8"));
   readonly arrayBuffer = async (): Promise<ArrayBuffer> => new Uint8Array(this.consume()).buffer;
   readonly bytes = async (): Promise<Uint8Array> => new Uint8Array(this.consume());
-  readonly blob = async (): Promise<Blob> => new Blob([new Uint8Array(this.consume())], { type: this.headers.get("content-type") ?? "" });
+  readonly blob = async (): Promise<Blob> => new Blob([new Uint8Array(this.consume())], { type: this.contentType() });
   readonly formData = async (): Promise<FormData> => {
-    throw new TypeError("the rollup HTTP server's answers are never form data");
+    throw new TypeError("the rollup HTTP server's requests and answers are never form data");
   };
+}
+
+/**
+ * A `Response` over an answer already read in full. undici's Response wraps its body in a web stream, and
+ * building and reading one cost more per `/finish` than the rest of the dapp's transport; openapi-fetch
+ * only reads the status, the headers and the text.
+ */
+export class BufferedResponse extends BufferedBody implements Response {
+  readonly headers: Headers;
+  readonly ok: boolean;
+  readonly status: number;
+  readonly statusText: string;
+  readonly type: Response["type"] = "basic";
+  readonly redirected = false;
+
+  constructor(
+    answer: Omit<RollupAnswer, "body">,
+    payload: Buffer | null,
+    readonly url: string,
+  ) {
+    super(payload);
+    this.status = answer.status;
+    this.statusText = answer.statusText;
+    this.ok = answer.status >= 200 && answer.status < 300;
+    this.headers = new Headers([...answer.headers]);
+  }
+
+  protected contentType(): string {
+    return this.headers.get("content-type") ?? "";
+  }
+
   readonly clone = (): Response => {
-    if (this.used) throw new TypeError("Response.clone: Body has already been consumed");
+    if (this.bodyUsed) throw new TypeError("Response.clone: Body has already been consumed");
     return new BufferedResponse({ status: this.status, statusText: this.statusText, headers: new Map(this.headers) }, this.payload, this.url);
   };
+}
+
+/**
+ * A `Request` whose body is kept as the bytes it was given. @deroll/app posts through openapi-fetch, which
+ * builds every request as a subclass of the global `Request`, the one in place when its module was
+ * evaluated; undici's costs ~70 µs per `/finish` in the dapp (it makes an AbortSignal and a web stream,
+ * and reading the body back goes through the stream). `withRollupRequests` evaluates that module while
+ * this class is the global `Request`, and the transport's `fetch` then reads these bodies directly.
+ * It takes what openapi-fetch gives it: a string URL, and a string or byte body.
+ */
+export class RollupRequest extends BufferedBody implements Request {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Headers;
+  readonly cache: Request["cache"] = "default";
+  readonly credentials: Request["credentials"] = "same-origin";
+  readonly destination: Request["destination"] = "";
+  readonly integrity: string;
+  readonly mode: Request["mode"] = "cors";
+  readonly redirect: Request["redirect"];
+  readonly referrer = "about:client";
+  readonly referrerPolicy: Request["referrerPolicy"] = "";
+  readonly keepalive: boolean;
+  readonly duplex: Request["duplex"] = "half";
+  private readonly init: RequestInit;
+  private abortSignal: AbortSignal | undefined;
+
+  constructor(input: string | URL | Request, init: RequestInit = {}) {
+    if (typeof input !== "string" && !(input instanceof URL)) throw new TypeError("RollupRequest takes a URL, not a Request");
+    const method = (init.method ?? "GET").toUpperCase();
+    const body = init.body ?? null;
+    if (body !== null && (method === "GET" || method === "HEAD")) throw new TypeError(`a ${method} request cannot have a body`);
+    let payload: Buffer | null;
+    if (body === null) payload = null;
+    else if (typeof body === "string") payload = Buffer.from(body, "utf8");
+    else if (body instanceof ArrayBuffer) payload = Buffer.from(new Uint8Array(body));
+    else if (ArrayBuffer.isView(body)) payload = Buffer.from(new Uint8Array(body.buffer, body.byteOffset, body.byteLength));
+    else throw new TypeError("RollupRequest takes a string or bytes body");
+    super(payload);
+    this.url = new URL(input).href;
+    this.method = method;
+    this.headers = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
+    this.redirect = init.redirect ?? "follow";
+    this.integrity = init.integrity ?? "";
+    this.keepalive = init.keepalive ?? false;
+    this.abortSignal = init.signal ?? undefined;
+    this.init = init;
+  }
+
+  get signal(): AbortSignal {
+    this.abortSignal ??= new AbortController().signal;
+    return this.abortSignal;
+  }
+
+  /** The body's bytes as given, without marking it read (the transport's own use). */
+  get bytesGiven(): Buffer | null {
+    return this.payload;
+  }
+
+  protected contentType(): string {
+    return this.headers.get("content-type") ?? "";
+  }
+
+  readonly clone = (): Request => {
+    if (this.bodyUsed) throw new TypeError("Request.clone: Body has already been consumed");
+    return new RollupRequest(this.url, { ...this.init, method: this.method, headers: new Headers(this.headers), body: this.payload });
+  };
+}
+
+/**
+ * Runs `load` (an `import()` of @deroll/app) while `RollupRequest` is the global `Request`, then puts the
+ * global back. Only the modules that `load` evaluates for the first time see it; if openapi-fetch had been
+ * evaluated before, its requests are undici's and the transport reads them the slower way (both work).
+ */
+export async function withRollupRequests<T>(load: () => Promise<T>): Promise<T> {
+  const original = globalThis.Request;
+  globalThis.Request = RollupRequest;
+  try {
+    return await load();
+  } finally {
+    globalThis.Request = original;
+  }
 }
 
 /** A transport to `baseUrl` (`http://host:port[/path]`); connects on first use and again after a drop. */
@@ -327,11 +423,12 @@ export function createRollupTransport(baseUrl: string): RollupTransport {
   const JSON_HEADERS: [string, string][] = [["content-type", "application/json"]];
 
   const rollupFetch: typeof fetch = async (input, init) => {
-    const request = input instanceof Request ? input : new Request(input, init);
+    const request = input instanceof RollupRequest || input instanceof Request ? input : new Request(input, init);
     const url = new URL(request.url);
     if (url.origin !== base.origin) throw new TypeError(`this transport only reaches ${base.origin}, not ${url.origin}`);
     const hasBody = request.method !== "GET" && request.method !== "HEAD";
-    const body = hasBody ? Buffer.from(await request.arrayBuffer()) : undefined;
+    let body: Buffer | undefined;
+    if (hasBody) body = request instanceof RollupRequest ? (request.bytesGiven ?? undefined) : Buffer.from(await request.arrayBuffer());
     const answer = await exchange(request.method, url.pathname + url.search, request.headers, body);
     const empty = answer.status === 204 || answer.status === 304 || request.method === "HEAD";
     return new BufferedResponse(answer, empty ? null : answer.body, url.href);

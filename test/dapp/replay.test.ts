@@ -4,6 +4,7 @@
  * without stopping the loop.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Hex } from "viem";
@@ -12,6 +13,7 @@ import { jsonToHex } from "../../common/hex.ts";
 import { inputIdOf, schemaIdOf } from "../../common/ids.ts";
 import { databaseDigest, tableDigests } from "../../dapp/db/digest.ts";
 import { openDatabase } from "../../dapp/db/open.ts";
+import { RollupRequest } from "../../dapp/rollup-transport.ts";
 import type { AdvanceOutcome } from "./rollup-server.ts";
 import { PUBLIC_KEY, SCHEMA, SCHEMA_2 } from "./fixtures.ts";
 import { ADMIN, ALICE, ATTESTOR, BOB, OPERATOR, startHarness, T0 } from "./harness.ts";
@@ -166,12 +168,38 @@ describe("faults", () => {
     await h.close();
   });
 
-  it("lends its transport to @deroll/app only while the app is made: the process's fetch is left as it was", async () => {
+  it("lends its transport to @deroll/app only while the app is made: the process's fetch and Request are left as they were", async () => {
     const h = await startHarness();
     const { createDapp } = await import("../../dapp/app.ts");
     const before = globalThis.fetch;
     createDapp({ db: h.db, admins: [ADMIN], rollupUrl: "http://127.0.0.1:9" });
     expect(globalThis.fetch).toBe(before);
+    expect(new Request("http://127.0.0.1/").constructor.name).toBe("Request");
+    expect(new Request("http://127.0.0.1/")).not.toBeInstanceOf(RollupRequest);
     await h.close();
+  });
+
+  it("has @deroll/app's openapi-fetch build RollupRequests, whose bodies the transport reads without a stream", async () => {
+    // dapp/app.ts evaluated @deroll/app, and the openapi-fetch it requires, while RollupRequest was the
+    // global Request. That openapi-fetch is the one @deroll/app's own require finds (its CommonJS build).
+    await import("../../dapp/app.ts");
+    const derollMain = createRequire(import.meta.url).resolve("@deroll/app");
+    const { default: createClient } = createRequire(derollMain)("openapi-fetch") as typeof import("openapi-fetch");
+    const seen: unknown[] = [];
+    const client = createClient<never>({
+      baseUrl: "http://127.0.0.1:9",
+      fetch: async (input) => {
+        seen.push(input);
+        return new Response("{}", { status: 200, headers: { "content-type": "application/json" } });
+      },
+    }) as unknown as { POST(path: string, init: { body: unknown; parseAs: "text" }): Promise<{ data?: string }> };
+    expect((await client.POST("/finish", { body: { status: "accept" }, parseAs: "text" })).data).toBe("{}");
+    expect(seen).toHaveLength(1);
+    const request = seen[0] as RollupRequest;
+    expect(request).toBeInstanceOf(RollupRequest);
+    expect(request.method).toBe("POST");
+    expect(request.url).toBe("http://127.0.0.1:9/finish");
+    expect(request.bytesGiven?.toString("utf8")).toBe('{"status":"accept"}');
+    expect(request.headers.get("content-type")).toBe("application/json");
   });
 });

@@ -7,7 +7,15 @@
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { BufferedResponse, createRollupTransport, MAX_ANSWER_BYTES, RollupTransportError, type RollupTransport } from "../../dapp/rollup-transport.ts";
+import {
+  BufferedResponse,
+  createRollupTransport,
+  MAX_ANSWER_BYTES,
+  RollupRequest,
+  RollupTransportError,
+  withRollupRequests,
+  type RollupTransport,
+} from "../../dapp/rollup-transport.ts";
 
 const POLL = { timeout: 10_000, interval: 5 };
 
@@ -604,5 +612,73 @@ describe("BufferedResponse", () => {
     expect(empty.ok).toBe(true);
     expect(await empty.text()).toBe("");
     expect(response("no", 400).ok).toBe(false);
+  });
+});
+
+describe("RollupRequest", () => {
+  it("keeps what openapi-fetch gives it: method, URL, the Headers object and the body's bytes", async () => {
+    const headers = new Headers({ "content-type": "application/json" });
+    const request = new RollupRequest("http://127.0.0.1:5004/finish", { method: "post", headers, body: '{"status":"accept"}', redirect: "follow" });
+    expect(request.method).toBe("POST");
+    expect(request.url).toBe("http://127.0.0.1:5004/finish");
+    expect(request.headers).toBe(headers);
+    expect(request.bytesGiven?.toString("utf8")).toBe('{"status":"accept"}');
+    expect(request.signal.aborted).toBe(false);
+    expect(request.bodyUsed).toBe(false);
+    expect(await request.json()).toEqual({ status: "accept" });
+    expect(request.bodyUsed).toBe(true);
+    await expect(request.text()).rejects.toThrow(TypeError);
+  });
+
+  it("takes byte bodies, clones before reading, and refuses what it cannot carry", async () => {
+    const bytes = new RollupRequest("http://127.0.0.1/x", { method: "POST", body: new Uint8Array([104, 105]) });
+    const copy = bytes.clone();
+    expect(await bytes.text()).toBe("hi");
+    expect(await copy.text()).toBe("hi");
+    expect(() => new RollupRequest("http://127.0.0.1/x", { method: "GET", body: "no" })).toThrow(TypeError);
+    expect(() => new RollupRequest("not a url")).toThrow(TypeError);
+    expect(() => new RollupRequest("http://127.0.0.1/x", { method: "POST", body: new URLSearchParams("a=1") })).toThrow(/string or bytes/);
+  });
+
+  it("is sent by the transport's fetch with its body as given", async () => {
+    const seen: string[] = [];
+    const server = createHttpServer((req, res) => {
+      let body = "";
+      req.setEncoding("utf8");
+      req.on("data", (chunk: string) => (body += chunk));
+      req.on("end", () => {
+        seen.push(`${req.method} ${req.url} ${req.headers["content-type"]} ${body}`);
+        res.writeHead(200, { "content-length": "0" }).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const transport = createRollupTransport(url);
+    cleanups.push(() => transport.close());
+    const answer = await transport.fetch(
+      new RollupRequest(`${url}/report`, { method: "POST", headers: new Headers({ "content-type": "application/json" }), body: '{"payload":"0x01"}' }),
+    );
+    expect(answer.status).toBe(200);
+    expect(seen).toEqual(['POST /report application/json {"payload":"0x01"}']);
+  });
+});
+
+describe("withRollupRequests", () => {
+  it("makes RollupRequest the global Request only while its loader runs, and restores it when the loader fails", async () => {
+    const original = globalThis.Request;
+    const Extended = await withRollupRequests(async () => {
+      expect(globalThis.Request).toBe(RollupRequest);
+      // What openapi-fetch does when its module is evaluated.
+      return class CustomRequest extends Request {};
+    });
+    expect(globalThis.Request).toBe(original);
+    expect(new Extended("http://127.0.0.1/x")).toBeInstanceOf(RollupRequest);
+    await expect(
+      withRollupRequests(async () => {
+        throw new Error("load failed");
+      }),
+    ).rejects.toThrow("load failed");
+    expect(globalThis.Request).toBe(original);
   });
 });
