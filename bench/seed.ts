@@ -180,7 +180,8 @@ export async function checkSeedEquivalence(i: number, count: number): Promise<st
   for (const key of Object.keys(expected) as (keyof AttestationRow)[]) {
     const a = actual[key];
     const e = expected[key];
-    const same = Buffer.isBuffer(a) && Buffer.isBuffer(e) ? a.equals(e) : a === e;
+    // The store reads byte columns back as 0x-hex (AttestationRead).
+    const same = Buffer.isBuffer(e) ? a === `0x${e.toString("hex")}` : a === e;
     if (!same) problems.push(`attestations.${key}`);
   }
   const expectedSchema = schemaRow();

@@ -2,7 +2,7 @@
 import type { BucketDefinition } from "../common/buckets.ts";
 import { bytesToHex } from "../common/hex.ts";
 import type { AttestationListItem, AttestationView, GrantView, SchemaDetail, SchemaSummary } from "../common/wire.ts";
-import type { AttestationRow, GrantRow, SchemaRow } from "./db/store.ts";
+import type { AttestationRead, GrantRow, SchemaRow } from "./db/store.ts";
 
 export function schemaSummary(row: SchemaRow, includeDescription: boolean): SchemaSummary {
   return {
@@ -22,18 +22,18 @@ export function schemaDetail(row: SchemaRow, includeDescription: boolean): Schem
   };
 }
 
-export function attestationView(row: AttestationRow): AttestationView {
+export function attestationView(row: AttestationRead): AttestationView {
   return {
-    attestation_id: bytesToHex(row.attestationId),
-    schema_id: bytesToHex(row.schemaId),
-    owner: bytesToHex(row.owner),
-    encrypted_data: bytesToHex(row.encryptedData),
+    attestation_id: row.attestationId,
+    schema_id: row.schemaId,
+    owner: row.owner,
+    encrypted_data: row.encryptedData,
     bucket_values: JSON.parse(row.bucketValues) as Record<string, string>,
     timestamp: row.timestamp,
   };
 }
 
-export function attestationListItem(row: AttestationRow): AttestationListItem {
+export function attestationListItem(row: AttestationRead): AttestationListItem {
   return { ...attestationView(row), block_number: row.blockNumber };
 }
 

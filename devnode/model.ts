@@ -220,10 +220,16 @@ export class RollupModel {
    * "nothing yet" (HTTP 202).
    */
   finish(session: DappSession, status: FinishStatus): Promise<RollupRequest | null> {
-    this.closeCurrent(status);
+    const answerInspect = this.closeCurrent(status);
     // A newer /finish supersedes one still waiting (a restarted dapp, or a client that gave up).
     if (this.waiter !== undefined) this.releaseWaiter(null);
     const next = this.closed ? null : this.takeNext(session);
+    if (answerInspect !== undefined) {
+      // With more work queued, the dapp gets it before the inspect's client gets its answer: the dapp is
+      // the one serial resource, and the answer (serialized and written) then overlaps with its work.
+      if (next !== null) setImmediate(answerInspect);
+      else answerInspect();
+    }
     if (next !== null || this.closed) return Promise.resolve(next);
     return new Promise((resolve) => {
       const waiter: FinishWaiter = {
@@ -310,8 +316,10 @@ export class RollupModel {
     return state;
   }
 
-  private closeCurrent(status: FinishStatus): void {
+  /** Ends the current request; for an inspect, returns the settling of its outcome for the caller to run. */
+  private closeCurrent(status: FinishStatus): (() => void) | undefined {
     const state = this.state;
+    let answerInspect: (() => void) | undefined;
     if (state.kind === "advancing") {
       if (state.orphaned) {
         // The dapp died mid-advance and a new one asks for work: hand the input out again, from scratch.
@@ -321,15 +329,17 @@ export class RollupModel {
         this.processed++;
       }
     } else if (state.kind === "inspecting") {
-      state.inspect.settle({
+      const outcome: InspectOutcome = {
         ok: true,
         status: "Accepted",
         exceptionPayload: null,
         reports: state.reports,
         processedInputCount: this.processed,
-      });
+      };
+      answerInspect = () => state.inspect.settle(outcome);
     }
     this.state = { kind: "idle" };
+    return answerInspect;
   }
 
   private nextInspect(): PendingInspect | undefined {

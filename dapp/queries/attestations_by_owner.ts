@@ -8,7 +8,7 @@ export default defineQuery({
   type: "attestations_by_owner",
   params: z.object({ owner: addressSchema, ...pageParams }),
   read: ({ store }, p) =>
-    withinPageBudget(store.attestationsByOwner(hexToBuffer(p.owner), p.limit, p.offset), (row) => row.encryptedData.length).map(
+    withinPageBudget(store.attestationsByOwner(hexToBuffer(p.owner), p.limit, p.offset), (row) => (row.encryptedData.length - 2) / 2).map(
       attestationListItem,
     ),
 });

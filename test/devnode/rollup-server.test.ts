@@ -11,7 +11,7 @@ import { hexToUtf8, jsonToHex, utf8ToHex } from "../../common/hex.ts";
 import type { InspectEnvelope } from "../../common/wire.ts";
 import { createGraphqlApi } from "../../devnode/graphql.ts";
 import { RollupModel, type RollupRequest } from "../../devnode/model.ts";
-import { createQueryServer, decodeInspectPath } from "../../devnode/query-server.ts";
+import { createQueryServer, decodeInspectPath, envelopeJson } from "../../devnode/query-server.ts";
 import { createRollupServer } from "../../devnode/rollup-server.ts";
 import { DevnodeStore, type InputRecord } from "../../devnode/store.ts";
 
@@ -480,5 +480,19 @@ describe("decodeInspectPath", () => {
     ["the query string is not part of the payload", "abc?x=1", "abc"],
   ])("%s", (_name, raw, expected) => {
     expect(decodeInspectPath(raw).toString("utf8")).toBe(expected);
+  });
+});
+
+describe("envelopeJson", () => {
+  it("writes exactly what JSON.stringify writes for the same envelope", () => {
+    const cases: InspectEnvelope[] = [
+      { status: "Accepted", exception_payload: null, reports: [], processed_input_count: 0 },
+      { status: "Accepted", exception_payload: null, reports: [{ payload: "0x" }, { payload: jsonToHex({ a: "b\"c" }) }], processed_input_count: 12 },
+      { status: "Rejected", exception_payload: utf8ToHex("no such query"), reports: [{ payload: "0x00ff" }], processed_input_count: 3 },
+    ];
+    for (const envelope of cases) {
+      const written = envelopeJson(envelope.status, envelope.exception_payload, envelope.reports.map((r) => r.payload), envelope.processed_input_count);
+      expect(written).toBe(JSON.stringify(envelope));
+    }
   });
 });
