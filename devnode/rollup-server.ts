@@ -74,7 +74,11 @@ export function createRollupServer(model: RollupModel): Server {
       }
       case "/report":
         model.addReport(hexField(body, "payload"));
-        return sendEmpty(res);
+        // Answered after the requests already read: a dapp that writes /finish right behind its report
+        // (pipelining, as dapp/app.ts does) has the inspect's client answered first. Answers still leave
+        // in request order (node:http keeps them so).
+        setImmediate(() => sendEmpty(res));
+        return;
       case "/exception":
         model.exception(hexField(body, "payload"));
         return sendEmpty(res);
