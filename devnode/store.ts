@@ -114,6 +114,8 @@ function filterBounds(filter: InputFilter | undefined): [number, number] {
 export class DevnodeStore {
   private readonly db: Database.Database;
   private readonly stmt;
+  /** completeOne in a transaction, made once: it runs once per input, between two inputs. */
+  private readonly completeInTransaction: (index: number, status: CompletionStatus, outputs: AdvanceOutputs, exceptionPayload: Hex | null) => void;
 
   constructor(path: string) {
     this.db = new Database(path);
@@ -163,6 +165,7 @@ export class DevnodeStore {
         "SELECT * FROM outputs WHERE kind = ? AND input_index = ? AND output_index = ?",
       ),
     };
+    this.completeInTransaction = db.transaction((...args: Parameters<DevnodeStore["completeOne"]>) => this.completeOne(...args));
   }
 
   close(): void {
@@ -209,16 +212,19 @@ export class DevnodeStore {
    * only its reports (the v1 node discards the notices and vouchers of an input that did not succeed).
    */
   completeInput(index: number, status: CompletionStatus, outputs: AdvanceOutputs, exceptionPayload: Hex | null): void {
-    this.db.transaction(() => {
-      const changed = this.stmt.completeInput.run(status, exceptionPayload, index).changes;
-      if (changed !== 1) throw new Error(`input ${index} is not recorded as unprocessed`);
-      if (status === "ACCEPTED") {
-        outputs.notices.forEach((payload, i) => this.stmt.insertOutput.run("notice", index, i, payload, null));
-        outputs.vouchers.forEach((v, i) => this.stmt.insertOutput.run("voucher", index, i, v.payload, v.destination));
-      }
-      outputs.reports.forEach((payload, i) => this.stmt.insertOutput.run("report", index, i, payload, null));
-    })();
+    this.completeInTransaction(index, status, outputs, exceptionPayload);
   }
+
+  private completeOne(index: number, status: CompletionStatus, outputs: AdvanceOutputs, exceptionPayload: Hex | null): void {
+    const changed = this.stmt.completeInput.run(status, exceptionPayload, index).changes;
+    if (changed !== 1) throw new Error(`input ${index} is not recorded as unprocessed`);
+    if (status === "ACCEPTED") {
+      outputs.notices.forEach((payload, i) => this.stmt.insertOutput.run("notice", index, i, payload, null));
+      outputs.vouchers.forEach((v, i) => this.stmt.insertOutput.run("voucher", index, i, v.payload, v.destination));
+    }
+    outputs.reports.forEach((payload, i) => this.stmt.insertOutput.run("report", index, i, payload, null));
+  }
+
 
   inputCount(): number {
     return this.stmt.inputCount.get()?.n ?? 0;
