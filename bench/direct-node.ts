@@ -7,7 +7,7 @@
  *
  *   node --import tsx bench/direct-node.ts   (env: BENCH_RECORD_PATH, BENCH_NODE_PORT, BENCH_ROLLUP_PORT)
  */
-import type { Server } from "node:http";
+import type { Server } from "node:net";
 import type { AddressInfo } from "node:net";
 import type { Hex } from "viem";
 import { z } from "zod";

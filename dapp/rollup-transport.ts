@@ -13,6 +13,7 @@
  * answer in between (HTTP/1.1 pipelining), and the server still sees the output first.
  */
 import { connect, type Socket } from "node:net";
+import { bodyFraming, Http1Error, Http1Parser, keepsAlive } from "../common/http1.ts";
 
 export interface RollupAnswer {
   status: number;
@@ -33,9 +34,6 @@ export interface RollupTransport {
 
 /** Larger than any answer the server gives (an advance carries at most a few MiB of hex); bounds memory. */
 export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
-const MAX_HEAD_BYTES = 64 * 1024;
-const CRLF = Buffer.from("\r\n");
-const CRLF2 = Buffer.from("\r\n\r\n");
 
 export class RollupTransportError extends Error {
   override readonly name = "RollupTransportError";
@@ -47,156 +45,30 @@ interface Exchange {
   reject(error: Error): void;
 }
 
-type BodyState =
-  | { kind: "length"; remaining: number }
-  | { kind: "chunked"; remaining: number; phase: "size" | "data" | "data-end" | "trailer" }
-  | { kind: "close" };
+const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/;
 
-/** Parses the answers of one connection, in order, from the bytes as they arrive. */
-class AnswerParser {
-  private buffer: Buffer = Buffer.alloc(0);
-  private answer: Omit<RollupAnswer, "body"> | undefined;
-  private body: BodyState | undefined;
-  private parts: Buffer[] = [];
-  private size = 0;
-
-  constructor(
-    private readonly nextExchange: () => Exchange | undefined,
-    private readonly done: (answer: RollupAnswer, keepAlive: boolean) => void,
-  ) {}
-
-  /** Throws RollupTransportError on bytes that are not a valid answer. */
-  push(chunk: Buffer): void {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
-    while (this.buffer.length > 0) {
-      if (this.answer === undefined) {
-        if (!this.readHead()) return;
-      } else if (!this.readBody()) return;
-    }
-  }
-
-  /** The connection ended: an answer whose body runs until the end is complete now. */
-  end(): boolean {
-    if (this.answer !== undefined && this.body?.kind === "close") {
-      this.finish(false);
-      return true;
-    }
-    return false;
-  }
-
-  private readHead(): boolean {
-    const end = this.buffer.indexOf(CRLF2);
-    if (end === -1) {
-      if (this.buffer.length > MAX_HEAD_BYTES) throw new RollupTransportError("answer head larger than 64 KiB");
-      return false;
-    }
-    const lines = this.buffer.subarray(0, end).toString("latin1").split("\r\n");
-    this.buffer = this.buffer.subarray(end + CRLF2.length);
-    const statusLine = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0] ?? "");
-    if (statusLine === null) throw new RollupTransportError(`not an HTTP/1.x status line: ${JSON.stringify((lines[0] ?? "").slice(0, 80))}`);
-    const status = Number(statusLine[1]);
-    const headers = new Map<string, string>();
-    for (const line of lines.slice(1)) {
-      const colon = line.indexOf(":");
-      if (colon <= 0) throw new RollupTransportError(`malformed header line: ${JSON.stringify(line.slice(0, 80))}`);
-      const name = line.slice(0, colon).trim().toLowerCase();
-      const value = line.slice(colon + 1).trim();
-      const previous = headers.get(name);
-      headers.set(name, previous === undefined ? value : `${previous}, ${value}`);
-    }
-    // 1xx answers (100 Continue) come before the real one and have no body.
-    if (status < 200) return true;
-    const exchange = this.nextExchange();
-    if (exchange === undefined) throw new RollupTransportError(`an answer (${status}) arrived with no request waiting`);
-    this.answer = { status, statusText: statusLine[2] ?? "", headers };
-    const transferEncoding = headers.get("transfer-encoding");
-    const contentLength = headers.get("content-length");
-    if (exchange.head || status === 204 || status === 304) {
-      this.body = { kind: "length", remaining: 0 };
-    } else if (transferEncoding !== undefined) {
-      if (transferEncoding.toLowerCase() !== "chunked") throw new RollupTransportError(`unsupported transfer-encoding: ${transferEncoding}`);
-      this.body = { kind: "chunked", remaining: 0, phase: "size" };
-    } else if (contentLength !== undefined) {
-      if (!/^\d+$/.test(contentLength)) throw new RollupTransportError(`invalid content-length: ${contentLength}`);
-      const length = Number(contentLength);
-      if (length > MAX_ANSWER_BYTES) throw new RollupTransportError(`answer body of ${length} bytes exceeds ${MAX_ANSWER_BYTES}`);
-      this.body = { kind: "length", remaining: length };
-    } else {
-      this.body = { kind: "close" };
-    }
-    if (this.body.kind === "length" && this.body.remaining === 0) this.finish(true);
-    return true;
-  }
-
-  /** Consumes body bytes; returns false when it needs more. */
-  private readBody(): boolean {
-    const body = this.body as BodyState;
-    if (body.kind === "close") {
-      this.take(this.buffer.length);
-      return false;
-    }
-    if (body.kind === "length") {
-      const taken = this.take(Math.min(body.remaining, this.buffer.length));
-      body.remaining -= taken;
-      if (body.remaining === 0) this.finish(true);
-      return true;
-    }
-    switch (body.phase) {
-      case "size":
-      case "trailer": {
-        const eol = this.buffer.indexOf(CRLF);
-        if (eol === -1) {
-          if (this.buffer.length > MAX_HEAD_BYTES) throw new RollupTransportError("chunk header larger than 64 KiB");
-          return false;
-        }
-        const line = this.buffer.subarray(0, eol).toString("latin1");
-        this.buffer = this.buffer.subarray(eol + CRLF.length);
-        if (body.phase === "trailer") {
-          if (line === "") this.finish(true);
-          return true;
-        }
-        const size = /^([0-9a-fA-F]+)(?:;.*)?$/.exec(line.trim());
-        if (size === null) throw new RollupTransportError(`malformed chunk size: ${JSON.stringify(line.slice(0, 40))}`);
-        body.remaining = parseInt(size[1] as string, 16);
-        body.phase = body.remaining === 0 ? "trailer" : "data";
-        return true;
-      }
-      case "data": {
-        const taken = this.take(Math.min(body.remaining, this.buffer.length));
-        body.remaining -= taken;
-        if (body.remaining === 0) body.phase = "data-end";
-        return true;
-      }
-      case "data-end": {
-        if (this.buffer.length < CRLF.length) return false;
-        if (!this.buffer.subarray(0, CRLF.length).equals(CRLF)) throw new RollupTransportError("chunk not followed by CRLF");
-        this.buffer = this.buffer.subarray(CRLF.length);
-        body.phase = "size";
-        return true;
-      }
-    }
-  }
-
-  private take(count: number): number {
-    if (count > 0) {
-      this.size += count;
-      if (this.size > MAX_ANSWER_BYTES) throw new RollupTransportError(`answer body exceeds ${MAX_ANSWER_BYTES} bytes`);
-      this.parts.push(this.buffer.subarray(0, count));
-      this.buffer = this.buffer.subarray(count);
-    }
-    return count;
-  }
-
-  private finish(keepAliveAllowed: boolean): void {
-    const answer = this.answer as Omit<RollupAnswer, "body">;
-    const body = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts);
-    this.answer = undefined;
-    this.body = undefined;
-    this.parts = [];
-    this.size = 0;
-    const keepAlive = keepAliveAllowed && answer.headers.get("connection")?.toLowerCase() !== "close";
-    this.done({ ...answer, body }, keepAlive);
-  }
+/** Reads the answers of one connection in order; `done` gets each with whether the connection stays open. */
+function answerParser(nextExchange: () => Exchange | undefined, done: (answer: RollupAnswer, keepAlive: boolean) => void): Http1Parser {
+  return new Http1Parser({
+    maxBodyBytes: MAX_ANSWER_BYTES,
+    framing(head) {
+      const status = STATUS_LINE.exec(head.startLine);
+      if (status === null) throw new Http1Error(`not an HTTP/1.x status line: ${JSON.stringify(head.startLine.slice(0, 80))}`);
+      const code = Number(status[2]);
+      // 1xx answers (100 Continue) come before the real one and have no body.
+      if (code < 200) return { kind: "skip" };
+      const exchange = nextExchange();
+      if (exchange === undefined) throw new Http1Error(`an answer (${code}) arrived with no request waiting`);
+      if (exchange.head || code === 204 || code === 304) return { kind: "length", length: 0 };
+      return bodyFraming(head.headers, MAX_ANSWER_BYTES, "close");
+    },
+    message(head, body) {
+      const status = STATUS_LINE.exec(head.startLine) as RegExpExecArray;
+      const framedByClose = !head.headers.has("content-length") && !head.headers.has("transfer-encoding") && body.length > 0;
+      const keepAlive = !framedByClose && keepsAlive(status[1] === "0" ? "1.0" : "1.1", head.headers);
+      done({ status: Number(status[2]), statusText: status[3] ?? "", headers: head.headers, body }, keepAlive);
+    },
+  });
 }
 
 /** The body half of a Request or Response whose bytes are already in memory (no web stream unless asked). */
@@ -381,7 +253,7 @@ export function createRollupTransport(baseUrl: string): RollupTransport {
 
   function open(): Socket {
     const next = connect({ host, port, noDelay: true });
-    const parser = new AnswerParser(
+    const parser = answerParser(
       () => waiting[0],
       (answer, keepAlive) => {
         const exchange = waiting.shift();
@@ -393,7 +265,7 @@ export function createRollupTransport(baseUrl: string): RollupTransport {
       try {
         parser.push(chunk);
       } catch (error) {
-        fail(next, error instanceof Error ? error : new RollupTransportError(String(error)));
+        fail(next, new RollupTransportError(error instanceof Error ? error.message : String(error)));
       }
     });
     next.on("end", () => {

@@ -5,7 +5,7 @@
  *   tsx devnode/main.ts [--reset]     (configuration: the README, "devnode")
  */
 import { mkdirSync, rmSync } from "node:fs";
-import type { Server } from "node:http";
+import type { Server } from "node:net";
 import { messageOf } from "../common/errors.ts";
 import { InputFollower } from "./chain.ts";
 import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts";
@@ -27,7 +27,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
-function close(server: Server): Promise<void> {
+function close(server: Server & { closeAllConnections(): void }): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeAllConnections();

@@ -3,8 +3,8 @@
  * the dapp on the rollup HTTP server (/finish, /notice, /voucher, /report, /exception) and a client on
  * the query interface (/inspect, /graphql), with the record in an in-memory SQLite database.
  */
-import { Agent, request as httpRequest, type Server } from "node:http";
-import { connect, type AddressInfo } from "node:net";
+import { Agent, request as httpRequest } from "node:http";
+import { connect, type AddressInfo, type Server } from "node:net";
 import type { Address, Hex } from "viem";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { hexToUtf8, jsonToHex, utf8ToHex } from "../../common/hex.ts";
