@@ -26,8 +26,6 @@ export interface DirectRigOptions {
   dappMain: string;
   /** Node flags before the dapp's main (experiments; the figures run the dapp exactly as the machine does). */
   nodeFlags?: readonly string[];
-  /** Extra environment for the dapp (experiments). */
-  dappEnv?: Record<string, string>;
   /** Node flags for bench/direct-node.ts (experiments: --cpu-prof). */
   devnodeFlags?: readonly string[];
 }
@@ -75,7 +73,6 @@ export async function startDirectRig(options: DirectRigOptions): Promise<DirectR
         DAPP_DB_PATH: options.dbPath,
         DAPP_ADMINS: DEFAULTS.adminAddress,
         DATA_DIR: options.workDir,
-        ...options.dappEnv,
       },
       cwd: options.root,
       logFile: join(options.workDir, "logs", "dapp.log"),
