@@ -450,42 +450,37 @@ describe("dropped connections", () => {
     expect(server.connections()).toBe(2);
   });
 
-  it("rejects a waiting request when the server closes the connection, and the next request succeeds on a new connection", async () => {
+  /**
+   * A server whose first connection misbehaves (`first`) and whose later ones answer: the first request's
+   * error, after checking that the next request succeeds on a new connection.
+   */
+  async function failsOnceThenRecovers(first: (socket: Socket) => void): Promise<unknown> {
     const server = await startRawServer((request, socket) => {
-      if (request.connection === 0) socket.end();
+      if (request.connection === 0) first(socket);
       else answerOk(request, socket);
     });
     const transport = transportTo(server.url);
-
     const error = await transport.post("/finish", "{}").then(
       () => undefined,
       (reason: unknown) => reason,
     );
-    expect(error).toBeInstanceOf(RollupTransportError);
-    expect((error as Error).message).toMatch(/closed/);
-
     const next = await transport.post("/finish", "{}");
     expect(next.body.toString()).toBe("ok /finish");
     expect(server.sockets).toHaveLength(2);
+    return error;
+  }
+
+  it("rejects a waiting request when the server closes the connection, and the next request succeeds on a new connection", async () => {
+    const error = await failsOnceThenRecovers((socket) => socket.end());
+    expect(error).toBeInstanceOf(RollupTransportError);
+    expect((error as Error).message).toMatch(/closed/);
   });
 
   it("rejects garbage instead of an answer with a RollupTransportError naming the problem, and works afterwards", async () => {
-    const server = await startRawServer((request, socket) => {
-      if (request.connection === 0) socket.write("SMTP ready, not HTTP\r\n\r\n");
-      else answerOk(request, socket);
-    });
-    const transport = transportTo(server.url);
-
-    const error = await transport.post("/finish", "{}").then(
-      () => undefined,
-      (reason: unknown) => reason,
-    );
+    const error = await failsOnceThenRecovers((socket) => socket.write("SMTP ready, not HTTP\r\n\r\n"));
     expect(error).toBeInstanceOf(RollupTransportError);
     expect((error as Error).message).toContain("not an HTTP/1.x status line");
     expect((error as Error).message).toContain("SMTP ready, not HTTP");
-
-    const next = await transport.post("/finish", "{}");
-    expect(next.body.toString()).toBe("ok /finish");
   });
 
   it("rejects a malformed chunk size with a RollupTransportError naming it", async () => {
