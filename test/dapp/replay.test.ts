@@ -4,6 +4,8 @@
  * without stopping the loop.
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -151,6 +153,58 @@ describe("faults", () => {
     expect((await h.input("register_schema", SCHEMA)).status).toBe("accept");
     expect(await h.read("health")).toEqual({ status: "ok", database: "ok", processed_inputs: 2 });
     await h.close();
+  });
+
+  it("writes its outputs ahead of the /finish without waiting, and logs an output the server refused", async () => {
+    // A rollup server that refuses every notice: the dapp must still finish the input (the input is
+    // committed), in order on its one connection, and say what went wrong.
+    const seen: string[] = [];
+    let finishes = 0;
+    const server = createServer((req, res) => {
+      let body = "";
+      req.setEncoding("utf8");
+      req.on("data", (chunk: string) => (body += chunk));
+      req.on("end", () => {
+        seen.push(`${req.url} ${req.socket.remotePort}`);
+        if (req.url === "/notice") return void res.writeHead(500, { "content-length": "9" }).end("disk full");
+        if (req.url !== "/finish") return void res.writeHead(200, { "content-length": "0" }).end();
+        finishes++;
+        if (finishes > 1) {
+          seen.push(`status ${(JSON.parse(body) as { status: string }).status}`);
+          return; // held: the test ends here
+        }
+        const advance = {
+          request_type: "advance_state",
+          data: {
+            metadata: { msg_sender: ADMIN, epoch_index: 0, input_index: 0, block_number: 1, timestamp: T0 },
+            payload: jsonToHex({ type: "register_schema", params: SCHEMA }),
+          },
+        };
+        const text = JSON.stringify(advance);
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const db = openDatabase({ path: ":memory:" });
+    const lines: string[] = [];
+    const { createDapp } = await import("../../dapp/app.ts");
+    const dapp = createDapp({ db, admins: [ADMIN], rollupUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, log: (l) => lines.push(l) });
+    const stop = new AbortController();
+    const running = dapp.run({ signal: stop.signal, retryDelayMs: 20 });
+    try {
+      await expect.poll(() => seen.includes("status accept"), { timeout: 10_000 }).toBe(true);
+      await expect.poll(() => lines.some((l) => l.startsWith("could not send /notice")), { timeout: 10_000 }).toBe(true);
+      const port = seen[0]?.split(" ")[1];
+      expect(seen.map((s) => s.replace(` ${port}`, ""))).toEqual(["/finish", "/notice", "/finish", "status accept"]);
+      expect(lines).toContain("could not send /notice: /notice answered 500: disk full");
+      expect(lines).toContain("input 0 register_schema: accept");
+    } finally {
+      stop.abort();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await running;
+      db.$client.close();
+    }
   });
 
   it("reconnects when the rollup server is not there yet", async () => {
