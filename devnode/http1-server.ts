@@ -149,9 +149,18 @@ export function createHttp1Server<Session>(options: Http1ServerOptions<Session>)
     });
 
     socket.on("error", () => socket.destroy());
+    // The client's end is its departure (not half-open), told at once: "close" only follows once our side
+    // has closed too, and work handed out in between would go to a dead dapp.
+    let gone = false;
+    const leave = (): void => {
+      if (gone) return;
+      gone = true;
+      options.disconnect(session);
+    };
+    socket.once("end", leave);
     socket.once("close", () => {
       sockets.delete(socket);
-      options.disconnect(session);
+      leave();
     });
   });
 

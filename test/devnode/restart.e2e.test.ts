@@ -126,6 +126,10 @@ describe("restarts", SLOW, () => {
   it("answers 503 while the dapp is down, keeps inputs for it, and feeds them when it comes back", async () => {
     const stack = await start({});
     await stack.kill("dapp", "SIGKILL");
+    // Down means the node has seen the connection go (an inspect in that instant is DAPP_GONE, also 503).
+    await expect
+      .poll(async () => ((await (await fetch(`${stack.urls.node}/healthz`)).json()) as { dappConnected: boolean }).dappConnected, { timeout: 10_000 })
+      .toBe(false);
     await expect(stack.inspect({ type: "health", params: {} })).rejects.toThrow(/HTTP 503.*no dapp is connected/);
     const sent = await stack.client.addInput(schemaInput("while-down.example"), 0);
     await stack.start("dapp");
