@@ -67,8 +67,8 @@ export interface Http1ParserOptions {
   maxBodyBytes: number;
   /** How the message that `head` starts is framed; throws Http1Error to refuse it. */
   framing(head: Http1Head): Http1Framing;
-  /** A whole message. */
-  message(head: Http1Head, body: Buffer): void;
+  /** A whole message; `untilClose` when its body ran until the connection ended (no length was given). */
+  message(head: Http1Head, body: Buffer, untilClose: boolean): void;
 }
 
 /** Splits the bytes of one direction of a connection into messages, as they arrive. */
@@ -202,12 +202,13 @@ export class Http1Parser {
 
   private finish(): void {
     const head = this.head as Http1Head;
+    const untilClose = this.body?.kind === "close";
     const body = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts);
     this.head = undefined;
     this.body = undefined;
     this.parts = [];
     this.size = 0;
-    this.options.message(head, body);
+    this.options.message(head, body, untilClose);
   }
 }
 

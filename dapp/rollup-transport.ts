@@ -62,10 +62,9 @@ function answerParser(nextExchange: () => Exchange | undefined, done: (answer: R
       if (exchange.head || code === 204 || code === 304) return { kind: "length", length: 0 };
       return bodyFraming(head.headers, MAX_ANSWER_BYTES, "close");
     },
-    message(head, body) {
+    message(head, body, untilClose) {
       const status = STATUS_LINE.exec(head.startLine) as RegExpExecArray;
-      const framedByClose = !head.headers.has("content-length") && !head.headers.has("transfer-encoding") && body.length > 0;
-      const keepAlive = !framedByClose && keepsAlive(status[1] === "0" ? "1.0" : "1.1", head.headers);
+      const keepAlive = !untilClose && keepsAlive(status[1] === "0" ? "1.0" : "1.1", head.headers);
       done({ status: Number(status[2]), statusText: status[3] ?? "", headers: head.headers, body }, keepAlive);
     },
   });
