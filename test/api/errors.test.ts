@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApi } from "../../api/app.ts";
 import { packageVersion } from "../../api/services.ts";
-import { bearer, JSON_HEADERS, offlineApi, tokenFor, USER_A, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";
+import { bearer, JSON_HEADERS, offlineApi, PROVIDER_SCHEMA_BODY, tokenFor, USER_A, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";
 
 let api: OfflineApi;
 let admin: Record<string, string>;
@@ -30,14 +30,7 @@ const post = (path: string, body: unknown, headers: Record<string, string>) =>
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 
-const validSchema = {
-  provider: "http",
-  flowType: "balance",
-  domain: "bank.example",
-  bucketDefinitions: { "data.balance": { boundaries: [0, 100, 1000], labels: ["low", "mid"] } },
-  dataKeys: ["data.currency"],
-  freshnessHalfLife: 3600,
-};
+const validSchema = PROVIDER_SCHEMA_BODY;
 
 describe("request validation", () => {
   it("malformed JSON: 400 INVALID_REQUEST with {field, issue}", async () => {

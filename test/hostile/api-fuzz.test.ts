@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { SignJWT, UnsecuredJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_PRIVATE_KEY } from "../../api/config.ts";
-import { bearer, JSON_HEADERS, offlineApi, TEST_JWT_SECRET, tokenFor, USER_A, USER_B, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";
+import { bearer, JSON_HEADERS, offlineApi, PROVIDER_SCHEMA_BODY, TEST_JWT_SECRET, tokenFor, USER_A, USER_B, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";
 import { bytes32Arb, fcOptions, figure, scaledTimeout } from "./support.ts";
 
 let api: OfflineApi;
@@ -65,14 +65,7 @@ function expectErrorShape(answer: Answer): void {
 }
 
 const VALID_BODIES: Record<string, () => Record<string, unknown>> = {
-  "/api/core/provider-schema": () => ({
-    provider: "http",
-    flowType: "balance",
-    domain: "bank.example",
-    bucketDefinitions: { "data.balance": { boundaries: [0, 100, 1000], labels: ["low", "mid"] } },
-    dataKeys: ["data.currency"],
-    freshnessHalfLife: 3600,
-  }),
+  "/api/core/provider-schema": () => structuredClone(PROVIDER_SCHEMA_BODY),
   "/api/core/encryption-key": () => ({ publicKey: Buffer.alloc(32, 9).toString("base64"), algorithm: "nacl-box" }),
   "/api/core/claim": () => ({
     provider: "http",

@@ -68,6 +68,16 @@ export function bearer(token: string): Record<string, string> {
 
 export const JSON_HEADERS = { "content-type": "application/json" };
 
+/** A valid `POST /api/core/provider-schema` body, for suites that check validation around it. */
+export const PROVIDER_SCHEMA_BODY = {
+  provider: "http",
+  flowType: "balance",
+  domain: "bank.example",
+  bucketDefinitions: { "data.balance": { boundaries: [0, 100, 1000], labels: ["low", "mid"] } },
+  dataKeys: ["data.currency"],
+  freshnessHalfLife: 3600,
+};
+
 export interface ErrorShape {
   success: false;
   error: { code: string; message: string; details?: Record<string, unknown> };
