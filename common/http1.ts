@@ -32,7 +32,7 @@ export type Http1Framing =
   /** A head with no message of its own (an interim 1xx answer): dropped. */
   | { kind: "skip" };
 
-export const MAX_HEAD_BYTES = 64 * 1024;
+const MAX_HEAD_BYTES = 64 * 1024;
 const CRLF = Buffer.from("\r\n");
 const CRLF2 = Buffer.from("\r\n\r\n");
 

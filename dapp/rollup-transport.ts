@@ -76,7 +76,7 @@ abstract class BufferedBody {
 
   protected constructor(protected readonly payload: Buffer | null) {}
 
-  protected abstract contentType(): string;
+  abstract readonly headers: Headers;
 
   get bodyUsed(): boolean {
     return this.used;
@@ -104,7 +104,7 @@ abstract class BufferedBody {
   readonly json = async (): Promise<unknown> => JSON.parse(this.consume().toString("utf8"));
   readonly arrayBuffer = async (): Promise<ArrayBuffer> => new Uint8Array(this.consume()).buffer;
   readonly bytes = async (): Promise<Uint8Array> => new Uint8Array(this.consume());
-  readonly blob = async (): Promise<Blob> => new Blob([new Uint8Array(this.consume())], { type: this.contentType() });
+  readonly blob = async (): Promise<Blob> => new Blob([new Uint8Array(this.consume())], { type: this.headers.get("content-type") ?? "" });
   readonly formData = async (): Promise<FormData> => {
     throw new TypeError("the rollup HTTP server's requests and answers are never form data");
   };
@@ -133,10 +133,6 @@ export class BufferedResponse extends BufferedBody implements Response {
     this.statusText = answer.statusText;
     this.ok = answer.status >= 200 && answer.status < 300;
     this.headers = new Headers([...answer.headers]);
-  }
-
-  protected contentType(): string {
-    return this.headers.get("content-type") ?? "";
   }
 
   readonly clone = (): Response => {
@@ -200,10 +196,6 @@ export class RollupRequest extends BufferedBody implements Request {
   /** The body's bytes as given, without marking it read (the transport's own use). */
   get bytesGiven(): Buffer | null {
     return this.payload;
-  }
-
-  protected contentType(): string {
-    return this.headers.get("content-type") ?? "";
   }
 
   readonly clone = (): Request => {
