@@ -632,6 +632,7 @@ describe("RollupRequest", () => {
     expect(await copy.text()).toBe("hi");
     expect(() => new RollupRequest("http://127.0.0.1/x", { method: "GET", body: "no" })).toThrow(TypeError);
     expect(() => new RollupRequest("not a url")).toThrow(TypeError);
+    expect(() => new RollupRequest(new Request("http://127.0.0.1/x"))).toThrow(/a URL, not a Request/);
     expect(() => new RollupRequest("http://127.0.0.1/x", { method: "POST", body: new URLSearchParams("a=1") })).toThrow(/string or bytes/);
   });
 
