@@ -14,8 +14,8 @@
  * - the epoch hash is keccak256(vouchersEpochRoot ‖ noticesEpochRoot ‖ machineStateHash). The devnode runs no
  *   machine, so its machine state hash is zero.
  */
-import { bytesToHex, encodeAbiParameters, hexToBytes, keccak256, type Address, type Hex } from "viem";
-import { hashPair, MerkleIndexError, pristineHashes, SparseMerkleTree, type Hash } from "./merkle.ts";
+import { bytesToHex, encodeAbiParameters, hexToBytes, type Address, type Hex } from "viem";
+import { hashPair, keccak, MerkleIndexError, pristineHashes, SparseMerkleTree, type Hash } from "./merkle.ts";
 
 export { MerkleIndexError };
 
@@ -62,17 +62,17 @@ const WORDS_PER_HASH_LOG2 = LOG2_HASH - LOG2_WORD; // a 32-byte hash spans a 2-l
 export const ZERO_HASH: Hex = `0x${"00".repeat(32)}`;
 
 /** Pristine hashes of a word-leaved tree, indexed from the word level (pristine[0] = keccak of 8 zero bytes). */
-const WORD_PRISTINE = pristineHashes(keccak256(new Uint8Array(1 << LOG2_WORD), "bytes"), LOG2_OUTPUT_HASHES - LOG2_WORD);
+const WORD_PRISTINE = pristineHashes(keccak(new Uint8Array(1 << LOG2_WORD)), LOG2_OUTPUT_HASHES - LOG2_WORD);
 /** The same, indexed from the 32-byte level: the pristine hashes of an output hashes tree. */
 const OUTPUT_HASHES_PRISTINE = WORD_PRISTINE.slice(WORDS_PER_HASH_LOG2);
 /** The epoch tree's leaves are hashes themselves; an unused one is keccak256 of 32 zero bytes. */
-const EPOCH_PRISTINE = pristineHashes(keccak256(new Uint8Array(32), "bytes"), EPOCH_HEIGHT);
+const EPOCH_PRISTINE = pristineHashes(keccak(new Uint8Array(32)), EPOCH_HEIGHT);
 
 /** The root of the word tree over a 32-byte value (MerkleV2.getMerkleRootFromBytes(value, 5)). */
 export function wordTreeRoot(value: Hash): Hash {
   let level: Hash[] = [];
   for (let offset = 0; offset < value.length; offset += 1 << LOG2_WORD) {
-    level.push(keccak256(value.subarray(offset, offset + (1 << LOG2_WORD)), "bytes"));
+    level.push(keccak(value.subarray(offset, offset + (1 << LOG2_WORD))));
   }
   while (level.length > 1) {
     const up: Hash[] = [];
@@ -84,12 +84,12 @@ export function wordTreeRoot(value: Hash): Hash {
 
 /** keccak256 of a notice's v1 encoding, `abi.encode(bytes)`. */
 export function noticeHash(payload: Hex): Hash {
-  return keccak256(encodeAbiParameters([{ type: "bytes" }], [payload]), "bytes");
+  return keccak(hexToBytes(encodeAbiParameters([{ type: "bytes" }], [payload])));
 }
 
 /** keccak256 of a voucher's v1 encoding, `abi.encode(address, bytes)`. */
 export function voucherHash(destination: Address, payload: Hex): Hash {
-  return keccak256(encodeAbiParameters([{ type: "address" }, { type: "bytes" }], [destination, payload]), "bytes");
+  return keccak(hexToBytes(encodeAbiParameters([{ type: "address" }, { type: "bytes" }], [destination, payload])));
 }
 
 /** The output hashes tree of one input: leaf j is the word-tree root of output j's hash. */
@@ -126,9 +126,7 @@ export function buildEpochProofs(inputs: readonly EpochInputOutputs[], machineSt
   const vouchers = new OutputsOfEpoch(inputs, (input) => input.vouchers.map((v) => voucherHash(v.destination, v.payload)));
   const noticesEpochRootHash = hex(notices.epoch.root);
   const vouchersEpochRootHash = hex(vouchers.epoch.root);
-  const epochHash = keccak256(
-    new Uint8Array([...vouchers.epoch.root, ...notices.epoch.root, ...machineState]),
-  );
+  const epochHash = hex(keccak(new Uint8Array([...vouchers.epoch.root, ...notices.epoch.root, ...machineState])));
 
   function proof(kind: "notice" | "voucher", outputs: OutputsOfEpoch, inputIndex: number, outputIndex: number) {
     if (!Number.isInteger(inputIndex) || inputIndex < 0 || inputIndex >= inputs.length) {
