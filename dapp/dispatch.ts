@@ -203,7 +203,7 @@ function decodeQuery(payload: string): Envelope {
   } catch (error) {
     throw new QueryRejection(`invalid query: ${messageOf(error)}`);
   }
-  const value = parseJson(text) ?? parseJson(percentDecoded(text));
+  const value = parseJson(text) ?? parseJson(percentDecoded(text)) ?? parseBeforeQueryString(text);
   if (value === undefined) throw new QueryRejection("invalid query: not JSON");
   const envelope = toEnvelope(value);
   if (typeof envelope === "string") throw new QueryRejection(`invalid query: ${envelope}`);
@@ -224,6 +224,20 @@ function parseJson(text: string | undefined): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A v1 node hands the dapp `GET /inspect/<path>?<query>` as the decoded path, `?` and the query as sent
+ * (DECISIONS.md section 12): the query is the JSON before a `?`. A decoded path may hold a `?` itself, so
+ * the first prefix that parses wins.
+ */
+function parseBeforeQueryString(text: string): unknown {
+  for (let at = text.indexOf("?"); at !== -1; at = text.indexOf("?", at + 1)) {
+    const head = text.slice(0, at);
+    const value = parseJson(head) ?? parseJson(percentDecoded(head));
+    if (value !== undefined) return value;
+  }
+  return undefined;
 }
 
 function percentDecoded(text: string): string | undefined {

@@ -58,6 +58,8 @@ export class InputFollower {
   private rpcDown = false;
   /** Blocks per eth_getLogs: MAX_LOG_RANGE, halved while answers are too large. */
   private logRange = MAX_LOG_RANGE;
+  /** Runs after every sync with the record (the v1 application and its claims are put back then). */
+  afterSync: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly settings: ChainSettings,
@@ -129,6 +131,7 @@ export class InputFollower {
       // The chain is behind our scan position (a different chain with as many inputs): check it all again.
       this.rewind();
     }
+    await this.afterSync?.();
   }
 
   start(): void {

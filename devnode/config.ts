@@ -3,7 +3,8 @@
  * once at start and validated with zod; a bad value stops the start with a message naming the variable.
  */
 import { join, resolve } from "node:path";
-import type { Address } from "viem";
+import type { Address, Hex } from "viem";
+import { mnemonicToAccount } from "viem/accounts";
 import { z } from "zod";
 import { configAddressSchema, flagSchema, portSchema } from "../common/env.ts";
 
@@ -23,7 +24,22 @@ export const DEFAULTS = {
   adminAddress: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" as Address,
   /** The mnemonic hardhat derives its funded accounts from; `--sender N` picks account N. */
   mnemonic: "test test test test test test test test test test test junk",
+  /**
+   * The devnode's own wallet (hardhat account #19, which nothing else in the stack or its tests uses): it
+   * deploys the v1 application contracts and owns the Authority that claims epochs. A separate account keeps
+   * its claims out of the api's nonce sequence.
+   */
+  claimerAccountIndex: 19,
+  /** How often an epoch closes when inputs were processed since the last one. */
+  epochIntervalMs: 5_000,
 } as const;
+
+/** The private key of a hardhat account of the development mnemonic. */
+export function hardhatPrivateKey(index: number): Hex {
+  const key = mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: index }).getHdKey().privateKey;
+  if (key === null) throw new Error(`no private key for hardhat account #${index}`);
+  return `0x${Buffer.from(key).toString("hex")}`;
+}
 
 const port = portSchema;
 const positiveMs = z.coerce.number().int().positive();
@@ -54,6 +70,12 @@ const envSchema = z.object({
   DAPP_WAIT_MS: positiveMs.default(3_000),
   INSPECT_TIMEOUT_MS: positiveMs.default(30_000),
   DEVNODE_RESET: flag.default(false),
+  /** 0 closes epochs only on demand (POST /epoch/close, npm run epoch). */
+  EPOCH_INTERVAL_MS: z.coerce.number().int().min(0).default(DEFAULTS.epochIntervalMs),
+  CLAIMER_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key")
+    .optional(),
 });
 
 export interface DevnodeConfig {
@@ -73,6 +95,9 @@ export interface DevnodeConfig {
   dappWaitMs: number;
   inspectTimeoutMs: number;
   reset: boolean;
+  epochIntervalMs: number;
+  /** Deploys the v1 contracts (managed chain) and submits claims as the Authority's owner. */
+  claimerPrivateKey: Hex;
 }
 
 /** A configuration value that does not validate; the message names the variable. */
@@ -110,5 +135,7 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
     dappWaitMs: e.DAPP_WAIT_MS,
     inspectTimeoutMs: e.INSPECT_TIMEOUT_MS,
     reset: e.DEVNODE_RESET || argv.includes("--reset"),
+    epochIntervalMs: e.EPOCH_INTERVAL_MS,
+    claimerPrivateKey: (e.CLAIMER_PRIVATE_KEY as Hex | undefined) ?? hardhatPrivateKey(DEFAULTS.claimerAccountIndex),
   };
 }

@@ -1,22 +1,46 @@
 /**
  * The reader's GraphQL API, with the names of the Cartesi Rollups Node v1 schema so real clients work:
  * `input(index)`, `inputs`, `notices`, `reports`, `vouchers` and the single-output look-ups, with Relay-style
- * connections (`totalCount`, `edges { node cursor }`, `pageInfo`). Proofs are not produced (always null).
- * A cursor is the entry's position in the full list, as a decimal string: lists only grow at the end,
- * so a cursor stays valid.
+ * connections (`totalCount`, `edges { node cursor }`, `pageInfo`), written as the v1 graphql-server writes
+ * them (DECISIONS.md section 12): `BigInt` values as JSON strings, bytes as lower-case 0x hex, and a cursor
+ * as base64 of the entry's decimal position in the full list (lists only grow at the end, so a cursor
+ * stays valid). A notice's or voucher's `proof` is filled once its epoch is claimed, null before.
  */
 import { createRequire } from "node:module";
 import type * as GraphQL from "graphql";
 import type { Address, Hex } from "viem";
+import type { OutputProof } from "./epochs.ts";
 import type { DevnodeStore, InputFilter, InputRecord, OutputKind, OutputRecord } from "./store.ts";
+
+/** Where proofs come from: the epoch manager; null while an output's epoch is not claimed. */
+export interface ProofSource {
+  proof(kind: "notice" | "voucher", inputIndex: number, outputIndex: number): OutputProof | null;
+}
+
+const NO_PROOFS: ProofSource = { proof: () => null };
 
 // graphql-http reaches graphql through Node's own resolution, which picks graphql 16's CommonJS build (it
 // has no "exports" map). Load it the same way: a bundler-style resolver (vitest's) would otherwise pick the
 // ESM build, and two copies of graphql reject each other's schema objects.
-const { buildSchema, GraphQLError } = createRequire(import.meta.url)("graphql") as typeof GraphQL;
+const { buildSchema, GraphQLError, GraphQLScalarType, Kind } = createRequire(import.meta.url)("graphql") as typeof GraphQL;
+
+/** v1's BigInt: written as a decimal string, read from an integer literal or variable (number or string). */
+const BigIntScalar = new GraphQLScalarType({
+  name: "BigInt",
+  serialize: (value) => String(value),
+  parseValue: (value) => {
+    if (typeof value === "number" && Number.isSafeInteger(value)) return value;
+    if (typeof value === "string" && /^-?[0-9]{1,19}$/.test(value)) return Number(value);
+    throw new GraphQLError(`BigInt cannot represent ${JSON.stringify(value)}`);
+  },
+  parseLiteral: (ast) => {
+    if (ast.kind === Kind.INT) return Number(ast.value);
+    throw new GraphQLError("BigInt must be an integer literal");
+  },
+});
 
 const SDL = /* GraphQL */ `
-  "64-bit integers (block numbers, timestamps), as JSON numbers like the v1 node."
+  "64-bit integers (block numbers, timestamps), as JSON strings like the v1 node writes them."
   scalar BigInt
 
   enum CompletionStatus {
@@ -158,9 +182,17 @@ interface Connection<T> {
   pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean };
 }
 
+/** v1 cursors: standard base64 of the decimal position ("Mg==" is 2). */
+export function encodeCursor(position: number): string {
+  return Buffer.from(String(position), "utf8").toString("base64");
+}
+
 function parseCursor(cursor: string, name: string): number {
-  if (!/^(0|[1-9][0-9]{0,15})$/.test(cursor)) throw new GraphQLError(`invalid cursor in ${name}: ${cursor}`);
-  return Number(cursor);
+  const decoded = /^[A-Za-z0-9+/]+={0,2}$/.test(cursor) ? Buffer.from(cursor, "base64").toString("utf8") : "";
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(decoded) || encodeCursor(Number(decoded)) !== cursor) {
+    throw new GraphQLError(`invalid cursor in ${name}: ${cursor} (a v1 cursor is base64 of a position, e.g. "Mg==")`);
+  }
+  return Number(decoded);
 }
 
 /** The slice [start, end) of a list of `total` entries that Relay's first/after/last/before select. */
@@ -188,7 +220,7 @@ function connection<R, T>(
 ): Connection<T> {
   const { start, end } = pageWindow(total, args);
   const records = end > start ? fetch(start, end - start) : [];
-  const edges = records.map((record, i) => ({ node: wrap(record), cursor: String(start + i) }));
+  const edges = records.map((record, i) => ({ node: wrap(record), cursor: encodeCursor(start + i) }));
   return {
     totalCount: total,
     edges,
@@ -203,37 +235,43 @@ function connection<R, T>(
 
 class OutputNode {
   constructor(
-    private readonly store: DevnodeStore,
+    private readonly ctx: Context,
     private readonly record: OutputRecord,
   ) {}
   get index(): number {
     return this.record.index;
   }
   get payload(): Hex {
-    return this.record.payload;
+    return this.record.payload.toLowerCase() as Hex;
   }
   get destination(): Address | null {
-    return this.record.destination;
+    return this.record.destination === null ? null : (this.record.destination.toLowerCase() as Address);
   }
-  get proof(): null {
-    return null;
+  proof(): OutputProof | null {
+    const { kind, inputIndex, index } = this.record;
+    return kind === "report" ? null : this.ctx.proofs.proof(kind, inputIndex, index);
   }
   input(): InputNode {
-    return inputNode(this.store, this.record.inputIndex);
+    return inputNode(this.ctx, this.record.inputIndex);
   }
+}
+
+interface Context {
+  store: DevnodeStore;
+  proofs: ProofSource;
 }
 
 const OUTPUT_NAMES: Record<OutputKind, string> = { notice: "notice", report: "report", voucher: "voucher" };
 
-function outputNode(store: DevnodeStore, kind: OutputKind, inputIndex: number, index: number): OutputNode {
-  const record = store.getOutput(kind, inputIndex, index);
+function outputNode(ctx: Context, kind: OutputKind, inputIndex: number, index: number): OutputNode {
+  const record = ctx.store.getOutput(kind, inputIndex, index);
   if (record === undefined) throw new GraphQLError(`${OUTPUT_NAMES[kind]} not found: input ${inputIndex}, index ${index}`);
-  return new OutputNode(store, record);
+  return new OutputNode(ctx, record);
 }
 
 class InputNode {
   constructor(
-    private readonly store: DevnodeStore,
+    private readonly ctx: Context,
     private readonly record: InputRecord,
   ) {}
   get index(): number {
@@ -246,22 +284,22 @@ class InputNode {
     return this.record.timestamp;
   }
   get msgSender(): Address {
-    return this.record.msgSender;
+    return this.record.msgSender.toLowerCase() as Address;
   }
   get blockNumber(): number {
     return this.record.blockNumber;
   }
   get payload(): Hex {
-    return this.record.payload;
+    return this.record.payload.toLowerCase() as Hex;
   }
   notice(args: { index: number }): OutputNode {
-    return outputNode(this.store, "notice", this.record.index, args.index);
+    return outputNode(this.ctx, "notice", this.record.index, args.index);
   }
   report(args: { index: number }): OutputNode {
-    return outputNode(this.store, "report", this.record.index, args.index);
+    return outputNode(this.ctx, "report", this.record.index, args.index);
   }
   voucher(args: { index: number }): OutputNode {
-    return outputNode(this.store, "voucher", this.record.index, args.index);
+    return outputNode(this.ctx, "voucher", this.record.index, args.index);
   }
   notices(args: ConnectionArgs): Connection<OutputNode> {
     return this.outputs("notice", args);
@@ -273,20 +311,20 @@ class InputNode {
     return this.outputs("voucher", args);
   }
   private outputs(kind: OutputKind, args: ConnectionArgs): Connection<OutputNode> {
-    const { store, record } = this;
+    const { ctx, record } = this;
     return connection(
-      store.countOutputs(kind, record.index),
+      ctx.store.countOutputs(kind, record.index),
       args,
-      (offset, limit) => store.pageOutputs(kind, offset, limit, record.index),
-      (output) => new OutputNode(store, output),
+      (offset, limit) => ctx.store.pageOutputs(kind, offset, limit, record.index),
+      (output) => new OutputNode(ctx, output),
     );
   }
 }
 
-function inputNode(store: DevnodeStore, index: number): InputNode {
-  const record = store.getInput(index);
+function inputNode(ctx: Context, index: number): InputNode {
+  const record = ctx.store.getInput(index);
   if (record === undefined) throw new GraphQLError(`input not found: ${index}`);
-  return new InputNode(store, record);
+  return new InputNode(ctx, record);
 }
 
 export interface GraphqlApi {
@@ -294,34 +332,39 @@ export interface GraphqlApi {
   rootValue: Record<string, unknown>;
 }
 
-export function createGraphqlApi(store: DevnodeStore): GraphqlApi {
+export function createGraphqlApi(store: DevnodeStore, proofs: ProofSource = NO_PROOFS): GraphqlApi {
+  const ctx: Context = { store, proofs };
   const outputs = (kind: OutputKind, args: ConnectionArgs): Connection<OutputNode> =>
     connection(
       store.countOutputs(kind),
       args,
       (offset, limit) => store.pageOutputs(kind, offset, limit),
-      (output) => new OutputNode(store, output),
+      (output) => new OutputNode(ctx, output),
     );
   const rootValue = {
-    input: (args: { index: number }) => inputNode(store, args.index),
+    input: (args: { index: number }) => inputNode(ctx, args.index),
     inputs: (args: ConnectionArgs & { where?: InputFilter | null }) => {
       const where = args.where ?? undefined;
       return connection(
         store.countInputs(where),
         args,
         (offset, limit) => store.pageInputs(offset, limit, where),
-        (record) => new InputNode(store, record),
+        (record) => new InputNode(ctx, record),
       );
     },
     notice: (args: { noticeIndex: number; inputIndex: number }) =>
-      outputNode(store, "notice", args.inputIndex, args.noticeIndex),
+      outputNode(ctx, "notice", args.inputIndex, args.noticeIndex),
     report: (args: { reportIndex: number; inputIndex: number }) =>
-      outputNode(store, "report", args.inputIndex, args.reportIndex),
+      outputNode(ctx, "report", args.inputIndex, args.reportIndex),
     voucher: (args: { voucherIndex: number; inputIndex: number }) =>
-      outputNode(store, "voucher", args.inputIndex, args.voucherIndex),
+      outputNode(ctx, "voucher", args.inputIndex, args.voucherIndex),
     notices: (args: ConnectionArgs) => outputs("notice", args),
     reports: (args: ConnectionArgs) => outputs("report", args),
     vouchers: (args: ConnectionArgs) => outputs("voucher", args),
   };
-  return { schema: buildSchema(SDL), rootValue };
+  const schema = buildSchema(SDL);
+  // buildSchema leaves custom scalars as pass-through: give BigInt the v1 node's string serialization.
+  const bigInt = schema.getType("BigInt");
+  if (bigInt instanceof GraphQLScalarType) Object.assign(bigInt, { serialize: BigIntScalar.serialize, parseValue: BigIntScalar.parseValue, parseLiteral: BigIntScalar.parseLiteral });
+  return { schema, rootValue };
 }

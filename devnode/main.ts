@@ -7,8 +7,10 @@
 import { mkdirSync, rmSync } from "node:fs";
 import type { Server } from "node:net";
 import { messageOf } from "../common/errors.ts";
+import { V1Application } from "./application.ts";
 import { InputFollower } from "./chain.ts";
 import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts";
+import { EpochManager } from "./epochs.ts";
 import { createGraphqlApi } from "./graphql.ts";
 import { RollupModel } from "./model.ts";
 import { createQueryServer } from "./query-server.ts";
@@ -70,19 +72,29 @@ async function main(): Promise<void> {
 
   const chainId = await follower.waitForChain(30_000);
   await follower.sync();
+  // The v1 application (CartesiDApp, Authority, History) and the claims the record holds: placed again on a
+  // fresh chain, after the inputs, and again whenever the follower finds the chain restarted.
+  const application = await V1Application.connect(config, log);
+  const epochs = new EpochManager(store, application, await application.ensure(), () => model.processedInputCount, config.epochIntervalMs, log);
+  await epochs.restore(epochs.addresses);
+  follower.afterSync = async () => epochs.restore(await application.ensure());
   // Inputs recorded but not finished before the last stop go first, in order.
   const pending = store.unprocessedInputs();
   for (const input of pending) model.enqueueAdvance(input);
 
   const rollupServer = createRollupServer(model);
-  const queryServer = createQueryServer(model, createGraphqlApi(store));
+  const queryServer = createQueryServer(model, createGraphqlApi(store, epochs), epochs);
   await listen(rollupServer, config.rollupHttpPort, config.rollupHttpHost);
   await listen(queryServer, config.nodePort, config.nodeHost);
   follower.start();
+  epochs.start();
 
   const shown = config.nodeHost === "0.0.0.0" ? "127.0.0.1" : config.nodeHost;
   log(`chain ${config.rpcUrl} (chain id ${chainId}, ${config.chainMode})`);
   log(`InputBox ${config.inputBoxAddress}  dapp ${config.dappAddress}`);
+  const app = epochs.addresses;
+  log(`Authority ${app.authority}  History ${app.history}  claimer ${application.account.address}${app.canClaim ? "" : " (not the Authority's owner: no claims)"}`);
+  log(`epochs: ${config.epochIntervalMs > 0 ? `every ${config.epochIntervalMs} ms` : "on demand only"}; close one now: POST http://${config.nodeHost === "0.0.0.0" ? "127.0.0.1" : config.nodeHost}:${config.nodePort}/epoch/close (npm run epoch)`);
   log(`rollup HTTP server for the dapp: http://${config.rollupHttpHost}:${config.rollupHttpPort}`);
   log(`inspect: http://${shown}:${config.nodePort}/inspect/<payload>  graphql: http://${shown}:${config.nodePort}/graphql`);
   log(`record ${config.databasePath}: ${store.inputCount()} input(s), ${pending.length} waiting for the dapp`);
@@ -92,6 +104,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     follower.stop();
+    epochs.stop();
     model.close();
     await Promise.all([close(queryServer), close(rollupServer)]);
     store.close();

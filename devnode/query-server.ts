@@ -8,6 +8,7 @@ import { createHandler } from "graphql-http/lib/use/http";
 import type { Hex } from "viem";
 import { messageOf } from "../common/errors.ts";
 import type { InspectEnvelope } from "../common/wire.ts";
+import type { EpochManager } from "./epochs.ts";
 import type { GraphqlApi } from "./graphql.ts";
 import { BodyTooLargeError, readBody, sendJson, sendText } from "./http.ts";
 import type { InspectOutcome, RollupModel } from "./model.ts";
@@ -26,11 +27,15 @@ function hexValue(byte: number): number {
 /**
  * Percent-decodes the path after `/inspect/` into the payload bytes, slashes included, as the v1 node
  * does. A `%` not followed by two hex digits stays as it is (the decoding never fails), and `+` is not a
- * space (this is a path, not a form). The query string is not part of the payload.
+ * space (this is a path, not a form). A query string is handed on after it as sent: `?` and the raw query,
+ * not decoded, as the v1 inspect-server does (DECISIONS.md section 12).
  */
 export function decodeInspectPath(rawPath: string): Buffer {
   const query = rawPath.indexOf("?");
-  const path = query === -1 ? rawPath : rawPath.slice(0, query);
+  if (query !== -1) {
+    return Buffer.concat([decodeInspectPath(rawPath.slice(0, query)), Buffer.from(rawPath.slice(query), "latin1")]);
+  }
+  const path = rawPath;
   // latin1 keeps each byte of a raw (non-ASCII) request line as it arrived.
   const bytes = Buffer.from(path, "latin1");
   if (!bytes.includes(0x25)) return bytes;
@@ -75,7 +80,19 @@ export function envelopeJson(status: InspectEnvelope["status"], exceptionPayload
   return `{"status":"${status}","exception_payload":${exception},"reports":[${items}],"processed_input_count":${processedInputCount}}`;
 }
 
-export function createQueryServer(model: RollupModel, graphql: GraphqlApi): Server {
+/** How long `POST /epoch/close` waits for the inputs already seen on the chain to be processed first. */
+const CLOSE_WAIT_MS = 10_000;
+
+async function settledModel(model: RollupModel): Promise<void> {
+  const deadline = Date.now() + CLOSE_WAIT_MS;
+  for (;;) {
+    const status = model.status();
+    if ((status.queuedInputs === 0 && status.state !== "advancing") || Date.now() > deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export function createQueryServer(model: RollupModel, graphql: GraphqlApi, epochs?: EpochManager): Server {
   const graphqlHandler = createHandler({ schema: graphql.schema, rootValue: graphql.rootValue });
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -101,6 +118,15 @@ export function createQueryServer(model: RollupModel, graphql: GraphqlApi): Serv
     if (url === "/graphql" || url.startsWith("/graphql?")) {
       res.setHeader("access-control-allow-origin", "*");
       return graphqlHandler(req, res);
+    }
+    if (epochs !== undefined && url === "/epoch/close" && method === "POST") {
+      // Devnode-only, like /healthz: closes an epoch now over every input it has read from the chain.
+      await settledModel(model);
+      const closed = await epochs.close();
+      return sendJson(res, 200, { closed, ...epochs.status(), ...epochs.addresses }, CORS);
+    }
+    if (epochs !== undefined && url === "/epochs" && method === "GET") {
+      return sendJson(res, 200, { ...epochs.status(), ...epochs.addresses }, CORS);
     }
     if (url === "/healthz" && method === "GET") {
       return sendJson(res, 200, { status: "ok", ...model.status() }, CORS);

@@ -38,6 +38,34 @@ export interface AdvanceOutputs {
   reports: Hex[];
 }
 
+/** A closed epoch: the inputs it holds, its epoch hash, and the transaction that claimed it (once claimed). */
+export interface EpochRecord {
+  /** Also the claim's index in the History: only epochs with inputs are closed and claimed. */
+  index: number;
+  firstInput: number;
+  lastInput: number;
+  epochHash: Hex;
+  claimTx: Hex | null;
+}
+
+interface EpochRow {
+  epoch_index: number;
+  first_input: number;
+  last_input: number;
+  epoch_hash: string;
+  claim_tx: string | null;
+}
+
+function toEpoch(row: EpochRow): EpochRecord {
+  return {
+    index: row.epoch_index,
+    firstInput: row.first_input,
+    lastInput: row.last_input,
+    epochHash: row.epoch_hash as Hex,
+    claimTx: row.claim_tx as Hex | null,
+  };
+}
+
 export interface InputFilter {
   indexGreaterThan?: number | null;
   indexLowerThan?: number | null;
@@ -77,6 +105,13 @@ CREATE TABLE IF NOT EXISTS outputs (
   payload      TEXT    NOT NULL,
   destination  TEXT,
   PRIMARY KEY (kind, input_index, output_index)
+);
+CREATE TABLE IF NOT EXISTS epochs (
+  epoch_index INTEGER PRIMARY KEY,
+  first_input INTEGER NOT NULL,
+  last_input  INTEGER NOT NULL,
+  epoch_hash  TEXT    NOT NULL,
+  claim_tx    TEXT
 );
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
@@ -163,6 +198,21 @@ export class DevnodeStore {
       ),
       getOutput: db.prepare<[string, number, number], OutputRow>(
         "SELECT * FROM outputs WHERE kind = ? AND input_index = ? AND output_index = ?",
+      ),
+      rangeInputs: db.prepare<[number, number], InputRow>(
+        "SELECT * FROM inputs WHERE input_index >= ? AND input_index <= ? ORDER BY input_index",
+      ),
+      rangeOutputs: db.prepare<[number, number], OutputRow>(
+        "SELECT * FROM outputs WHERE kind <> 'report' AND input_index >= ? AND input_index <= ? ORDER BY kind, input_index, output_index",
+      ),
+      insertEpoch: db.prepare<[number, number, number, string]>(
+        "INSERT INTO epochs (epoch_index, first_input, last_input, epoch_hash) VALUES (?, ?, ?, ?)",
+      ),
+      claimEpoch: db.prepare<[string, number]>("UPDATE epochs SET claim_tx = ? WHERE epoch_index = ?"),
+      lastEpoch: db.prepare<[], EpochRow>("SELECT * FROM epochs ORDER BY epoch_index DESC LIMIT 1"),
+      epochs: db.prepare<[], EpochRow>("SELECT * FROM epochs ORDER BY epoch_index"),
+      epochOfInput: db.prepare<[number, number], EpochRow>(
+        "SELECT * FROM epochs WHERE first_input <= ? AND last_input >= ?",
       ),
     };
     this.completeInTransaction = db.transaction((...args: Parameters<DevnodeStore["completeOne"]>) => this.completeOne(...args));
@@ -270,6 +320,36 @@ export class DevnodeStore {
         ? this.stmt.pageOutputs.all(kind, limit, offset)
         : this.stmt.pageInputOutputs.all(kind, inputIndex, limit, offset);
     return rows.map(toOutput);
+  }
+
+  /** Inputs first..last with their notices and vouchers (what an epoch over them commits to). */
+  epochContents(first: number, last: number): { inputs: InputRecord[]; outputs: OutputRecord[] } {
+    return {
+      inputs: this.stmt.rangeInputs.all(first, last).map(toInput),
+      outputs: this.stmt.rangeOutputs.all(first, last).map(toOutput),
+    };
+  }
+
+  addEpoch(epoch: Omit<EpochRecord, "claimTx">): void {
+    this.stmt.insertEpoch.run(epoch.index, epoch.firstInput, epoch.lastInput, epoch.epochHash);
+  }
+
+  setEpochClaimed(index: number, claimTx: Hex): void {
+    this.stmt.claimEpoch.run(claimTx, index);
+  }
+
+  lastEpoch(): EpochRecord | undefined {
+    const row = this.stmt.lastEpoch.get();
+    return row === undefined ? undefined : toEpoch(row);
+  }
+
+  epochs(): EpochRecord[] {
+    return this.stmt.epochs.all().map(toEpoch);
+  }
+
+  epochOfInput(inputIndex: number): EpochRecord | undefined {
+    const row = this.stmt.epochOfInput.get(inputIndex, inputIndex);
+    return row === undefined ? undefined : toEpoch(row);
   }
 
   getOutput(kind: OutputKind, inputIndex: number, index: number): OutputRecord | undefined {

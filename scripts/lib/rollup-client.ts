@@ -91,8 +91,9 @@ interface VerdictData {
     index: number;
     status: CompletionStatus;
     msgSender: Address;
-    blockNumber: number;
-    timestamp: number;
+    /** v1 BigInt: a decimal string. */
+    blockNumber: string;
+    timestamp: string;
     payload: Hex;
     notices: { edges: { node: { payload: Hex } }[] };
     reports: { edges: { node: { payload: Hex } }[] };
@@ -188,8 +189,8 @@ export class RollupClient {
             index: input.index,
             status: input.status,
             msgSender: input.msgSender,
-            blockNumber: input.blockNumber,
-            timestamp: input.timestamp,
+            blockNumber: Number(input.blockNumber),
+            timestamp: Number(input.timestamp),
             payload: input.payload,
             notices: input.notices.edges.map((e) => e.node.payload),
             reports: input.reports.edges.map((e) => e.node.payload),

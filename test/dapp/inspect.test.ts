@@ -183,6 +183,15 @@ describe("answered queries", () => {
     const outcome = await h.server.inspect(utf8ToHex(text));
     expect(outcome.reports).toEqual([jsonToHex(att1())]);
   });
+
+  it("answers a query followed by the query string a v1 node hands on (`?x=1`)", async () => {
+    const json = JSON.stringify({ type: "attestation", params: { attestation_id: attId("att1") } });
+    for (const text of [`${json}?x=1`, `${encodeURIComponent(json)}?x=1&y=%3F`, `${json}?`]) {
+      expect((await h.server.inspect(utf8ToHex(text))).reports).toEqual([jsonToHex(att1())]);
+    }
+    const broken = await h.server.inspect(utf8ToHex(`{"type":?x=1`));
+    expect(broken.exception).toBe(utf8ToHex("invalid query: not JSON"));
+  });
 });
 
 describe("rejected queries", () => {
