@@ -8,13 +8,14 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { ApiError, errorBody } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
-import { RateLimitedError, type ClientAddressOf } from "./rate-limit.ts";
+import type { ClientAddressOf } from "./rate-limit.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { attestationRoutes } from "./routes/attestations.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { attestationDataRoutes } from "./routes/data.ts";
 import { grantRoutes } from "./routes/grants.ts";
 import { healthcheckRoutes, healthRoutes } from "./routes/health.ts";
+import { proofRoutes } from "./routes/proofs.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
 import type { ApiServices } from "./services.ts";
 
@@ -61,6 +62,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
   app.route("/api/core", adminRoutes(services, clientOf));
   app.route("/api/core", attestationRoutes(services, clientOf));
   app.route("/api/core", attestationDataRoutes(services, clientOf));
+  app.route("/api/core", proofRoutes(services, clientOf));
   app.route("/api/core", grantRoutes(services, clientOf));
   app.route("/api/core", authRoutes(services, clientOf));
   const document = openApiDocument(services.version);
@@ -71,7 +73,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
   );
   app.onError((error, c) => {
     if (error instanceof ApiError) {
-      if (error instanceof RateLimitedError) for (const [k, v] of Object.entries(error.headers)) c.header(k, v);
+      for (const [k, v] of Object.entries(error.headers)) c.header(k, v);
       if (error.code === "INTERNAL_ERROR") logError(error, c);
       return c.json(errorBody(error), error.status);
     }

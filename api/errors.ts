@@ -36,12 +36,21 @@ export const API_ERROR_STATUS = {
   RPC_UNAVAILABLE: 503,
   INSUFFICIENT_FUNDS: 503,
   ENCRYPTION_KEY_MISSING: 503,
+  /** Extension (DECISIONS.md section 13): the attestation's epoch is not claimed yet; sent with Retry-After. */
+  PROOF_NOT_READY: 409,
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_STATUS;
 
 export class ApiError extends CodedError<ApiErrorCode> {
   override readonly name = "ApiError";
+  /** Response headers that belong to the error (Retry-After, rate-limit state), set by the one error handler. */
+  headers: Readonly<Record<string, string>> = {};
+
+  withHeaders(headers: Record<string, string>): this {
+    this.headers = { ...this.headers, ...headers };
+    return this;
+  }
 
   get status(): (typeof API_ERROR_STATUS)[ApiErrorCode] {
     return API_ERROR_STATUS[this.code];

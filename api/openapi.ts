@@ -246,6 +246,37 @@ export function openApiDocument(version: string): Json {
           errors: ["ATTESTATION_NOT_FOUND", "NO_GRANT_FOUND", "GRANT_EXPIRED", "DECRYPTION_FAILED", "ROLLUP_UNAVAILABLE"],
         }),
       },
+      "/api/core/attestation/{claimId}/proof": {
+        get: operation({
+          summary:
+            "Extension (DECISIONS.md section 13): the attestation's notice and its v1 proof, ready for CartesiDApp.validateNotice(notice, proof) at applicationAddress; PROOF_NOT_READY (with Retry-After) while its epoch is not claimed",
+          group: "attestations",
+          params: [{ name: "claimId", schema: str(), description: "claim id (= attestation_id)" }],
+          response: envelope(
+            obj({
+              claimId: id32,
+              applicationAddress: address,
+              inputIndex: int("index of the input that created it"),
+              noticeIndex: int("index of its notice within the input"),
+              notice: str("0x hex: the notice payload (UTF-8 JSON {event, data})"),
+              proof: obj({
+                context: str("0x hex: abi.encode(uint256 claim index in the History)"),
+                validity: obj({
+                  inputIndexWithinEpoch: int(),
+                  outputIndexWithinInput: int(),
+                  outputHashesRootHash: id32,
+                  vouchersEpochRootHash: id32,
+                  noticesEpochRootHash: id32,
+                  machineStateHash: id32,
+                  outputHashInOutputHashesSiblings: { type: "array", items: id32 },
+                  outputHashesInEpochSiblings: { type: "array", items: id32 },
+                }),
+              }),
+            }),
+          ),
+          errors: ["ATTESTATION_NOT_FOUND", "PROOF_NOT_READY", "ROLLUP_UNAVAILABLE"],
+        }),
+      },
       "/api/core/attestations/{address}": {
         get: operation({
           summary: "Attestations of an owner, in creation order",

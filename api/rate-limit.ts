@@ -37,15 +37,13 @@ export interface RateDecision {
 
 /** A 429 that carries its rate-limit headers, so the one error handler can put them on the response. */
 export class RateLimitedError extends ApiError {
-  constructor(
-    decision: RateDecision,
-    readonly headers: Record<string, string>,
-  ) {
+  constructor(decision: RateDecision, headers: Record<string, string>) {
     super(
       "RATE_LIMITED",
       `Too many requests: at most ${decision.limit} per ${WINDOW_SECONDS}s; retry in ${decision.retryAfter}s`,
       { limit: decision.limit, window: `${WINDOW_SECONDS}s`, retry_after: decision.retryAfter },
     );
+    this.withHeaders(headers);
   }
 }
 

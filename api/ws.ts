@@ -8,11 +8,11 @@ import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
 import { z } from "zod";
 import { addressSchema } from "../common/address.ts";
-import type { NoticeEvent } from "../common/wire.ts";
+import type { AttestationCreatedEvent, NoticeEvent } from "../common/wire.ts";
 
 export const WS_EVENTS = ["attestation:created", "grant:created", "grant:revoked", "schema:registered"] as const;
 export type WsEventName = (typeof WS_EVENTS)[number];
-export type WsEvent = Extract<NoticeEvent, { event: WsEventName }>;
+export type WsEvent = AttestationCreatedEvent | Extract<NoticeEvent, { event: Exclude<WsEventName, "attestation:created"> }>;
 
 export interface WsHubOptions {
   heartbeatMs?: number;

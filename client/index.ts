@@ -66,6 +66,28 @@ export interface AttestationData {
   /** The opened JSON: only when the api is configured with ENCRYPTION_SECRET_KEY. */
   data?: Record<string, unknown>;
 }
+/** GET /api/core/attestation/:claimId/proof (an extension): arguments for CartesiDApp.validateNotice. */
+export interface AttestationProof {
+  claimId: Hex;
+  applicationAddress: Address;
+  inputIndex: number;
+  noticeIndex: number;
+  notice: Hex;
+  proof: {
+    context: Hex;
+    validity: {
+      inputIndexWithinEpoch: number;
+      outputIndexWithinInput: number;
+      outputHashesRootHash: Hex;
+      vouchersEpochRootHash: Hex;
+      noticesEpochRootHash: Hex;
+      machineStateHash: Hex;
+      outputHashInOutputHashesSiblings: Hex[];
+      outputHashesInEpochSiblings: Hex[];
+    };
+  };
+}
+
 export interface GrantRequest {
   requester: Address;
   schemaId: Hex;
@@ -212,6 +234,11 @@ export class AttestationClient {
   /** Needs a token: the token's address is the requester (the owner, or a holder of a live grant). */
   attestationData(claimId: string): Promise<AttestationData> {
     return this.call("GET", `/api/core/attestation/${encodeURIComponent(claimId)}/data`);
+  }
+
+  /** Throws AttestationApiError PROOF_NOT_READY (with retry_after) while the attestation's epoch is open. */
+  attestationProof(claimId: string): Promise<AttestationProof> {
+    return this.call("GET", `/api/core/attestation/${encodeURIComponent(claimId)}/proof`);
   }
   attestations(owner: string): Promise<AttestationListItem[]> {
     return this.call("GET", `/api/core/attestations/${encodeURIComponent(owner)}`);

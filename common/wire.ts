@@ -60,9 +60,19 @@ export interface InputParams {
   set_role: { address: Address; role: Role; enabled: boolean };
 }
 
+/** The specification's WebSocket `attestation:created` data: the notice's record without schema and bucket. */
+export interface AttestationCreatedEvent {
+  event: "attestation:created";
+  data: { claimId: Hex; owner: Address; provider: string };
+}
+
 /** Notices the dapp emits for accepted inputs: `{event, data}`; the api relays them on its WebSocket. */
 export type NoticeEvent =
-  | { event: "attestation:created"; data: { claimId: Hex; owner: Address; provider: string } }
+  | {
+      event: "attestation:created";
+      /** schema_id and bucket_values make the notice a record a contract can check; the WebSocket relays the first three. */
+      data: { claimId: Hex; owner: Address; provider: string; schema_id: Hex; bucket_values: Record<string, string> };
+    }
   | { event: "grant:created"; data: { grantId: Hex; owner: Address; requester: Address } }
   | { event: "grant:revoked"; data: { grantId: Hex; owner: Address } }
   | { event: "schema:registered"; data: { schema_id: Hex } }
@@ -109,6 +119,11 @@ export interface AttestationView {
   encrypted_data: Hex;
   bucket_values: Record<string, string>;
   timestamp: number;
+  /**
+   * Extension: the index of the input that created it, so a client can find its notice (and the notice's
+   * proof) in the node's reader without trusting anyone.
+   */
+  input_index: number;
 }
 
 export interface AttestationListItem extends AttestationView {

@@ -30,6 +30,7 @@ export function attestationView(row: AttestationRead): AttestationView {
     encrypted_data: row.encryptedData,
     bucket_values: JSON.parse(row.bucketValues) as Record<string, string>,
     timestamp: row.timestamp,
+    input_index: row.inputIndex,
   };
 }
 

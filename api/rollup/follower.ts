@@ -5,7 +5,7 @@
  */
 import type { Hex } from "viem";
 import { hexToUtf8 } from "../../common/hex.ts";
-import type { NoticeEvent } from "../../common/wire.ts";
+import type { AttestationCreatedEvent, NoticeEvent } from "../../common/wire.ts";
 import type { RegistryCatalog } from "./catalog.ts";
 import type { GraphqlReader, NoticeRecord } from "./graphql.ts";
 
@@ -13,7 +13,7 @@ const RELAYED_EVENTS = new Set(["attestation:created", "grant:created", "grant:r
 
 export interface FollowerOptions {
   intervalMs: number;
-  onEvent: (event: NoticeEvent) => void;
+  onEvent: (event: NoticeEvent | AttestationCreatedEvent) => void;
   /** Called after each scheduled poll: with the error when it failed, without when it succeeded. */
   onPoll?: (error?: unknown) => void;
 }
@@ -87,8 +87,15 @@ export class NoticeFollower {
     const event = decodeNotice(notice.payload);
     if (event === undefined) return;
     this.catalog.learnFromNotice(event, notice.inputIndex, notice.inputPayload);
-    if (this.primed && RELAYED_EVENTS.has(event.event)) this.options.onEvent(event);
+    if (this.primed && RELAYED_EVENTS.has(event.event)) this.options.onEvent(relayed(event));
   }
+}
+
+/** The WebSocket carries the specification's fields: an attestation's notice also holds its schema and bucket. */
+function relayed(event: NoticeEvent): NoticeEvent | AttestationCreatedEvent {
+  if (event.event !== "attestation:created") return event;
+  const { claimId, owner, provider } = event.data;
+  return { event: event.event, data: { claimId, owner, provider } };
 }
 
 function decodeNotice(payload: Hex): NoticeEvent | undefined {

@@ -22,6 +22,36 @@ export interface NoticeRecord {
   inputPayload: Hex;
 }
 
+/** v1 `OutputValidityProof` as the reader serves it. */
+export interface OutputValidityProof {
+  inputIndexWithinEpoch: number;
+  outputIndexWithinInput: number;
+  outputHashesRootHash: Hex;
+  vouchersEpochRootHash: Hex;
+  noticesEpochRootHash: Hex;
+  machineStateHash: Hex;
+  outputHashInOutputHashesSiblings: Hex[];
+  outputHashesInEpochSiblings: Hex[];
+}
+
+/** One notice of an input with its proof; `proof` is null while its epoch is not claimed. */
+export interface ProvedNotice {
+  index: number;
+  payload: Hex;
+  proof: { validity: OutputValidityProof; context: Hex } | null;
+}
+
+const NOTICES_WITH_PROOFS = `query InputNotices($index: Int!, $after: String) {
+  input(index: $index) {
+    notices(first: 100, after: $after) {
+      edges { node { index payload proof { context validity {
+        inputIndexWithinEpoch outputIndexWithinInput outputHashesRootHash vouchersEpochRootHash noticesEpochRootHash
+        machineStateHash outputHashInOutputHashesSiblings outputHashesInEpochSiblings } } } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}`;
+
 export interface NoticePage {
   notices: NoticeRecord[];
   endCursor: string | null;
@@ -67,6 +97,21 @@ export class GraphqlReader {
     }
     if (body.data === undefined || body.data === null) throw new GraphqlQueryError("no data in the response");
     return body.data;
+  }
+
+  /** Every notice of an input with its proof (v1 fields only), paged through with the reader's cursors. */
+  async noticesWithProofs(inputIndex: number): Promise<ProvedNotice[]> {
+    const notices: ProvedNotice[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const data: {
+        input: { notices: { edges: { node: ProvedNotice }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } };
+      } = await this.request(NOTICES_WITH_PROOFS, after === null ? { index: inputIndex } : { index: inputIndex, after });
+      const page = data.input.notices;
+      notices.push(...page.edges.map((e) => e.node));
+      if (!page.pageInfo.hasNextPage || page.pageInfo.endCursor === null) return notices;
+      after = page.pageInfo.endCursor;
+    }
   }
 
   /** `maxMs` shortens this one request's timeout (a caller with a deadline of its own passes what is left). */

@@ -1,3 +1,4 @@
+import type { Hex } from "viem";
 import { z } from "zod";
 import { addressSchema } from "../../common/address.ts";
 import type { BucketDefinition } from "../../common/buckets.ts";
@@ -49,6 +50,9 @@ export default defineInput({
       timestamp: input.timestamp,
       blockNumber: input.blockNumber,
     });
-    return [{ event: "attestation:created", data: { claimId: attestationId, owner: p.owner, provider: p.provider } }];
+    // The notice is the attestation's public record on the base layer (DECISIONS.md section 13): what a
+    // contract can verify with its proof. The bucket, never the sealed value.
+    const data = { claimId: attestationId, owner: p.owner, provider: p.provider, schema_id: p.schema_id.toLowerCase() as Hex, bucket_values: p.bucket_values };
+    return [{ event: "attestation:created", data }];
   },
 });

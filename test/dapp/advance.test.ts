@@ -89,14 +89,18 @@ describe("accepted inputs", () => {
         encrypted_data: "0xc0ffee",
         bucket_values: { balance: "mid" },
       },
-      notices: (i) => [{ event: "attestation:created", data: { claimId: inputIdOf("create_attestation", i), owner: ALICE, provider: "http" } }],
+      notices: (i) => [
+        { event: "attestation:created", data: { claimId: inputIdOf("create_attestation", i), owner: ALICE, provider: "http", schema_id: schemaId, bucket_values: { balance: "mid" } } },
+      ],
     },
     {
       name: "create_attestation by an admin (admins hold every role), no bucket values",
       type: "create_attestation",
       sender: ADMIN,
       params: { schema_id: schemaId, owner: BOB, provider: "http", encrypted_data: "0x00", bucket_values: {} },
-      notices: (i) => [{ event: "attestation:created", data: { claimId: inputIdOf("create_attestation", i), owner: BOB, provider: "http" } }],
+      notices: (i) => [
+        { event: "attestation:created", data: { claimId: inputIdOf("create_attestation", i), owner: BOB, provider: "http", schema_id: schemaId, bucket_values: {} } },
+      ],
     },
     {
       name: "grant_access by the owner",

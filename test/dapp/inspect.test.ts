@@ -62,6 +62,7 @@ const att1 = () => ({
   encrypted_data: "0x0102",
   bucket_values: { balance: "low" },
   timestamp: T0 + 4,
+  input_index: at.att1 as number,
 });
 const att2 = () => ({
   attestation_id: attId("att2"),
@@ -70,6 +71,7 @@ const att2 = () => ({
   encrypted_data: "0x03",
   bucket_values: { score: "good", age: "adult" },
   timestamp: T0 + 5,
+  input_index: at.att2 as number,
 });
 
 describe("answered queries", () => {

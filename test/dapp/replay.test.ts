@@ -110,7 +110,10 @@ describe("restart", () => {
     });
     expect(next.status).toBe("accept");
     expect(next.notices).toEqual([
-      jsonToHex({ event: "attestation:created", data: { claimId: inputIdOf("create_attestation", INPUTS.length), owner: ALICE, provider: "http" } }),
+      jsonToHex({
+        event: "attestation:created",
+        data: { claimId: inputIdOf("create_attestation", INPUTS.length), owner: ALICE, provider: "http", schema_id: s1, bucket_values: {} },
+      }),
     ]);
     expect(await h.read("health")).toEqual({ status: "ok", database: "ok", processed_inputs: INPUTS.length + 1 });
 

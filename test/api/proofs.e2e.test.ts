@@ -1,0 +1,140 @@
+/**
+ * Attestations provable on the base layer, end to end on the real stack: a claim through the api, its proof
+ * refused as not ready while the epoch is open, then (epoch closed and claimed) the proof the api serves is
+ * accepted by the CartesiDApp's validateNotice and by the example consumer contract (contracts/), which
+ * refuses forged fields; `npm run verify` prints the contract's verdict.
+ */
+import { spawnSync } from "node:child_process";
+import nacl from "tweetnacl";
+import { createWalletClient, http, type Address, type Hex } from "viem";
+import { mnemonicToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AttestationClient, type AttestationProof } from "../../client/index.ts";
+import { compiledContract } from "../../contracts/compile.ts";
+import { DEFAULTS } from "../../devnode/config.ts";
+import { contractProof } from "../../devnode/proofs.ts";
+import { CARTESI_DAPP_ABI } from "../../devnode/v1-contracts.ts";
+import { failure, TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
+import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
+import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+
+const FIELD = "data.balance";
+let stack: TestStack;
+let provider: ProviderServer;
+let user: AttestationClient;
+let claimId: Hex;
+let schemaId: Hex;
+
+beforeAll(async () => {
+  provider = await startProviderServer();
+  stack = await startStack({
+    api: true,
+    env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET: TEST_JWT_SECRET, RATE_LIMITS: "off", EPOCH_INTERVAL_MS: "0" },
+  });
+  const base = new AttestationClient({ baseUrl: stack.urls.api });
+  const admin = base.withToken(await tokenFor("admin", stack.addresses.admin));
+  user = base.withToken(await tokenFor("user", USER_A));
+  ({ schema_id: schemaId } = await admin.registerSchema({
+    provider: "http",
+    flowType: "balance",
+    domain: "127.0.0.1",
+    bucketDefinitions: { [FIELD]: { boundaries: [0, 100, 1000], labels: ["low", "mid", "high"] } },
+    dataKeys: [],
+    freshnessHalfLife: 3600,
+  }));
+  await admin.registerEncryptionKey({ publicKey: Buffer.from(nacl.box.keyPair().publicKey).toString("base64"), algorithm: "nacl-box" });
+  provider.route("/balance", { kind: "json", value: { data: { balance: 512 } } });
+  ({ claimId } = await user.claim({
+    provider: "http",
+    params: { url: provider.url("/balance", "127.0.0.1"), method: "GET", headers: {} },
+    bucketDefinition: { field: FIELD, boundaries: [0, 100, 1000], labels: ["low", "mid", "high"] },
+  }));
+});
+
+afterAll(async () => {
+  await stack?.stop();
+  await provider?.close();
+});
+
+const verify = (id: string) =>
+  spawnSync(process.execPath, ["--import", "tsx", "scripts/verify.ts", id], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, API_URL: stack.urls.api, RPC_URL: stack.urls.rpc },
+    encoding: "utf8",
+  });
+
+describe("GET /api/core/attestation/:claimId/proof", () => {
+  it("says PROOF_NOT_READY with Retry-After while the epoch is open, and verify says so too", async () => {
+    const error = await failure(user.attestationProof(claimId));
+    expect([error.status, error.code]).toEqual([409, "PROOF_NOT_READY"]);
+    expect(error.details).toMatchObject({ claim_id: claimId, retry_after: 5 });
+    expect(error.headers.get("retry-after")).toBe("5");
+    const run = verify(claimId);
+    expect(run.status, run.stderr).toBe(3);
+    expect(run.stdout).toMatch(/not yet provable/);
+  });
+
+  it("an unknown claim is ATTESTATION_NOT_FOUND", async () => {
+    const error = await failure(user.attestationProof(`0x${"ab".repeat(32)}`));
+    expect([error.status, error.code]).toEqual([404, "ATTESTATION_NOT_FOUND"]);
+    expect((await failure(user.attestationProof("nope"))).code).toBe("ATTESTATION_NOT_FOUND");
+  });
+
+  describe("once the epoch is claimed", () => {
+    let found: AttestationProof;
+    beforeAll(async () => {
+      expect((await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).status).toBe(200);
+      found = await user.attestationProof(claimId);
+    });
+
+    it("serves the notice and a proof that validateNotice accepts", async () => {
+      expect(found).toMatchObject({ claimId, applicationAddress: DEFAULTS.dappAddress.toLowerCase(), noticeIndex: 0 });
+      const notice = JSON.parse(Buffer.from(found.notice.slice(2), "hex").toString("utf8")) as unknown;
+      expect(notice).toEqual({
+        event: "attestation:created",
+        data: { claimId, owner: USER_A.toLowerCase(), provider: "http", schema_id: schemaId, bucket_values: { [FIELD]: "mid" } },
+      });
+      const valid = await stack.client.publicClient.readContract({
+        address: found.applicationAddress,
+        abi: CARTESI_DAPP_ABI(),
+        functionName: "validateNotice",
+        args: [found.notice, contractProof(found.proof.validity, found.proof.context)],
+      });
+      expect(valid).toBe(true);
+    });
+
+    it("npm run verify prints the contract's verdict", () => {
+      const run = verify(claimId);
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^VALID: CartesiDApp 0x[0-9a-f]{40} on http/m);
+      const bad = spawnSync(process.execPath, ["--import", "tsx", "scripts/verify.ts", "0x12"], { cwd: PROJECT_ROOT, encoding: "utf8" });
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toMatch(/a claim id is 0x and 64 hex digits, not 0x12/);
+    });
+
+    it("the consumer contract records the verified bucket and refuses forged fields", async () => {
+      const gate = compiledContract("AttestationGate");
+      const wallet = createWalletClient({ transport: http(stack.urls.rpc), account: mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: 9 }) });
+      const reader = stack.client.publicClient;
+      const deployed = await reader.waitForTransactionReceipt({
+        hash: await wallet.deployContract({ abi: gate.abi, bytecode: gate.bytecode, args: [found.applicationAddress], chain: null }),
+      });
+      const address = deployed.contractAddress as Address;
+      const attestation = { claimId, owner: USER_A, provider: "http", schemaId, field: FIELD, bucket: "mid" };
+      const proof = contractProof(found.proof.validity, found.proof.context);
+      const call = (a: typeof attestation) => ({ address, abi: gate.abi, functionName: "record", args: [a, proof] }) as const;
+
+      for (const forged of [{ ...attestation, bucket: "high" }, { ...attestation, owner: stack.addresses.admin }, { ...attestation, schemaId: `0x${"11".repeat(32)}` as Hex }]) {
+        await expect(reader.simulateContract({ ...call(forged), account: wallet.account })).rejects.toThrow(/reverted/);
+      }
+      const hash = await wallet.writeContract({ ...call(attestation), chain: null });
+      expect((await reader.waitForTransactionReceipt({ hash })).status).toBe("success");
+      const gated = (field: string, bucket: string) =>
+        reader.readContract({ address, abi: gate.abi, functionName: "hasBucket", args: [USER_A, schemaId, field, bucket] });
+      expect(await gated(FIELD, "mid")).toBe(true);
+      expect(await gated(FIELD, "high")).toBe(false);
+      // The same attestation again is no newer than what is recorded.
+      await expect(reader.simulateContract({ ...call(attestation), account: wallet.account })).rejects.toThrow(/NotNewer/);
+    });
+  });
+});
