@@ -3,7 +3,7 @@
  * dapp's client (dapp/rollup-transport.ts) and the devnode's server (devnode/http1-server.ts). Both talk
  * over one kept-alive loopback connection on which every input and every inspect costs two or three
  * exchanges in a row, so the general-purpose clients and servers of node:http and undici were most of an
- * inspect's time (the README, "Performance"). The parser splits a byte stream into messages, head and
+ * inspect's time (docs/performance.md). The parser splits a byte stream into messages, head and
  * body: Content-Length, chunked and read-until-close bodies, with limits on both.
  */
 

@@ -87,8 +87,7 @@ export function createDapp(options: CreateDappOptions): Dapp {
 /**
  * Writes an output and resolves at once, without waiting for the server's answer: the `/finish` that
  * follows is written behind it on the same connection, so the server still reads the output first, and
- * one loopback round trip per output is saved (an inspect is a report and a finish; the README,
- * "Performance"). Nothing depends on the answer: a notice's index is not used, and a failed output was
+ * one loopback round trip per output is saved (an inspect is a report and a finish; docs/performance.md). Nothing depends on the answer: a notice's index is not used, and a failed output was
  * only logged when it was waited for too (the input is committed by then). It is checked when it arrives.
  */
 function pipelined(transport: RollupTransport, path: "/notice" | "/report", payload: Hex, log: (line: string) => void): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * The dapp's log: one line per input and per problem, on stdout, written in batches. A write to stdout is
  * a system call (synchronous on Linux for files, pipes and terminals), and one per input cost ~60 µs on
- * the rollup loop's critical path, a tenth of an input (the README, "Performance"). Lines wait at most
+ * the rollup loop's critical path, a tenth of an input (docs/performance.md). Lines wait at most
  * `flushMs`, and every line still waiting is written when the process exits, for whatever reason.
  */
 export interface LineLog {

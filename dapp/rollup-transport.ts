@@ -4,8 +4,8 @@
  *
  * Why not Node's own clients: every input and every inspect costs the dapp two or three exchanges with
  * the server, in a row, so the client's own cost per exchange is most of an inspect. undici's fetch cost
- * ~0.5 ms and node:http's client ~0.06 ms more per exchange than writing the bytes ourselves (the README,
- * "Performance", has the figures); the server is always the same one, on loopback, so the client needs
+ * ~0.5 ms and node:http's client ~0.06 ms more per exchange than writing the bytes ourselves (docs/performance.md
+ * has the figures); the server is always the same one, on loopback, so the client needs
  * little of HTTP: Content-Length, chunked and read-until-close bodies, keep-alive, `Connection: close`.
  *
  * Order is the point of one connection: the server reads requests in the order they were written, so a

@@ -8,7 +8,7 @@ import { mnemonicToAccount } from "viem/accounts";
 import { z } from "zod";
 import { configAddressSchema, flagSchema, portSchema } from "../common/env.ts";
 
-/** Fixed facts of the local stack (the README): the same on every local chain. */
+/** Fixed facts of the local stack (docs/devnode.md): the same on every local chain. */
 export const DEFAULTS = {
   chainId: 31337,
   chainPort: 8545,

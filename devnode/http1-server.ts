@@ -2,7 +2,7 @@
  * A small HTTP/1.1 server for the rollup HTTP API (devnode/rollup-server.ts): the one dapp is its only
  * client, on a kept-alive loopback connection where each input and each inspect costs two or three
  * exchanges in a row. node:http's server cost ~25 µs more per exchange than this one, a tenth of an
- * inspect (the README, "Performance"). What it does of HTTP/1.1: Content-Length and chunked request
+ * inspect (docs/performance.md). What it does of HTTP/1.1: Content-Length and chunked request
  * bodies, `Expect: 100-continue`, keep-alive (1.1 by default, 1.0 on request), `Connection: close`,
  * pipelined requests answered in order, and a clear 4xx/5xx before closing on anything it cannot read.
  */

@@ -2,7 +2,7 @@
  * devnode: a local stand-in for the Cartesi Rollups Node v1. Follows the InputBox on a chain, feeds the
  * dapp through the rollup HTTP server, and serves `/inspect` and `/graphql`. The one file with side effects.
  *
- *   tsx devnode/main.ts [--reset]     (configuration: the README, "devnode")
+ *   tsx devnode/main.ts [--reset]     (configuration: docs/devnode.md)
  */
 import { mkdirSync, rmSync } from "node:fs";
 import type { Server } from "node:net";

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --size full|ci] [--out DIR]`: measures the stack on this machine (the README, "Performance")
+ * `npm run bench [-- --size full|ci] [--out DIR]`: measures the stack on this machine (docs/performance.md)
  * and prints a table of figures, each a ratio to a floor measured in the same run; writes the table as
  * JSON and a chart of latency against stored attestations (SVG) into DIR (default bench-results/).
  *

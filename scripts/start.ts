@@ -3,7 +3,7 @@
  * devnode, the dapp and the api (when api/main.ts exists), each once the previous one is ready; restarts
  * the dapp and the api when they die; stops everything on Ctrl-C.
  *
- *   npm start [-- --reset] [-- --bundle] [-- --no-api]      (configuration: the README, "devnode")
+ *   npm start [-- --reset] [-- --bundle] [-- --no-api]      (configuration: docs/devnode.md)
  */
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";

@@ -1,6 +1,6 @@
 /**
  * Route middleware that demands a bearer token of a role. Roles nest: an admin token also passes where a
- * user token is required, acting as its own `sub` (documented in the README, "Attestation API").
+ * user token is required, acting as its own `sub` (documented in docs/api.md).
  */
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors.ts";

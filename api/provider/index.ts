@@ -1,6 +1,6 @@
 /**
  * Provider `http`: fetch a JSON body from the URL a claim names, under the rules of DECISIONS.md
- * section 5 (the README, "Provider fetching"), and read the claimed number out of it.
+ * section 5 (docs/provider.md), and read the claimed number out of it.
  */
 import { type HttpProviderParams, type ProviderFetchConfig, fetchJson } from "./fetch.ts";
 

@@ -85,7 +85,7 @@ export function elapsed(start: number): string {
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Prints one figure line that scripts/soak.ts and the README, "Reliability" collect ("[hostile] ..."). */
+/** Prints one figure line that scripts/soak.ts and docs/reliability.md collect ("[hostile] ..."). */
 export function figure(line: string): void {
   console.log(`[hostile] ${line}`);
 }
