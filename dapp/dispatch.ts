@@ -112,13 +112,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           ? error
           : new InputRejection("INTERNAL_ERROR", `internal error: ${messageOf(error)}`, undefined, { cause: error });
       const report = jsonToHex(rejectionReport(rejection.code, rejection.message));
-      try {
-        // Bookkeeping only, in its own transaction after the rollback: the input counts as processed.
-        store.recordInput(index, input.timestamp, "reject", [report]);
-        applied = { index, status: "reject", outputs: [report] };
-      } catch (bookkeeping) {
-        log(`input ${index}: could not record the rejection: ${messageOf(bookkeeping)}`);
-      }
+      // Nothing is recorded, bookkeeping included: inside the Cartesi machine the node reverts the whole
+      // machine on a rejected input, so the host must end in the same state (DECISIONS.md section 2). The
+      // same input on the same state is rejected again with the same report, so a redelivery needs no record.
       log(`input ${index} ${kind}: reject ${rejection.code}`);
       await deliver("report", () => outputs.report(report));
       return "reject";
