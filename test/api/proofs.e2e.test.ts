@@ -4,7 +4,7 @@
  * accepted by the CartesiDApp's validateNotice and by the example consumer contract (contracts/), which
  * refuses forged fields; `npm run verify` prints the contract's verdict.
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import nacl from "tweetnacl";
 import { createWalletClient, http, type Address, type Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
@@ -56,12 +56,22 @@ afterAll(async () => {
   await provider?.close();
 });
 
-const verify = (id: string) =>
-  spawnSync(process.execPath, ["--import", "tsx", "scripts/verify.ts", id], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, API_URL: stack.urls.api, RPC_URL: stack.urls.rpc },
-    encoding: "utf8",
+/**
+ * Runs a script without blocking this process (a synchronous spawn would stall the test's HTTP client while
+ * the api closes its idle keep-alive connections under it).
+ */
+function run(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
   });
+}
+
+const verify = (id: string) => run(["scripts/verify.ts", id], { API_URL: stack.urls.api, RPC_URL: stack.urls.rpc });
 
 describe("GET /api/core/attestation/:claimId/proof", () => {
   it("says PROOF_NOT_READY with Retry-After while the epoch is open, and verify says so too", async () => {
@@ -69,9 +79,9 @@ describe("GET /api/core/attestation/:claimId/proof", () => {
     expect([error.status, error.code]).toEqual([409, "PROOF_NOT_READY"]);
     expect(error.details).toMatchObject({ claim_id: claimId, retry_after: 5 });
     expect(error.headers.get("retry-after")).toBe("5");
-    const run = verify(claimId);
-    expect(run.status, run.stderr).toBe(3);
-    expect(run.stdout).toMatch(/not yet provable/);
+    const result = await verify(claimId);
+    expect(result.status, result.stderr).toBe(3);
+    expect(result.stdout).toMatch(/not yet provable/);
   });
 
   it("an unknown claim is ATTESTATION_NOT_FOUND", async () => {
@@ -103,11 +113,11 @@ describe("GET /api/core/attestation/:claimId/proof", () => {
       expect(valid).toBe(true);
     });
 
-    it("npm run verify prints the contract's verdict", () => {
-      const run = verify(claimId);
-      expect(run.status, run.stderr).toBe(0);
-      expect(run.stdout).toMatch(/^VALID: CartesiDApp 0x[0-9a-f]{40} on http/m);
-      const bad = spawnSync(process.execPath, ["--import", "tsx", "scripts/verify.ts", "0x12"], { cwd: PROJECT_ROOT, encoding: "utf8" });
+    it("npm run verify prints the contract's verdict", async () => {
+      const result = await verify(claimId);
+      expect(result.status, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^VALID: CartesiDApp 0x[0-9a-f]{40} on http/m);
+      const bad = await run(["scripts/verify.ts", "0x12"]);
       expect(bad.status).toBe(2);
       expect(bad.stderr).toMatch(/a claim id is 0x and 64 hex digits, not 0x12/);
     });
