@@ -28,8 +28,9 @@ import { startDirectRig, type DirectRig } from "./rig.ts";
 import { checkSeedEquivalence, seedStore, type SeedResult } from "./seed.ts";
 import { summarize, timeSync, type LatencySummary } from "./stats.ts";
 
-export const SIZES = ["full", "ci"] as const;
-export type BenchSize = (typeof SIZES)[number];
+import { SIZES, type BenchSize } from "./sizes.ts";
+
+export { SIZES, type BenchSize };
 
 interface Profile {
   /** Stored attestations for the inspect, api and chain figures (one of scaleSizes). */

@@ -10,8 +10,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { formatTable, scaleChart } from "../bench/report.ts";
-import { runBench, SIZES, type BenchSize } from "../bench/run.ts";
+import { SIZES, type BenchSize } from "../bench/sizes.ts";
+import { runScript, UsageError } from "./lib/cli.ts";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
@@ -25,20 +25,25 @@ export function parseBenchArgs(argv: readonly string[]): { size: BenchSize; out:
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const match = /^--(size|out)(?:=(.*))?$/.exec(arg);
-    if (match === null) throw new Error(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR)`);
+    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR)`);
     const value = match[2] ?? argv[++i];
-    if (value === undefined) throw new Error(`--${match[1]} needs a value`);
+    if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
     raw[match[1] as string] = value;
   }
   const parsed = argsSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new Error(`invalid arguments: ${parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    throw new UsageError(`invalid arguments: ${parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
   return { size: parsed.data.size, out: resolve(parsed.data.out) };
 }
 
-async function main(): Promise<void> {
+const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR]`;
+
+async function main(): Promise<number> {
   const args = parseBenchArgs(process.argv.slice(2));
+  // The rig (chain, stacks, seeding) loads only once the arguments are known to be good.
+  const { runBench } = await import("../bench/run.ts");
+  const { formatTable, scaleChart } = await import("../bench/report.ts");
   // Ctrl-C or a kill: exit through process.exit, whose "exit" handlers kill every child's process group
   // (bench/procs.ts, the stack's Supervisor) and remove the work directory.
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(signal === "SIGINT" ? 130 : 143));
@@ -68,11 +73,7 @@ async function main(): Promise<void> {
       "",
     ].join("\n"),
   );
+  return 0;
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
-  main().catch((error: unknown) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  });
-}
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === resolve(process.argv[1])) runScript(main, USAGE);

@@ -10,6 +10,7 @@ import { build } from "esbuild";
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runScript, UsageError } from "./lib/cli.ts";
 import { z } from "zod";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -73,8 +74,10 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().catch((error: unknown) => {
-    process.stderr.write(`build failed: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  });
+  runScript(async () => {
+    const extra = process.argv.slice(2);
+    if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")} (the build takes none)`);
+    await main();
+    return 0;
+  }, "npm run build    (bundles the dapp into dist/: dapp/main.js, migrations/, package.json)");
 }

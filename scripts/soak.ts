@@ -43,7 +43,7 @@ for (let i = 0; i < args.length; i++) {
   else if (arg === "--seed") seed = positiveInt("--seed", value());
   else if (arg === "--only") only = (value() ?? "").split(",").filter((s) => s !== "");
   else if (arg === "--help" || arg === "-h") {
-    console.log(USAGE);
+    console.log(`usage: ${USAGE}`);
     process.exit(0);
   } else fail(`unknown argument ${arg}`);
 }

@@ -9,13 +9,20 @@ import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { wipeDataDir } from "./lib/data-dir.ts";
+import { wantsHelp } from "./lib/cli.ts";
 import { loadStartOptions, StartConfigError } from "./lib/stack-config.ts";
 import { apiEnabled, stackUrls, Supervisor, type PieceName } from "./lib/stack.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (line: string): void => console.log(`[stack] ${line}`);
 
+const USAGE = "npm start [-- --reset] [--bundle] [--no-api]    (configuration by environment: docs/devnode.md)";
+
 async function main(): Promise<number> {
+  if (wantsHelp()) {
+    console.log(`usage: ${USAGE}`);
+    return 0;
+  }
   const { settings, reset } = loadStartOptions(process.env, process.argv.slice(2), root);
   if (reset) {
     wipeDataDir(settings.dataDir, root);
@@ -95,7 +102,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(`[stack] ${error instanceof StartConfigError ? error.message : String(error)}`);
+    console.error(`[stack] ${error instanceof StartConfigError ? `${error.message}\nusage: ${USAGE}` : String(error)}`);
     process.exit(error instanceof StartConfigError ? 2 : 1);
   },
 );

@@ -8,8 +8,9 @@ import { privateKeyToAccount } from "viem/accounts";
 import { isAddress } from "../common/address.ts";
 import { DEFAULT_TOKEN_TTL_SECONDS, issueToken, type TokenRole } from "../api/auth/tokens.ts";
 import { DEFAULT_PRIVATE_KEY, resolveJwtSecret } from "../api/config.ts";
+import { runScript, UsageError } from "./lib/cli.ts";
 
-const USAGE = "usage: npm run token -- admin [--sub ADDRESS] [--ttl SECONDS] | npm run token -- user <address> [--ttl SECONDS]";
+const USAGE = "npm run token -- admin [--sub ADDRESS] [--ttl SECONDS] | npm run token -- user <address> [--ttl SECONDS]";
 
 interface TokenRequest {
   role: TokenRole;
@@ -25,13 +26,15 @@ export function parseTokenArgs(argv: string[], env: NodeJS.ProcessEnv): TokenReq
     const arg = argv[i] as string;
     if (arg === "--ttl" || arg === "--sub") {
       const value = argv[++i];
-      if (value === undefined) throw new Error(`${arg} needs a value\n${USAGE}`);
+      if (value === undefined) throw new UsageError(`${arg} needs a value`);
       if (arg === "--ttl") {
         ttl = Number(value);
-        if (!Number.isInteger(ttl) || ttl <= 0) throw new Error(`--ttl must be a positive integer of seconds\n${USAGE}`);
+        if (!Number.isInteger(ttl) || ttl <= 0) throw new UsageError(`--ttl must be a positive integer of seconds`);
       } else {
         sub = value;
       }
+    } else if (arg.startsWith("--")) {
+      throw new UsageError(`unknown option ${arg}`);
     } else {
       positional.push(arg);
     }
@@ -40,26 +43,20 @@ export function parseTokenArgs(argv: string[], env: NodeJS.ProcessEnv): TokenReq
   if (role === "admin") {
     const key = (env.PRIVATE_KEY || DEFAULT_PRIVATE_KEY) as `0x${string}`;
     const subject = sub ?? privateKeyToAccount(key).address;
-    if (!isAddress(subject)) throw new Error(`--sub must be an address\n${USAGE}`);
+    if (!isAddress(subject)) throw new UsageError(`--sub must be an address`);
     return { role, subject, ttl };
   }
   if (role === "user") {
-    if (address === undefined || !isAddress(address)) throw new Error(`user needs an address\n${USAGE}`);
+    if (address === undefined || !isAddress(address)) throw new UsageError(`user needs an address`);
     return { role, subject: address, ttl };
   }
-  throw new Error(USAGE);
+  throw new UsageError(role === undefined ? "expected a role: admin or user" : `unknown role ${role}: admin or user`);
 }
 
-async function main(): Promise<void> {
-  try {
-    const request = parseTokenArgs(process.argv.slice(2), process.env);
-    const secret = resolveJwtSecret(process.env.JWT_SECRET || undefined, process.env.DATA_DIR || ".data");
-    const { token } = await issueToken(secret, request.subject, request.role, request.ttl);
-    console.log(token);
-  } catch (error) {
-    console.error(error instanceof Error ? error.message : String(error));
-    process.exit(1);
-  }
-}
-
-await main();
+runScript(async () => {
+  const request = parseTokenArgs(process.argv.slice(2), process.env);
+  const secret = resolveJwtSecret(process.env.JWT_SECRET || undefined, process.env.DATA_DIR || ".data");
+  const { token } = await issueToken(secret, request.subject, request.role, request.ttl);
+  console.log(token);
+  return 0;
+}, USAGE);

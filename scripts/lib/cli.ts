@@ -105,13 +105,25 @@ export function describeEnvelope(envelope: InspectEnvelope): Record<string, unkn
   };
 }
 
-/** Runs a script's main, printing usage and configuration errors without a stack trace. */
+/** True when the command line asks for help (`--help` or `-h` anywhere). */
+export function wantsHelp(argv: readonly string[] = process.argv.slice(2)): boolean {
+  return argv.includes("--help") || argv.includes("-h");
+}
+
+/**
+ * Runs a script's main: `--help` prints the usage (exit 0); a UsageError prints one line saying what is
+ * wrong and the usage (exit 2); any other failure prints its message without a stack trace (exit 1).
+ */
 export function runScript(main: () => Promise<number>, usage: string): void {
+  if (wantsHelp()) {
+    console.log(`usage: ${usage}`);
+    process.exit(0);
+  }
   main().then(
     (code) => process.exit(code),
     (error: unknown) => {
       if (error instanceof UsageError) {
-        console.error(`${error.message}\n\nusage: ${usage}`);
+        console.error(`${error.message}\nusage: ${usage}`);
         process.exit(2);
       }
       console.error(error instanceof Error ? error.message : String(error));

@@ -46,6 +46,7 @@ describe("npm run token", () => {
         ),
       ),
     );
-    for (const outcome of outcomes) expect(outcome).toMatch(/^1 .*usage: npm run token/s);
+    // Exit 2 for a usage error, like every script (test/scripts/cli.test.ts).
+    for (const outcome of outcomes) expect(outcome).toMatch(/^2 .*usage: npm run token/s);
   });
 });

@@ -1,0 +1,61 @@
+/**
+ * Every `npm run` script answers `--help` with its usage (exit 0), and a bad argument with one line saying
+ * what is wrong plus the usage (exit 2, no stack trace), before it touches a chain, a node or a file.
+ */
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { PROJECT_ROOT } from "../support/stack.ts";
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(script: string, args: readonly string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    // Nothing listens on these: a script that tried to connect instead of refusing its arguments would fail differently.
+    const env = { ...process.env, NODE_PORT: "9", CHAIN_PORT: "9", API_URL: "http://127.0.0.1:9" };
+    const child = spawn(process.execPath, ["--import", "tsx", `scripts/${script}.ts`, ...args], { cwd: PROJECT_ROOT, env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** Script file → a bad command line and a fragment of the one-line complaint. */
+const SCRIPTS: Record<string, { bad: string[]; says: RegExp }> = {
+  start: { bad: ["--bogus"], says: /unknown argument: --bogus/ },
+  input: { bad: ["--bogus"], says: /unknown option --bogus/ },
+  inspect: { bad: ["--bogus"], says: /unknown option --bogus/ },
+  replay: { bad: ["--bogus"], says: /unknown option --bogus/ },
+  token: { bad: ["guest"], says: /unknown role guest/ },
+  build: { bad: ["now"], says: /unexpected argument: now/ },
+  bench: { bad: ["--size", "small"], says: /--size/ },
+  soak: { bad: ["--bogus"], says: /unknown argument --bogus/ },
+  "db-digest": { bad: [], says: /expected the path of a dapp database/ },
+  epoch: { bad: ["now"], says: /unexpected argument: now/ },
+  verify: { bad: ["0x12"], says: /a claim id is 0x and 64 hex digits/ },
+};
+
+describe("every npm run script", () => {
+  it("answers --help with its usage and exit 0", { timeout: 120_000 }, async () => {
+    const runs = await Promise.all(Object.keys(SCRIPTS).map(async (script) => [script, await run(script, ["--help"])] as const));
+    for (const [script, result] of runs) {
+      expect(result.status, `${script}: ${result.stderr}`).toBe(0);
+      expect(result.stdout, script).toMatch(/^usage: (npm start|npm run )/);
+    }
+  });
+
+  it("answers a bad argument with what is wrong and the usage, exit 2, no stack trace", { timeout: 120_000 }, async () => {
+    const runs = await Promise.all(Object.entries(SCRIPTS).map(async ([script, c]) => [script, c, await run(script, c.bad)] as const));
+    for (const [script, c, result] of runs) {
+      expect(result.status, `${script}: ${result.stderr}`).toBe(2);
+      expect(result.stderr, script).toMatch(c.says);
+      expect(result.stderr, script).toMatch(/usage: /);
+      expect(result.stderr, script).not.toMatch(/\n\s+at /);
+    }
+  });
+});
