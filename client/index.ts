@@ -5,7 +5,7 @@
  */
 import WebSocket from "ws";
 import type { BucketDefinition } from "../common/buckets.ts";
-import type { HealthStatus, InputParams } from "../common/wire.ts";
+import type { HealthStatus, InputParams, OutputValidityProof } from "../common/wire.ts";
 
 export type { BucketDefinition, HealthStatus };
 export type Hex = `0x${string}`;
@@ -73,19 +73,7 @@ export interface AttestationProof {
   inputIndex: number;
   noticeIndex: number;
   notice: Hex;
-  proof: {
-    context: Hex;
-    validity: {
-      inputIndexWithinEpoch: number;
-      outputIndexWithinInput: number;
-      outputHashesRootHash: Hex;
-      vouchersEpochRootHash: Hex;
-      noticesEpochRootHash: Hex;
-      machineStateHash: Hex;
-      outputHashInOutputHashesSiblings: Hex[];
-      outputHashesInEpochSiblings: Hex[];
-    };
-  };
+  proof: { context: Hex; validity: OutputValidityProof };
 }
 
 export interface GrantRequest {

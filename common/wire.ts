@@ -181,3 +181,18 @@ export interface InspectEnvelope {
   reports: { payload: Hex }[];
   processed_input_count: number;
 }
+
+/**
+ * v1 `OutputValidityProof` (rollups-contracts 1.4 `LibOutputValidation`), with the field names of the
+ * contracts and of the v1 GraphQL reader; a `Proof` is it plus `context` (abi.encode(uint256 claim index)).
+ */
+export interface OutputValidityProof {
+  inputIndexWithinEpoch: number;
+  outputIndexWithinInput: number;
+  outputHashesRootHash: Hex;
+  vouchersEpochRootHash: Hex;
+  noticesEpochRootHash: Hex;
+  machineStateHash: Hex;
+  outputHashInOutputHashesSiblings: Hex[];
+  outputHashesInEpochSiblings: Hex[];
+}

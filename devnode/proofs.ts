@@ -15,6 +15,7 @@
  *   machine, so its machine state hash is zero.
  */
 import { bytesToHex, encodeAbiParameters, hexToBytes, type Address, type Hex } from "viem";
+import type { OutputValidityProof } from "../common/wire.ts";
 import { hashPair, keccak, MerkleIndexError, pristineHashes, SparseMerkleTree, type Hash } from "./merkle.ts";
 
 export { MerkleIndexError };
@@ -27,17 +28,7 @@ export interface EpochInputOutputs {
   vouchers: readonly { destination: Address; payload: Hex }[];
 }
 
-/** v1 `OutputValidityProof`, with the field names of the contracts and of the v1 GraphQL schema. */
-export interface OutputValidityProof {
-  inputIndexWithinEpoch: number;
-  outputIndexWithinInput: number;
-  outputHashesRootHash: Hex;
-  vouchersEpochRootHash: Hex;
-  noticesEpochRootHash: Hex;
-  machineStateHash: Hex;
-  outputHashInOutputHashesSiblings: Hex[];
-  outputHashesInEpochSiblings: Hex[];
-}
+export type { OutputValidityProof };
 
 export interface EpochProofs {
   readonly epochHash: Hex;

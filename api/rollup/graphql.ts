@@ -3,7 +3,7 @@
  * after a cursor. Only standard v1 fields are used, so any v1 node works (DECISIONS.md section 1).
  */
 import type { Hex } from "viem";
-import type { CompletionStatus } from "../../common/wire.ts";
+import type { CompletionStatus, OutputValidityProof } from "../../common/wire.ts";
 import { networkMessage } from "./inspect.ts";
 
 export type { CompletionStatus };
@@ -22,17 +22,6 @@ export interface NoticeRecord {
   inputPayload: Hex;
 }
 
-/** v1 `OutputValidityProof` as the reader serves it. */
-export interface OutputValidityProof {
-  inputIndexWithinEpoch: number;
-  outputIndexWithinInput: number;
-  outputHashesRootHash: Hex;
-  vouchersEpochRootHash: Hex;
-  noticesEpochRootHash: Hex;
-  machineStateHash: Hex;
-  outputHashInOutputHashesSiblings: Hex[];
-  outputHashesInEpochSiblings: Hex[];
-}
 
 /** One notice of an input with its proof; `proof` is null while its epoch is not claimed. */
 export interface ProvedNotice {
