@@ -35,6 +35,10 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
   });
   hub.attach(server as Server);
+  // Idle keep-alive connections stay open longer than clients keep them (undici: 4 s, proxies: 60 s), so the
+  // server never closes a connection a client is about to reuse (the client would see "other side closed").
+  (server as Server).keepAliveTimeout = 65_000;
+  (server as Server).headersTimeout = 66_000;
   const address = server.address();
   const port = typeof address === "object" && address !== null ? address.port : config.port;
   const shownHost = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
