@@ -10,6 +10,7 @@ import { hexToUtf8 } from "../../common/hex.ts";
 import { databaseDigest } from "../../dapp/db/digest.ts";
 import { openDatabase, type DappDatabase } from "../../dapp/db/open.ts";
 import { createDispatcher } from "../../dapp/dispatch.ts";
+import { encodeCursor } from "../../devnode/graphql.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 
 /** Multiplies every case count; `npm run soak -- --count N` sets it. Default 1 (the CI size). */
@@ -171,8 +172,9 @@ interface InputsPage {
         index: number;
         status: string;
         msgSender: string;
-        timestamp: number;
-        blockNumber: number;
+        /** v1 BigInt values: decimal strings. */
+        timestamp: string;
+        blockNumber: string;
         payload: Hex;
         notices: { edges: { node: { payload: Hex } }[] };
         reports: { edges: { node: { payload: Hex } }[] };
@@ -185,7 +187,7 @@ interface InputsPage {
 export async function recordedInputs(graphql: <T>(query: string, variables?: Record<string, unknown>) => Promise<T>): Promise<RecordedInput[]> {
   const out: RecordedInput[] = [];
   for (;;) {
-    const after = out.length === 0 ? null : String(out.length - 1);
+    const after = out.length === 0 ? null : encodeCursor(out.length - 1);
     const page = await graphql<InputsPage>(
       `query Page($after: String) { inputs(first: 500, after: $after) { totalCount edges { node {
         index status msgSender timestamp blockNumber payload
@@ -195,7 +197,13 @@ export async function recordedInputs(graphql: <T>(query: string, variables?: Rec
       { after },
     );
     for (const { node } of page.inputs.edges) {
-      out.push({ ...node, notices: node.notices.edges.map((e) => e.node.payload), reports: node.reports.edges.map((e) => e.node.payload) });
+      out.push({
+        ...node,
+        timestamp: Number(node.timestamp),
+        blockNumber: Number(node.blockNumber),
+        notices: node.notices.edges.map((e) => e.node.payload),
+        reports: node.reports.edges.map((e) => e.node.payload),
+      });
     }
     if (page.inputs.edges.length === 0 || out.length >= page.inputs.totalCount) return out;
   }
