@@ -4,6 +4,7 @@
  * `ephemeral public key (32) | nonce (24) | ciphertext (plaintext + 16-byte tag)`, so the key holder
  * needs nothing but its secret key to open it.
  */
+import { createPublicKey, diffieHellman, generateKeyPairSync, randomFillSync, type KeyObject } from "node:crypto";
 import nacl from "tweetnacl";
 import { bytesToHex, hexToBytes } from "../common/hex.ts";
 import { ApiError } from "./errors.ts";
@@ -25,14 +26,67 @@ function decodeRecipientKey(base64: string): Uint8Array {
   return key;
 }
 
+/**
+ * tweetnacl's HSalsa20 core, which it exports at run time but not in its types. It turns an X25519 shared
+ * secret into the key of `nacl.box` (what `nacl.box.before` does after its scalar multiplication).
+ */
+const naclLowLevel = (nacl as unknown as { lowlevel: { crypto_core_hsalsa20(out: Uint8Array, input: Uint8Array, key: Uint8Array, constant: Uint8Array): number } }).lowlevel;
+const HSALSA_SIGMA = new TextEncoder().encode("expand 32-byte k");
+const ZERO_16 = new Uint8Array(16);
+
+/** Recipient keys as node KeyObjects, per base64 key: the registered key changes rarely. */
+const recipientKeys = new Map<string, KeyObject>();
+
+function recipientKeyObject(base64: string, raw: Uint8Array): KeyObject {
+  let key = recipientKeys.get(base64);
+  if (key === undefined) {
+    key = createPublicKey({ key: { kty: "OKP", crv: "X25519", x: Buffer.from(raw).toString("base64url") }, format: "jwk" });
+    if (recipientKeys.size > 16) recipientKeys.clear();
+    recipientKeys.set(base64, key);
+  }
+  return key;
+}
+
+/**
+ * `nacl.box`'s shared key, with the X25519 step done by node's native crypto: tweetnacl's pure-JS scalar
+ * multiplications made a seal cost 2.9 ms here (two per seal), a ceiling of ~350 claims/s on one core.
+ * The bytes are those of `nacl.box`: HSalsa20 of the same shared secret, then `nacl.secretbox`.
+ */
+function ephemeralBoxKey(recipientBase64: string, recipient: Uint8Array): { publicKey: Uint8Array; sharedKey: Uint8Array } | undefined {
+  let shared: Buffer;
+  let publicKey: Uint8Array;
+  try {
+    const pair = generateKeyPairSync("x25519");
+    shared = diffieHellman({ privateKey: pair.privateKey, publicKey: recipientKeyObject(recipientBase64, recipient) });
+    const jwk = pair.publicKey.export({ format: "jwk" });
+    publicKey = new Uint8Array(Buffer.from(jwk.x ?? "", "base64url"));
+  } catch {
+    // OpenSSL refuses low-order points; tweetnacl seals to them anyway, so such a key takes the slow path.
+    return undefined;
+  }
+  const sharedKey = new Uint8Array(32);
+  naclLowLevel.crypto_core_hsalsa20(sharedKey, ZERO_16, new Uint8Array(shared), HSALSA_SIGMA);
+  return { publicKey, sharedKey };
+}
+
 export function sealForKey(plaintext: Uint8Array, recipientPublicKeyBase64: string): `0x${string}` {
   const recipient = decodeRecipientKey(recipientPublicKeyBase64);
+  const nonce = new Uint8Array(SEAL_NONCE_BYTES);
+  randomFillSync(nonce);
   // A fresh pair per seal: the sender keeps no key, and two seals of one plaintext are unlinkable.
-  const ephemeral = nacl.box.keyPair();
-  const nonce = nacl.randomBytes(SEAL_NONCE_BYTES);
-  const ciphertext = nacl.box(plaintext, nonce, recipient, ephemeral.secretKey);
+  let ephemeralPublicKey: Uint8Array;
+  let ciphertext: Uint8Array;
+  const fast = ephemeralBoxKey(recipientPublicKeyBase64, recipient);
+  if (fast !== undefined) {
+    ephemeralPublicKey = fast.publicKey;
+    ciphertext = nacl.secretbox(plaintext, nonce, fast.sharedKey);
+  } else {
+    const ephemeral = nacl.box.keyPair();
+    ephemeralPublicKey = ephemeral.publicKey;
+    ciphertext = nacl.box(plaintext, nonce, recipient, ephemeral.secretKey);
+  }
   const sealed = new Uint8Array(HEADER_BYTES + ciphertext.length);
-  sealed.set(ephemeral.publicKey, 0);
+  sealed.set(ephemeralPublicKey, 0);
   sealed.set(nonce, SEAL_PUBLIC_KEY_BYTES);
   sealed.set(ciphertext, HEADER_BYTES);
   return bytesToHex(sealed);

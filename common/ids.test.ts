@@ -1,7 +1,7 @@
 import { encodeAbiParameters, keccak256, stringToBytes } from "viem";
 import { describe, expect, it } from "vitest";
 import { canonicalJson } from "./canonical.ts";
-import { inputIdOf, keyIdOf, schemaIdOf, type SchemaContent } from "./ids.ts";
+import { inputIdOf, itemIdOf, keyIdOf, schemaIdOf, writeIdOf, type SchemaContent } from "./ids.ts";
 
 const content: SchemaContent = {
   provider: "http",
@@ -77,5 +77,21 @@ describe("inputIdOf", () => {
   it("differs between kinds and between positions", () => {
     expect(inputIdOf("create_attestation", 1)).not.toBe(inputIdOf("grant_access", 1));
     expect(inputIdOf("create_attestation", 1)).not.toBe(inputIdOf("create_attestation", 2));
+  });
+});
+
+describe("itemIdOf", () => {
+  it("is keccak256(abi.encode(kind, input_index, item)) and never a lone input's id", () => {
+    const expected = keccak256(
+      encodeAbiParameters([{ type: "string" }, { type: "uint256" }, { type: "uint256" }], ["grant_access", 7n, 3n]),
+    );
+    expect(itemIdOf("grant_access", 7, 3)).toBe(expected);
+    expect(itemIdOf("create_attestation", 7, 0)).not.toBe(inputIdOf("create_attestation", 7));
+    expect(itemIdOf("create_attestation", 7, 0)).not.toBe(itemIdOf("create_attestation", 7, 1));
+  });
+
+  it("writeIdOf picks the formula by whether the write was a batch item", () => {
+    expect(writeIdOf("create_attestation", 9, null)).toBe(inputIdOf("create_attestation", 9));
+    expect(writeIdOf("create_attestation", 9, 2)).toBe(itemIdOf("create_attestation", 9, 2));
   });
 });

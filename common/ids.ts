@@ -32,3 +32,18 @@ export type PositionalKind = "create_attestation" | "grant_access";
 export function inputIdOf(kind: PositionalKind, inputIndex: number | bigint): Hex {
   return keccak256(encodeAbiParameters([{ type: "string" }, { type: "uint256" }], [kind, BigInt(inputIndex)]));
 }
+
+/**
+ * The id of an object made by item `item` (0-based) of a `batch` input (DECISIONS.md section 3):
+ * `keccak256(abi.encode(string kind, uint256 input_index, uint256 item))`. Known to the api at the receipt too.
+ */
+export function itemIdOf(kind: PositionalKind, inputIndex: number | bigint, item: number): Hex {
+  return keccak256(
+    encodeAbiParameters([{ type: "string" }, { type: "uint256" }, { type: "uint256" }], [kind, BigInt(inputIndex), BigInt(item)]),
+  );
+}
+
+/** The id of what a write made: the plain formula for a lone input, the item formula inside a batch. */
+export function writeIdOf(kind: PositionalKind, inputIndex: number | bigint, item: number | null): Hex {
+  return item === null ? inputIdOf(kind, inputIndex) : itemIdOf(kind, inputIndex, item);
+}
