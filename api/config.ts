@@ -54,6 +54,10 @@ const envSchema = z.object({
   TRUST_PROXY: flag.default(false),
   VERDICT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   NOTICE_POLL_MS: z.coerce.number().int().min(10).default(150),
+  // Group commit (docs/api.md): 1 sends every write alone; 256 is the dapp's limit of items in a batch.
+  WRITE_BATCH_MAX_ITEMS: z.coerce.number().int().min(1).max(256).default(256),
+  // 1 KiB leaves room for one claim; 120 KiB keeps a transaction under geth's 128 KiB pool limit.
+  WRITE_BATCH_MAX_BYTES: z.coerce.number().int().min(1024).max(120 * 1024).default(120 * 1024),
   ENCRYPTION_SECRET_KEY: boxSecretKey.optional(),
 });
 
@@ -74,6 +78,8 @@ export interface ApiConfig {
   trustProxy: boolean;
   verdictTimeoutMs: number;
   noticePollMs: number;
+  /** Group commit limits: writes that wait for the wallet go together, up to these, into one `batch` input. */
+  writeBatch: { maxItems: number; maxBytes: number };
   /**
    * Secret key of the registered encryption key (extension): when set, GET /attestation/:claimId/data
    * also answers the opened plaintext. Unset, the api never holds a key that opens attestations.
@@ -123,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     trustProxy: e.TRUST_PROXY,
     verdictTimeoutMs: e.VERDICT_TIMEOUT_MS,
     noticePollMs: e.NOTICE_POLL_MS,
+    writeBatch: { maxItems: e.WRITE_BATCH_MAX_ITEMS, maxBytes: e.WRITE_BATCH_MAX_BYTES },
     ...(e.ENCRYPTION_SECRET_KEY === undefined ? {} : { encryptionSecretKey: e.ENCRYPTION_SECRET_KEY }),
   };
 }

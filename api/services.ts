@@ -12,8 +12,9 @@ import { RegistryCatalog } from "./rollup/catalog.ts";
 import { NoticeFollower } from "./rollup/follower.ts";
 import { GraphqlReader } from "./rollup/graphql.ts";
 import { RollupReader } from "./rollup/inspect.ts";
-import { InputSubmitter, type SubmittedInput } from "./rollup/submitter.ts";
-import { awaitVerdict } from "./rollup/verdict.ts";
+import { GroupCommit, type CommittedWrite } from "./rollup/group-commit.ts";
+import { InputSubmitter } from "./rollup/submitter.ts";
+import { settleWrite, VerdictWatch } from "./rollup/verdict.ts";
 import type { WsEvent } from "./ws.ts";
 
 export interface ApiServices {
@@ -28,8 +29,13 @@ export interface ApiServices {
   follower: NoticeFollower;
   nonces: NonceStore;
   limiter: RateLimiter | undefined;
-  /** Sends an input and returns once the rollup accepted it (or throws the mapped rejection). */
-  write<K extends InputKind>(kind: K, params: InputParams[K], context?: { schemaId?: Hex }): Promise<SubmittedInput>;
+  /** Writes that wait for the wallet go together into one `batch` input (group commit). */
+  commits: GroupCommit;
+  /**
+   * Sends a write and returns once the rollup applied it (or throws the mapped rejection). `item` says where
+   * it went: null alone, else its position in a batch (ids come from `writeIdOf`).
+   */
+  write<K extends InputKind>(kind: K, params: InputParams[K], context?: { schemaId?: Hex }): Promise<CommittedWrite>;
   /** provider_type of a schema; schemas are immutable, so the answer is cached for good. */
   providerTypeOf(schemaId: Hex): Promise<string>;
   /** Where relayed notices go; `main.ts` points it at the WebSocket hub. */
@@ -66,6 +72,8 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     },
   });
   const providerTypes = new Map<string, string>();
+  const commits = new GroupCommit((payload) => submitter.submitPayload(payload), config.writeBatch);
+  const verdicts = new VerdictWatch(graphql, { timeoutMs: config.verdictTimeoutMs });
 
   return {
     config,
@@ -78,14 +86,11 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     follower,
     nonces: new NonceStore(now),
     limiter: config.rateLimits ? new RateLimiter(now) : undefined,
+    commits,
     async write(kind, params, context = {}) {
-      const submitted = await submitter.submit(kind, params);
-      await awaitVerdict(graphql, submitted.inputIndex, {
-        timeoutMs: config.verdictTimeoutMs,
-        txHash: submitted.txHash,
-        ...(context.schemaId === undefined ? {} : { schemaId: context.schemaId }),
-      });
-      return submitted;
+      const committed = await commits.write(kind, params);
+      settleWrite(await verdicts.verdictOf(committed.inputIndex, committed.txHash), committed.item, context);
+      return committed;
     },
     async providerTypeOf(schemaId) {
       const key = schemaId.toLowerCase();

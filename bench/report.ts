@@ -6,7 +6,7 @@ export interface Floor {
 }
 
 export interface Figure {
-  section: "inspect" | "scale" | "advance" | "memory" | "api";
+  section: "inspect" | "scale" | "advance" | "memory" | "api" | "writes";
   name: string;
   unit: string;
   value: number;

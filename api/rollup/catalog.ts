@@ -53,39 +53,64 @@ export class RegistryCatalog {
     return keyId;
   }
 
-  /** Applies one notice; the input payload is only trusted when it hashes to the id the dapp announced. */
+  /**
+   * Applies one notice; the input payload is only trusted when it hashes to the id the dapp announced. A
+   * `batch` input's items are searched for the one that does (DECISIONS.md section 2).
+   */
   learnFromNotice(event: NoticeEvent, inputIndex: number, inputPayload: Hex): void {
     if (event.event !== "schema:registered" && event.event !== "key:registered") return;
-    let envelope: { type?: unknown; params?: unknown };
+    let envelope: unknown;
     try {
-      envelope = JSON.parse(hexToUtf8(inputPayload)) as { type?: unknown; params?: unknown };
+      envelope = JSON.parse(hexToUtf8(inputPayload));
     } catch {
       return;
     }
-    if (typeof envelope.params !== "object" || envelope.params === null) return;
-    if (event.event === "schema:registered" && envelope.type === "register_schema") {
-      const p = envelope.params as InputParams["register_schema"];
-      const content: SchemaContent = {
-        provider: p.provider,
-        flowType: p.flowType,
-        domain: p.domain,
-        bucketDefinitions: p.bucketDefinitions,
-        dataKeys: p.dataKeys,
-        freshnessHalfLife: p.freshnessHalfLife,
-      };
-      try {
-        if (schemaIdOf(content) === event.data.schema_id.toLowerCase()) this.learnSchema(content);
-      } catch {
-        // Content that cannot be hashed canonically was not what the dapp registered.
+    const candidates = isEnvelope(envelope) && envelope.type === "batch" ? batchItems(envelope.params) : [envelope];
+    for (const candidate of candidates) {
+      if (!isEnvelope(candidate)) continue;
+      if (event.event === "schema:registered" && candidate.type === "register_schema") {
+        if (this.learnAnnouncedSchema(candidate.params as InputParams["register_schema"], event.data.schema_id)) return;
       }
-    }
-    if (event.event === "key:registered" && envelope.type === "register_encryption_key") {
-      const p = envelope.params as InputParams["register_encryption_key"];
-      if (typeof p.publicKey !== "string") return;
-      const bytes = Buffer.from(p.publicKey, "base64");
-      if (bytes.length === 32 && keyIdOf(new Uint8Array(bytes)) === event.data.keyId.toLowerCase()) {
-        this.learnKey(p.publicKey, inputIndex);
+      if (event.event === "key:registered" && candidate.type === "register_encryption_key") {
+        if (this.learnAnnouncedKey(candidate.params as InputParams["register_encryption_key"], event.data.keyId, inputIndex)) return;
       }
     }
   }
+
+  private learnAnnouncedSchema(p: InputParams["register_schema"], announced: string): boolean {
+    const content: SchemaContent = {
+      provider: p.provider,
+      flowType: p.flowType,
+      domain: p.domain,
+      bucketDefinitions: p.bucketDefinitions,
+      dataKeys: p.dataKeys,
+      freshnessHalfLife: p.freshnessHalfLife,
+    };
+    try {
+      if (schemaIdOf(content) !== announced.toLowerCase()) return false;
+    } catch {
+      // Content that cannot be hashed canonically was not what the dapp registered.
+      return false;
+    }
+    this.learnSchema(content);
+    return true;
+  }
+
+  private learnAnnouncedKey(p: InputParams["register_encryption_key"], announced: string, inputIndex: number): boolean {
+    if (typeof p.publicKey !== "string") return false;
+    const bytes = Buffer.from(p.publicKey, "base64");
+    if (bytes.length !== 32 || keyIdOf(new Uint8Array(bytes)) !== announced.toLowerCase()) return false;
+    this.learnKey(p.publicKey, inputIndex);
+    return true;
+  }
+}
+
+function isEnvelope(value: unknown): value is { type: unknown; params: Record<string, unknown> } {
+  if (typeof value !== "object" || value === null) return false;
+  const params = (value as { params?: unknown }).params;
+  return typeof params === "object" && params !== null;
+}
+
+function batchItems(params: Record<string, unknown>): unknown[] {
+  return Array.isArray(params.items) ? params.items : [];
 }

@@ -26,8 +26,6 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { messageOf } from "../../common/errors.ts";
-import { jsonToHex } from "../../common/hex.ts";
-import type { InputKind, InputParams } from "../../common/wire.ts";
 import { ApiError } from "../errors.ts";
 
 /** Only gives the artifact's ABI its static type; the ABI itself comes from the @cartesi/rollups v1 artifact. */
@@ -84,9 +82,8 @@ export class InputSubmitter {
     return this.options.rpcUrl;
   }
 
-  /** Sends the input and waits for its receipt; returns the index the InputBox gave it. */
-  async submit<K extends InputKind>(kind: K, params: InputParams[K]): Promise<SubmittedInput> {
-    const payload = jsonToHex({ type: kind, params });
+  /** Sends an encoded input (hex of its JSON) and waits for its receipt; returns the index the InputBox gave it. */
+  async submitPayload(payload: Hex): Promise<SubmittedInput> {
     const txHash = await this.enqueueSend(payload);
     let receipt;
     try {

@@ -1,6 +1,8 @@
 /**
  * Waits until the rollup has processed an input and turns its verdict into the api's answer: accepted
- * returns; a rejection maps the dapp's report `{"error": {code, message}}` to a detailed code.
+ * returns; a rejection maps the dapp's report `{"error": {code, message}}` to a detailed code. A write that
+ * went as item `i` of a batch is judged by its own report `{"item": i, "error": ...}`: it applied when the
+ * input was accepted and no report names it (DECISIONS.md section 2).
  */
 import { hexToUtf8 } from "../../common/hex.ts";
 import type { DappErrorReport } from "../../common/wire.ts";
@@ -27,7 +29,30 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const FAST_INTERVAL_MS = 10;
 const FAST_PHASE_MS = 500;
 
-export async function awaitVerdict(graphql: GraphqlReader, inputIndex: number, options: VerdictOptions): Promise<void> {
+/**
+ * One poll per input, however many writes it carries: the writes of a batch wait on the same promise. An
+ * entry is dropped once settled, so the map holds only inputs still being waited for.
+ */
+export class VerdictWatch {
+  private readonly watching = new Map<number, Promise<InputVerdict>>();
+
+  constructor(
+    private readonly graphql: GraphqlReader,
+    private readonly options: Omit<VerdictOptions, "schemaId">,
+  ) {}
+
+  /** Resolves at the input's verdict; rejects with ROLLUP_UNAVAILABLE (naming input and transaction) at the timeout. */
+  verdictOf(inputIndex: number, txHash: string): Promise<InputVerdict> {
+    let watch = this.watching.get(inputIndex);
+    if (watch === undefined) {
+      watch = pollVerdict(this.graphql, inputIndex, { ...this.options, txHash }).finally(() => this.watching.delete(inputIndex));
+      this.watching.set(inputIndex, watch);
+    }
+    return watch;
+  }
+}
+
+async function pollVerdict(graphql: GraphqlReader, inputIndex: number, options: VerdictOptions): Promise<InputVerdict> {
   const started = Date.now();
   const deadline = started + options.timeoutMs;
   const interval = options.intervalMs ?? 75;
@@ -42,7 +67,7 @@ export async function awaitVerdict(graphql: GraphqlReader, inputIndex: number, o
       if (!(error instanceof GraphqlQueryError || error instanceof GraphqlUnavailableError)) throw error;
       lastProblem = error.message;
     }
-    if (verdict !== undefined && verdict.status !== "UNPROCESSED") return settle(verdict, options);
+    if (verdict !== undefined && verdict.status !== "UNPROCESSED") return verdict;
     if (Date.now() >= deadline) {
       throw new ApiError("ROLLUP_UNAVAILABLE", `The rollup did not process input ${inputIndex} in time`, {
         url: graphql.url,
@@ -56,34 +81,51 @@ export async function awaitVerdict(graphql: GraphqlReader, inputIndex: number, o
   }
 }
 
-function settle(verdict: InputVerdict, options: VerdictOptions): void {
-  if (verdict.status === "ACCEPTED") return;
-  const report = decodeErrorReport(verdict.reports);
-  const code = report?.error.code;
-  const message = report?.error.message ?? `input finished with status ${verdict.status}`;
-  if (code === "NOT_OWNER") throw new ApiError("NOT_OWNER", "The caller is not the data owner");
-  if (code === "GRANT_NOT_FOUND") throw new ApiError("NOT_FOUND", `Grant not found: ${message}`);
-  if (code === "SCHEMA_NOT_FOUND") {
-    throw new ApiError("SCHEMA_NOT_FOUND", "Provider schema not found", { schema_id: options.schemaId ?? "" });
+/**
+ * The answer of one write: `item` is its position in a batch, null when it went alone. Throws the mapped
+ * rejection; returns when the write applied.
+ */
+export function settleWrite(verdict: InputVerdict, item: number | null, options: { schemaId?: string }): void {
+  const reports = decodeErrorReports(verdict.reports);
+  if (item === null) {
+    if (verdict.status === "ACCEPTED") return;
+    const report = reports.find((r) => r.item === undefined) ?? reports[0];
+    throw rejection(report?.error, verdict.status, options);
   }
-  throw new ApiError("ROLLUP_REJECTED", "The rollup rejected the input", {
+  const own = reports.find((r) => r.item === item);
+  if (own !== undefined) throw rejection(own.error, verdict.status, options);
+  if (verdict.status === "ACCEPTED") return;
+  // Rejected with no report naming this item: the batch as a whole was refused (nothing of it applied).
+  throw rejection(reports.find((r) => r.item === undefined)?.error, verdict.status, options);
+}
+
+function rejection(error: DappErrorReport["error"] | undefined, status: string, options: { schemaId?: string }): ApiError {
+  const code = error?.code;
+  const message = error?.message ?? `input finished with status ${status}`;
+  if (code === "NOT_OWNER") return new ApiError("NOT_OWNER", "The caller is not the data owner");
+  if (code === "GRANT_NOT_FOUND") return new ApiError("NOT_FOUND", `Grant not found: ${message}`);
+  if (code === "SCHEMA_NOT_FOUND") {
+    return new ApiError("SCHEMA_NOT_FOUND", "Provider schema not found", { schema_id: options.schemaId ?? "" });
+  }
+  return new ApiError("ROLLUP_REJECTED", "The rollup rejected the input", {
     reason: code === undefined ? message : `${code}: ${message}`,
   });
 }
 
-function decodeErrorReport(reports: string[]): DappErrorReport | undefined {
+/** The dapp's error reports, `{"error": {code, message}}` with `"item": i` for a batch item's; other reports are skipped. */
+function decodeErrorReports(reports: string[]): { item?: number; error: DappErrorReport["error"] }[] {
+  const out: { item?: number; error: DappErrorReport["error"] }[] = [];
   for (const payload of reports) {
     try {
       const parsed = JSON.parse(hexToUtf8(payload)) as unknown;
-      if (typeof parsed === "object" && parsed !== null && "error" in parsed) {
-        const error = (parsed as { error: unknown }).error;
-        if (typeof error === "object" && error !== null && "code" in error && "message" in error) {
-          return parsed as DappErrorReport;
-        }
-      }
+      if (typeof parsed !== "object" || parsed === null || !("error" in parsed)) continue;
+      const { error, item } = parsed as { error: unknown; item?: unknown };
+      if (typeof error !== "object" || error === null || !("code" in error) || !("message" in error)) continue;
+      const entry = { error: error as DappErrorReport["error"] };
+      out.push(typeof item === "number" && Number.isInteger(item) ? { ...entry, item } : entry);
     } catch {
       // A report that is not the dapp's error JSON says nothing about the rejection: skip it.
     }
   }
-  return undefined;
+  return out;
 }

@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import type { Hex } from "viem";
 import { z } from "zod";
 import { bucketDefinitionProblem, bucketOf, sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
-import { inputIdOf } from "../../common/ids.ts";
+import { writeIdOf } from "../../common/ids.ts";
 import type { AttestationView } from "../../common/wire.ts";
 import type { AuthVariables } from "../auth/middleware.ts";
 import { requireRole } from "../auth/middleware.ts";
@@ -167,7 +167,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       );
       return c.json({
         success: true,
-        data: { claimId: inputIdOf("create_attestation", submitted.inputIndex), txHash: submitted.txHash, bucket },
+        data: { claimId: writeIdOf("create_attestation", submitted.inputIndex, submitted.item), txHash: submitted.txHash, bucket },
       });
     })
     .get("/attestation/:claimId", limited, async (c) => {

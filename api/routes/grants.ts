@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { addressSchema } from "../../common/address.ts";
-import { inputIdOf } from "../../common/ids.ts";
+import { writeIdOf } from "../../common/ids.ts";
 import { requireRole, type AuthVariables } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
@@ -35,7 +35,7 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       );
       return c.json({
         success: true,
-        data: { grantId: inputIdOf("grant_access", submitted.inputIndex), txHash: submitted.txHash },
+        data: { grantId: writeIdOf("grant_access", submitted.inputIndex, submitted.item), txHash: submitted.txHash },
       });
     })
     .delete("/grant/:grantId", limited, user, async (c) => {

@@ -47,4 +47,23 @@ describe("RegistryCatalog", () => {
     notice(older, 4);
     expect(catalog.latestKey).toEqual({ keyId: keyIdOf(newer), publicKey: base64(newer), inputIndex: 9 });
   });
+
+  it("finds the registrations inside a batch input by the ids its notices announce", () => {
+    const catalog = new RegistryCatalog();
+    const other = { ...content, domain: "other.example" };
+    const first = nacl.box.keyPair().publicKey;
+    const second = nacl.box.keyPair().publicKey;
+    const keyItem = (key: Uint8Array) => ({ type: "register_encryption_key", params: { publicKey: base64(key), algorithm: "nacl-box" } });
+    const payload = jsonToHex({
+      type: "batch",
+      params: { items: [{ type: "register_schema", params: content }, keyItem(first), { type: "register_schema", params: other }, keyItem(second)] },
+    });
+    catalog.learnFromNotice({ event: "schema:registered", data: { schema_id: schemaIdOf(other) } }, 5, payload);
+    catalog.learnFromNotice({ event: "key:registered", data: { keyId: keyIdOf(first) } }, 5, payload);
+    catalog.learnFromNotice({ event: "key:registered", data: { keyId: keyIdOf(second) } }, 5, payload);
+    // Only the schema a notice announced is learned; of two keys in one input the later item's wins.
+    expect(catalog.schemasFor("http", "other.example")).toEqual([{ schemaId: schemaIdOf(other), content: other }]);
+    expect(catalog.schemasFor("http", "bank.example")).toEqual([]);
+    expect(catalog.latestKey).toEqual({ keyId: keyIdOf(second), publicKey: base64(second), inputIndex: 5 });
+  });
 });

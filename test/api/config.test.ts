@@ -30,6 +30,7 @@ describe("loadConfig", () => {
       providerAllowedHosts: [],
       rateLimits: true,
       trustProxy: false,
+      writeBatch: { maxItems: 256, maxBytes: 122_880 },
     });
   });
 
@@ -41,7 +42,10 @@ describe("loadConfig", () => {
       RATE_LIMITS: "off",
       TRUST_PROXY: "true",
       VERDICT_TIMEOUT_MS: "5000",
+      WRITE_BATCH_MAX_ITEMS: "1",
+      WRITE_BATCH_MAX_BYTES: "4096",
     });
+    expect(config.writeBatch).toEqual({ maxItems: 1, maxBytes: 4096 });
     expect(config.graphqlUrl).toBe("http://node:10000/graphql");
     expect(config.providerAllowedHosts).toEqual(["127.0.0.1", "example.com"]);
     expect(config.rateLimits).toBe(false);
@@ -59,6 +63,9 @@ describe("loadConfig", () => {
     ["PRIVATE_KEY", "0xabc"],
     ["RATE_LIMITS", "sometimes"],
     ["JWT_SECRET", "short"],
+    ["WRITE_BATCH_MAX_ITEMS", "257"],
+    ["WRITE_BATCH_MAX_ITEMS", "0"],
+    ["WRITE_BATCH_MAX_BYTES", "200000"],
   ])("rejects a bad %s naming the variable", (variable, value) => {
     let thrown: unknown;
     try {

@@ -1,0 +1,97 @@
+/**
+ * Group commit of the api's writes (issue 13): one wallet sends one transaction at a time, so writes that
+ * arrive while its previous transaction is in flight wait and go together into the next one, as one
+ * `batch` input (DECISIONS.md section 2). A write that finds the wallet idle goes alone, at once, as a
+ * plain input: a quiet api answers as fast as without batching, and a busy one sends far fewer
+ * transactions. "In flight" lasts from the send until the receipt, which gives the input its index.
+ */
+import type { Hex } from "viem";
+import { utf8ToHex } from "../../common/hex.ts";
+import type { InputKind, InputParams } from "../../common/wire.ts";
+import type { SubmittedInput } from "./submitter.ts";
+
+export interface GroupLimits {
+  /** Items in one batch: the dapp's own limit (DECISIONS.md section 2). */
+  maxItems: number;
+  /**
+   * Bytes of one batch's JSON: 120 KiB keeps the transaction under geth's 128 KiB pool limit on a real
+   * chain, and its calldata far below a 30M-gas block.
+   */
+  maxBytes: number;
+}
+
+export const DEFAULT_GROUP_LIMITS: GroupLimits = { maxItems: 256, maxBytes: 120 * 1024 };
+
+/** Where a write landed: its input, its position in a batch (null when it went alone) and the transaction. */
+export interface CommittedWrite extends SubmittedInput {
+  item: number | null;
+}
+
+interface Pending {
+  /** The write's own JSON `{type, params}`. */
+  json: string;
+  resolve: (committed: CommittedWrite) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The JSON text around a batch's items: `{"type":"batch","params":{"items":[` ... `]}}`. */
+const BATCH_HEAD = '{"type":"batch","params":{"items":[';
+const BATCH_TAIL = "]}}";
+
+export class GroupCommit {
+  private readonly waiting: Pending[] = [];
+  private inFlight = false;
+  /** Transactions sent and writes they carried, for the bench and the operator. */
+  readonly stats = { transactions: 0, writes: 0, largestGroup: 0 };
+
+  constructor(
+    /** Sends one encoded input and resolves at its receipt (InputSubmitter.submitPayload). */
+    private readonly send: (payload: Hex) => Promise<SubmittedInput>,
+    private readonly limits: GroupLimits = DEFAULT_GROUP_LIMITS,
+  ) {}
+
+  write<K extends InputKind>(kind: K, params: InputParams[K]): Promise<CommittedWrite> {
+    return new Promise<CommittedWrite>((resolve, reject) => {
+      this.waiting.push({ json: JSON.stringify({ type: kind, params }), resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    if (this.inFlight || this.waiting.length === 0) return;
+    const group = this.takeGroup();
+    this.inFlight = true;
+    void this.commit(group).finally(() => {
+      this.inFlight = false;
+      this.pump();
+    });
+  }
+
+  /** The longest prefix of the waiting writes within the limits; always at least one write. */
+  private takeGroup(): Pending[] {
+    let bytes = BATCH_HEAD.length + BATCH_TAIL.length;
+    let count = 0;
+    for (const pending of this.waiting) {
+      const added = Buffer.byteLength(pending.json) + (count > 0 ? 1 : 0);
+      if (count > 0 && (count >= this.limits.maxItems || bytes + added > this.limits.maxBytes)) break;
+      bytes += added;
+      count += 1;
+    }
+    return this.waiting.splice(0, count);
+  }
+
+  private async commit(group: Pending[]): Promise<void> {
+    const lone = group.length === 1;
+    const json = lone ? (group[0] as Pending).json : `${BATCH_HEAD}${group.map((p) => p.json).join(",")}${BATCH_TAIL}`;
+    this.stats.transactions += 1;
+    this.stats.writes += group.length;
+    this.stats.largestGroup = Math.max(this.stats.largestGroup, group.length);
+    try {
+      const submitted = await this.send(utf8ToHex(json));
+      group.forEach((pending, i) => pending.resolve({ ...submitted, item: lone ? null : i }));
+    } catch (error) {
+      // The transaction failed: no write of it reached the rollup, and each says so with the chain's code.
+      for (const pending of group) pending.reject(error);
+    }
+  }
+}
