@@ -111,7 +111,7 @@ export function expectedFigures(size: BenchSize): string[] {
     ...INSPECT_CONFIGS.flatMap((c) => INSPECT_QUERIES.flatMap((q) => ["rps", "p50", "p99"].map((m) => `${q} ${c} ${m}`))),
     "claim p50",
     "claim p99",
-    ...GROUP_CONCURRENCY.flatMap((c) => [`claims/s c${c}`, `claim c${c} p50`, `claim c${c} p99`]),
+    ...GROUP_CONCURRENCY.flatMap((c) => (c === 1 ? ["claims/s c1"] : [`claims/s c${c}`, `claim c${c} p50`, `claim c${c} p99`])),
     ...GAS_SIZES.map((n) => (n === 1 ? "gas per attestation, one claim" : `gas per attestation, batch of ${n}`)),
     "read p50",
     "read p99",
@@ -521,9 +521,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         ...GROUP_CONCURRENCY.flatMap((c) => {
           const result = grouped.get(c) as LoadResult;
           const pipeline = { name: "one wallet's addInput pipeline", value: 1000 / chainRoundTrip.mean };
+          const rate = figure("writes", `claims/s c${c}`, "claims/s", result.rps, pipeline, c === 64 ? { target: { text: ">= 500/s", met: (v: number) => v >= 500 } } : {});
+          // At c1 the latencies are the claim p50/p99 rows above.
+          if (c === 1) return [rate];
           return [
-            figure("writes", `claims/s c${c}`, "claims/s", result.rps, pipeline, c === 64 ? { target: { text: ">= 500/s", met: (v: number) => v >= 500 } } : {}),
-            figure("writes", `claim c${c} p50`, "ms", result.p50, { name: "addInput round trip p50", value: chainRoundTrip.p50 }, c === 1 ? { target: { text: "<= 100 ms", met: (v: number) => v <= 100 } } : {}),
+            rate,
+            figure("writes", `claim c${c} p50`, "ms", result.p50, { name: "addInput round trip p50", value: chainRoundTrip.p50 }),
             figure("writes", `claim c${c} p99`, "ms", result.p99, { name: "addInput round trip p99", value: chainRoundTrip.p99 }, c === 64 ? { target: { text: "< 1,000 ms", met: (v: number) => v < 1000 } } : {}),
           ];
         }),

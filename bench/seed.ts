@@ -11,7 +11,7 @@ import { inputIdOf } from "../common/ids.ts";
 import { jsonToHex } from "../common/hex.ts";
 import { hexToBuffer } from "../dapp/db/bytes.ts";
 import { openDatabase } from "../dapp/db/open.ts";
-import { createStore, type AttestationRow, type SchemaRow } from "../dapp/db/store.ts";
+import { createStore, type AttestationRow, type NewRow, type SchemaRow } from "../dapp/db/store.ts";
 import { createDispatcher } from "../dapp/dispatch.ts";
 import {
   ATTESTATIONS_PER_OWNER,
@@ -64,11 +64,12 @@ function seededOwnerNumber(i: number, count: number): number | "target" {
 }
 
 /** Row `i` of a store of `count`; `ids` from idsOf (else the id is computed here, slowly). */
-export function seededRow(i: number, count: number, ids?: Buffer): AttestationRow {
+export function seededRow(i: number, count: number, ids?: Buffer): NewRow<AttestationRow> {
   const index = SEED_INDEX_BASE + i;
   const owner = seededOwnerNumber(i, count);
   return {
     inputIndex: index,
+    itemIndex: null,
     attestationId: ids === undefined ? hexToBuffer(inputIdOf("create_attestation", index)) : ids.subarray(i * 32, i * 32 + 32),
     schemaId: hexToBuffer(BENCH_SCHEMA_ID),
     owner: owner === "target" ? hexToBuffer(TARGET_OWNER) : ownerBytes(owner),
@@ -80,9 +81,10 @@ export function seededRow(i: number, count: number, ids?: Buffer): AttestationRo
 }
 
 /** The bench schema's row, as register_schema writes it. */
-export function schemaRow(): SchemaRow {
+export function schemaRow(): NewRow<SchemaRow> {
   return {
     inputIndex: SEED_INDEX_BASE - 1,
+    itemIndex: null,
     schemaId: hexToBuffer(BENCH_SCHEMA_ID),
     name: BENCH_SCHEMA.name,
     description: BENCH_SCHEMA.description,
@@ -96,7 +98,7 @@ export function schemaRow(): SchemaRow {
   };
 }
 
-function rowBytes(row: AttestationRow): number {
+function rowBytes(row: NewRow<AttestationRow>): number {
   return (
     row.attestationId.length +
     row.schemaId.length +
@@ -177,7 +179,7 @@ export async function checkSeedEquivalence(i: number, count: number): Promise<st
   const schema = dispatcher.store.schemaById(hexToBuffer(BENCH_SCHEMA_ID));
   db.$client.close();
   if (actual === undefined) return [...problems, "no row written"];
-  for (const key of Object.keys(expected) as (keyof AttestationRow)[]) {
+  for (const key of Object.keys(expected) as (keyof NewRow<AttestationRow>)[]) {
     const a = actual[key];
     const e = expected[key];
     // The store reads byte columns back as 0x-hex (AttestationRead).
@@ -185,7 +187,7 @@ export async function checkSeedEquivalence(i: number, count: number): Promise<st
     if (!same) problems.push(`attestations.${key}`);
   }
   const expectedSchema = schemaRow();
-  for (const key of Object.keys(expectedSchema) as (keyof SchemaRow)[]) {
+  for (const key of Object.keys(expectedSchema) as (keyof NewRow<SchemaRow>)[]) {
     if (key === "inputIndex" || key === "createdAt") continue;
     const a = schema?.[key];
     const e = expectedSchema[key];

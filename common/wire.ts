@@ -60,6 +60,22 @@ export interface InputParams {
   set_role: { address: Address; role: Role; enabled: boolean };
 }
 
+/**
+ * The `batch` kind (DECISIONS.md section 2): 1 to 256 inputs of the kinds above, each applied on its own
+ * as if its sender had sent it alone. Not an InputKind: a batch cannot hold a batch.
+ */
+export const BATCH_KIND = "batch";
+export const BATCH_MAX_ITEMS = 256;
+export interface BatchParams {
+  items: { type: InputKind; params: InputParams[InputKind] }[];
+}
+
+/** The report of a batch item that failed: its position (0-based) and why; the item left no trace. */
+export interface BatchItemErrorReport {
+  item: number;
+  error: { code: DappErrorCode; message: string };
+}
+
 /** The specification's WebSocket `attestation:created` data: the notice's record without schema and bucket. */
 export interface AttestationCreatedEvent {
   event: "attestation:created";
@@ -124,6 +140,8 @@ export interface AttestationView {
    * proof) in the node's reader without trusting anyone.
    */
   input_index: number;
+  /** Extension: its position inside a `batch` input, or null when its input was not a batch. */
+  item_index: number | null;
 }
 
 export interface AttestationListItem extends AttestationView {

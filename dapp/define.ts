@@ -14,6 +14,11 @@ import type { Roles } from "./roles.ts";
 /** What an advance handler may know about its input: nothing from the wall clock. */
 export interface InputMetadata {
   index: number;
+  /**
+   * The position inside a `batch` input when this is one of its items, else null. An item is judged as
+   * if its sender had sent it alone; only the ids of what it creates differ (DECISIONS.md section 3).
+   */
+  item: number | null;
   /** Lower-case msg_sender. */
   sender: Address;
   /** Block time in seconds: the only "now" on the advance path. */

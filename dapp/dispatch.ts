@@ -7,11 +7,12 @@ import type { Address, Hex } from "viem";
 import { normalizeAddress } from "../common/address.ts";
 import { messageOf } from "../common/errors.ts";
 import { hexToUtf8, isHex, jsonToHex, utf8ToHex } from "../common/hex.ts";
-import type { Envelope } from "../common/wire.ts";
+import { BATCH_KIND, type Envelope, type NoticeEvent } from "../common/wire.ts";
 import type { DappDatabase } from "./db/open.ts";
 import { createStore, type Store } from "./db/store.ts";
 import type { AdvanceContext, InputMetadata } from "./define.ts";
 import { InputRejection, QueryRejection, rejectionReport } from "./errors.ts";
+import { applyBatch, BatchRejection } from "./inputs/batch.ts";
 import { INPUTS } from "./inputs/index.ts";
 import { QUERIES } from "./queries/index.ts";
 import { createRoles } from "./roles.ts";
@@ -61,7 +62,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   function lastApplied(): Applied | undefined {
     if (applied === null) {
       const row = store.meta();
-      applied = row ? { index: row.lastInputIndex, status: row.lastStatus, outputs: parseOutputs(row.lastOutputs) } : undefined;
+      applied = row ? { index: row.lastInputIndex, status: row.lastStatus, outputs: parseOutputs(row.lastOutputs, row.lastStatus) } : undefined;
     }
     return applied;
   }
@@ -74,8 +75,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (index === previous.index) {
         // Committed, but the node never saw our /finish (the dapp died in between) and discarded the
         // outputs: send the same ones again and answer as then, without applying it twice.
-        const send = previous.status === "accept" ? outputs.notice : outputs.report;
-        for (const payload of previous.outputs) await deliver(previous.status === "accept" ? "notice" : "report", () => send(payload));
+        for (const output of previous.outputs) await deliver(output.kind, () => outputs[output.kind](output.payload));
         log(`input ${index}: already applied, outputs sent again (${previous.status})`);
         return previous.status;
       }
@@ -86,27 +86,46 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
     const input: InputMetadata = {
       index,
+      item: null,
       sender: normalizeAddress(metadata.msg_sender),
       timestamp: metadata.timestamp,
       blockNumber: metadata.block_number,
     };
     let kind = "-";
-    let notices: Hex[];
+    let sent: Output[];
+    let summary = "";
     try {
       const envelope = decodeInput(request.payload);
-      const module = Object.hasOwn(INPUTS, envelope.type) ? INPUTS[envelope.type as keyof typeof INPUTS] : undefined;
-      if (!module) throw new InputRejection("UNKNOWN_KIND", `unknown input kind: ${envelope.type}`);
-      // Only a known kind reaches the log: the raw type is sender-controlled text.
-      kind = module.kind;
       const ctx: AdvanceContext = { store, roles, input };
-      const write = module.plan(ctx, envelope.params);
-      notices = store.transaction(() => {
-        const emitted = write().map((notice) => jsonToHex(notice));
-        store.recordInput(index, input.timestamp, "accept", emitted);
+      let write: () => Output[];
+      if (envelope.type === BATCH_KIND) {
+        kind = BATCH_KIND;
+        write = () => {
+          const outcome = applyBatch(ctx, envelope.params);
+          summary = ` (${outcome.applied} of ${outcome.items} items applied)`;
+          return outcome.outputs.map((o): Output => ("notice" in o ? noticeOutput(o.notice) : { kind: "report", payload: jsonToHex(o.report) }));
+        };
+      } else {
+        const module = Object.hasOwn(INPUTS, envelope.type) ? INPUTS[envelope.type as keyof typeof INPUTS] : undefined;
+        if (!module) throw new InputRejection("UNKNOWN_KIND", `unknown input kind: ${envelope.type}`);
+        // Only a known kind reaches the log: the raw type is sender-controlled text.
+        kind = module.kind;
+        const planned = module.plan(ctx, envelope.params);
+        write = () => planned().map(noticeOutput);
+      }
+      sent = store.transaction(() => {
+        const emitted = write();
+        store.recordInput(index, input.timestamp, "accept", emitted.map(persisted));
         return emitted;
       });
-      applied = { index, status: "accept", outputs: notices };
+      applied = { index, status: "accept", outputs: sent };
     } catch (error) {
+      if (error instanceof BatchRejection) {
+        // No item applied: rejected like any input (nothing recorded), each item's report sent.
+        log(`input ${index} ${kind}: reject, none of ${error.reports.length} items applied`);
+        for (const report of error.reports) await deliver("report", () => outputs.report(jsonToHex(report)));
+        return "reject";
+      }
       const rejection =
         error instanceof InputRejection
           ? error
@@ -120,8 +139,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return "reject";
     }
 
-    for (const notice of notices) await deliver("notice", () => outputs.notice(notice));
-    log(`input ${index} ${kind}: accept`);
+    for (const output of sent) await deliver(output.kind, () => outputs[output.kind](output.payload));
+    log(`input ${index} ${kind}: accept${summary}`);
     return "accept";
   }
 
@@ -155,16 +174,40 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   return { store, advance, inspect };
 }
 
+/** One output of an input, in the order it was sent. */
+interface Output {
+  kind: "notice" | "report";
+  payload: Hex;
+}
+
 interface Applied {
   index: number;
   status: AdvanceStatus;
-  /** Hex payloads the input produced: its notices when accepted, its report when rejected. */
-  outputs: Hex[];
+  /** What the input sent: its notices, and a batch's item reports between them. */
+  outputs: Output[];
 }
 
-function parseOutputs(text: string): Hex[] {
+function noticeOutput(notice: NoticeEvent): Output {
+  return { kind: "notice", payload: jsonToHex(notice) };
+}
+
+/** meta.last_outputs keeps a notice as its hex string (the form before batches) and a report as {"report": hex}. */
+function persisted(output: Output): string | { report: Hex } {
+  return output.kind === "notice" ? output.payload : { report: output.payload };
+}
+
+function parseOutputs(text: string, status: AdvanceStatus): Output[] {
   const value: unknown = JSON.parse(text);
-  return Array.isArray(value) ? value.filter((item): item is Hex => typeof item === "string" && isHex(item)) : [];
+  if (!Array.isArray(value)) return [];
+  const out: Output[] = [];
+  for (const entry of value as unknown[]) {
+    // A bare string of a rejected input is its report (recorded by versions that kept rejections).
+    if (typeof entry === "string" && isHex(entry)) out.push({ kind: status === "accept" ? "notice" : "report", payload: entry });
+    else if (typeof entry === "object" && entry !== null && "report" in entry && typeof entry.report === "string" && isHex(entry.report)) {
+      out.push({ kind: "report", payload: entry.report });
+    }
+  }
+  return out;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -31,6 +31,7 @@ export function attestationView(row: AttestationRead): AttestationView {
     bucket_values: JSON.parse(row.bucketValues) as Record<string, string>,
     timestamp: row.timestamp,
     input_index: row.inputIndex,
+    item_index: row.itemIndex,
   };
 }
 

@@ -1,15 +1,19 @@
 /**
  * The dapp's tables: the one source of the database schema (migrations/ is generated from it with
- * `npx drizzle-kit generate`). Every object table is keyed by the input_index that created it, so
- * creation order is the rowid order and lists need no extra sort. Hashes, addresses, keys and
- * ciphertexts are BLOBs and times are integer seconds: the benchmark keeps a million attestations.
+ * `npx drizzle-kit generate`). Every object table is keyed by `id`, the rowid in creation order (SQLite
+ * gives a new row the largest id + 1, the same on every replay), so lists need no extra sort. Each row
+ * names the input that created it and, inside a `batch` input, the item (`item_index`, null for a lone
+ * input). Hashes, addresses, keys and ciphertexts are BLOBs and times are integer seconds: the benchmark
+ * keeps a million attestations.
  */
 import { blob, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const schemas = sqliteTable(
   "schemas",
   {
-    inputIndex: integer("input_index").primaryKey(),
+    id: integer("id").primaryKey(),
+    inputIndex: integer("input_index").notNull(),
+    itemIndex: integer("item_index"),
     schemaId: blob("schema_id", { mode: "buffer" }).notNull(),
     name: text("name").notNull(),
     description: text("description").notNull(),
@@ -29,7 +33,9 @@ export const schemas = sqliteTable(
 export const encryptionKeys = sqliteTable(
   "encryption_keys",
   {
-    inputIndex: integer("input_index").primaryKey(),
+    id: integer("id").primaryKey(),
+    inputIndex: integer("input_index").notNull(),
+    itemIndex: integer("item_index"),
     keyId: blob("key_id", { mode: "buffer" }).notNull(),
     publicKey: blob("public_key", { mode: "buffer" }).notNull(),
     algorithm: text("algorithm").notNull(),
@@ -41,7 +47,9 @@ export const encryptionKeys = sqliteTable(
 export const attestations = sqliteTable(
   "attestations",
   {
-    inputIndex: integer("input_index").primaryKey(),
+    id: integer("id").primaryKey(),
+    inputIndex: integer("input_index").notNull(),
+    itemIndex: integer("item_index"),
     attestationId: blob("attestation_id", { mode: "buffer" }).notNull(),
     schemaId: blob("schema_id", { mode: "buffer" }).notNull(),
     owner: blob("owner", { mode: "buffer" }).notNull(),
@@ -53,14 +61,16 @@ export const attestations = sqliteTable(
   },
   (t) => [
     uniqueIndex("attestations_attestation_id_uq").on(t.attestationId),
-    index("attestations_owner_idx").on(t.owner, t.inputIndex),
+    index("attestations_owner_idx").on(t.owner, t.id),
   ],
 );
 
 export const grants = sqliteTable(
   "grants",
   {
-    inputIndex: integer("input_index").primaryKey(),
+    id: integer("id").primaryKey(),
+    inputIndex: integer("input_index").notNull(),
+    itemIndex: integer("item_index"),
     grantId: blob("grant_id", { mode: "buffer" }).notNull(),
     owner: blob("owner", { mode: "buffer" }).notNull(),
     requester: blob("requester", { mode: "buffer" }).notNull(),
@@ -72,8 +82,8 @@ export const grants = sqliteTable(
   },
   (t) => [
     uniqueIndex("grants_grant_id_uq").on(t.grantId),
-    index("grants_owner_idx").on(t.owner, t.inputIndex),
-    index("grants_owner_requester_idx").on(t.owner, t.requester, t.inputIndex),
+    index("grants_owner_idx").on(t.owner, t.id),
+    index("grants_owner_requester_idx").on(t.owner, t.requester, t.id),
   ],
 );
 

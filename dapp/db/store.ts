@@ -25,6 +25,9 @@ export type MetaRow = typeof meta.$inferSelect;
 
 const META_ID = 1;
 
+/** A row as an input writes it: SQLite assigns `id` (the next in creation order). */
+export type NewRow<Row extends { id: number }> = Omit<Row, "id">;
+
 function hexOf(column: AnySQLiteColumn): SQL<Hex> {
   return sql<Hex>`'0x' || lower(hex(${column}))`;
 }
@@ -35,7 +38,9 @@ function hexOf(column: AnySQLiteColumn): SQL<Hex> {
  * of each (an owner's page of 10 costs 40 Buffers otherwise: half the dapp's time for the query).
  */
 const attestationRead = {
+  id: attestations.id,
   inputIndex: attestations.inputIndex,
+  itemIndex: attestations.itemIndex,
   attestationId: hexOf(attestations.attestationId),
   schemaId: hexOf(attestations.schemaId),
   owner: hexOf(attestations.owner),
@@ -78,12 +83,13 @@ export function createStore(db: DappDatabase) {
     schemaPage: db
       .select()
       .from(schemas)
-      .orderBy(asc(schemas.inputIndex))
+      .orderBy(asc(schemas.id))
       .limit(ph("limit"))
       .offset(ph("offset"))
       .prepare(),
     insertSchema: db.insert(schemas).values({
       inputIndex: ph("inputIndex"),
+      itemIndex: ph("itemIndex"),
       schemaId: ph("schemaId"),
       name: ph("name"),
       description: ph("description"),
@@ -96,9 +102,10 @@ export function createStore(db: DappDatabase) {
       createdAt: ph("createdAt"),
     }).prepare(),
 
-    keyById: db.select({ inputIndex: encryptionKeys.inputIndex }).from(encryptionKeys).where(eq(encryptionKeys.keyId, ph("id"))).prepare(),
+    keyById: db.select({ id: encryptionKeys.id }).from(encryptionKeys).where(eq(encryptionKeys.keyId, ph("id"))).prepare(),
     insertKey: db.insert(encryptionKeys).values({
       inputIndex: ph("inputIndex"),
+      itemIndex: ph("itemIndex"),
       keyId: ph("keyId"),
       publicKey: ph("publicKey"),
       algorithm: ph("algorithm"),
@@ -110,12 +117,13 @@ export function createStore(db: DappDatabase) {
       .select(attestationRead)
       .from(attestations)
       .where(eq(attestations.owner, ph("owner")))
-      .orderBy(asc(attestations.inputIndex))
+      .orderBy(asc(attestations.id))
       .limit(ph("limit"))
       .offset(ph("offset"))
       .prepare(),
     insertAttestation: db.insert(attestations).values({
       inputIndex: ph("inputIndex"),
+      itemIndex: ph("itemIndex"),
       attestationId: ph("attestationId"),
       schemaId: ph("schemaId"),
       owner: ph("owner"),
@@ -130,7 +138,7 @@ export function createStore(db: DappDatabase) {
       .select()
       .from(grants)
       .where(and(eq(grants.owner, ph("owner")), isNull(grants.revokedAt)))
-      .orderBy(asc(grants.inputIndex))
+      .orderBy(asc(grants.id))
       .limit(ph("limit"))
       .offset(ph("offset"))
       .prepare(),
@@ -145,10 +153,11 @@ export function createStore(db: DappDatabase) {
           gt(grants.expiresAt, ph("now")),
         ),
       )
-      .orderBy(asc(grants.inputIndex))
+      .orderBy(asc(grants.id))
       .prepare(),
     insertGrant: db.insert(grants).values({
       inputIndex: ph("inputIndex"),
+      itemIndex: ph("itemIndex"),
       grantId: ph("grantId"),
       owner: ph("owner"),
       requester: ph("requester"),
@@ -156,7 +165,7 @@ export function createStore(db: DappDatabase) {
       createdAt: ph("createdAt"),
       expiresAt: ph("expiresAt"),
     }).prepare(),
-    revokeGrant: db.update(grants).set({ revokedAt: sql`${ph("revokedAt")}` }).where(eq(grants.inputIndex, ph("inputIndex"))).prepare(),
+    revokeGrant: db.update(grants).set({ revokedAt: sql`${ph("revokedAt")}` }).where(eq(grants.id, ph("id"))).prepare(),
 
     hasRole: db
       .select({ role: roles.role })
@@ -173,12 +182,22 @@ export function createStore(db: DappDatabase) {
   const inTransaction = sqlite.transaction((run: () => void) => run());
 
   return {
-    /** Runs `work` in one transaction: all of it commits, or a throw rolls all of it back. */
+    /**
+     * Runs `work` in one transaction: all of it commits, or a throw rolls all of it back. Inside another
+     * transaction it is a savepoint (better-sqlite3 nests them): a batch item that throws is undone alone.
+     */
     transaction<T>(work: () => T): T {
       let result: { value: T } | undefined;
-      inTransaction(() => {
-        result = { value: work() };
-      });
+      try {
+        inTransaction(() => {
+          result = { value: work() };
+        });
+      } catch (error) {
+        // A schema read inside the undone work may be one the work itself inserted (a batch registers a
+        // schema, then attests under it): forget what was cached rather than keep a row that is gone.
+        schemaCache.clear();
+        throw error;
+      }
       if (!result) throw new Error("transaction finished without a result");
       return result.value;
     },
@@ -187,7 +206,7 @@ export function createStore(db: DappDatabase) {
       return q.meta.get();
     },
     /** Counts the input and keeps its status and output payloads (JSON array) for a re-delivery. */
-    recordInput(index: number, timestamp: number, status: "accept" | "reject", outputs: readonly string[]): void {
+    recordInput(index: number, timestamp: number, status: "accept" | "reject", outputs: readonly (string | { report: string })[]): void {
       q.recordInput.run({ index, timestamp, status, outputs: JSON.stringify(outputs) });
     },
 
@@ -208,22 +227,22 @@ export function createStore(db: DappDatabase) {
       return row;
     },
     schemaPage: (limit: number, offset: number): SchemaRow[] => q.schemaPage.all({ limit, offset }),
-    insertSchema: (row: SchemaRow): void => void q.insertSchema.run(row),
+    insertSchema: (row: NewRow<SchemaRow>): void => void q.insertSchema.run(row),
 
     keyExists: (id: Buffer): boolean => q.keyById.get({ id }) !== undefined,
-    insertKey: (row: KeyRow): void => void q.insertKey.run(row),
+    insertKey: (row: NewRow<KeyRow>): void => void q.insertKey.run(row),
 
     attestationById: (id: Buffer): AttestationRead | undefined => q.attestationById.get({ id }),
     attestationsByOwner: (owner: Buffer, limit: number, offset: number): AttestationRead[] =>
       q.attestationsByOwner.all({ owner, limit, offset }),
-    insertAttestation: (row: AttestationRow): void => void q.insertAttestation.run(row),
+    insertAttestation: (row: NewRow<AttestationRow>): void => void q.insertAttestation.run(row),
 
     grantById: (id: Buffer): GrantRow | undefined => q.grantById.get({ id }),
     grantsByOwner: (owner: Buffer, limit: number, offset: number): GrantRow[] => q.grantsByOwner.all({ owner, limit, offset }),
     /** Grants neither revoked nor expired at `now` (a grant expires at its expires_at second). */
     activeGrants: (owner: Buffer, requester: Buffer, now: number): GrantRow[] => q.activeGrants.all({ owner, requester, now }),
-    insertGrant: (row: Omit<GrantRow, "revokedAt">): void => void q.insertGrant.run(row),
-    revokeGrant: (inputIndex: number, revokedAt: number): void => void q.revokeGrant.run({ inputIndex, revokedAt }),
+    insertGrant: (row: NewRow<Omit<GrantRow, "revokedAt">>): void => void q.insertGrant.run(row),
+    revokeGrant: (id: number, revokedAt: number): void => void q.revokeGrant.run({ id, revokedAt }),
 
     /** Whether `address` holds `role` through a row (an admin row holds every role). */
     hasRoleRow: (address: Buffer, role: Role): boolean => q.hasRole.get({ address, role }) !== undefined,

@@ -2,7 +2,7 @@ import type { Hex } from "viem";
 import { z } from "zod";
 import { addressSchema } from "../../common/address.ts";
 import type { BucketDefinition } from "../../common/buckets.ts";
-import { inputIdOf } from "../../common/ids.ts";
+import { writeIdOf } from "../../common/ids.ts";
 import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { InputRejection } from "../errors.ts";
@@ -39,9 +39,10 @@ export default defineInput({
         throw new InputRejection("INVALID_PARAMS", `bucket_values.${field}: "${label}" is not one of the field's labels`);
       }
     }
-    const attestationId = inputIdOf("create_attestation", input.index);
+    const attestationId = writeIdOf("create_attestation", input.index, input.item);
     store.insertAttestation({
       inputIndex: input.index,
+      itemIndex: input.item,
       attestationId: hexToBuffer(attestationId),
       schemaId: schemaKey,
       owner: hexToBuffer(p.owner),

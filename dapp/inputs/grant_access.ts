@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { addressSchema } from "../../common/address.ts";
 import { bytesToHex } from "../../common/hex.ts";
-import { inputIdOf } from "../../common/ids.ts";
+import { writeIdOf } from "../../common/ids.ts";
 import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { InputRejection } from "../errors.ts";
@@ -30,9 +30,10 @@ export default defineInput({
     if (standing) {
       throw new InputRejection("DUPLICATE", `an active grant for this owner, requester and schema already exists: ${bytesToHex(standing.grantId)}`);
     }
-    const grantId = inputIdOf("grant_access", input.index);
+    const grantId = writeIdOf("grant_access", input.index, input.item);
     store.insertGrant({
       inputIndex: input.index,
+      itemIndex: input.item,
       grantId: hexToBuffer(grantId),
       owner: ownerKey,
       requester: requesterKey,

@@ -34,6 +34,7 @@ export default defineInput({
     if (store.keyExists(key)) throw new InputRejection("DUPLICATE", `encryption key ${keyId} is already registered`);
     store.insertKey({
       inputIndex: input.index,
+      itemIndex: input.item,
       keyId: key,
       publicKey: Buffer.from(p.publicKey),
       algorithm: p.algorithm,

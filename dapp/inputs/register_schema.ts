@@ -27,6 +27,7 @@ export default defineInput({
     if (store.schemaById(key)) return [];
     store.insertSchema({
       inputIndex: input.index,
+      itemIndex: input.item,
       schemaId: key,
       name: p.name ?? `${p.domain}/${p.flowType}`,
       description: p.description ?? "",

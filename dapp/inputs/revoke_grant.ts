@@ -22,7 +22,7 @@ export default defineInput({
     if (bytesToHex(grant.owner) !== owner) {
       throw new InputRejection("NOT_OWNER", `grant ${p.grant_id} does not belong to ${owner}`);
     }
-    store.revokeGrant(grant.inputIndex, input.timestamp);
+    store.revokeGrant(grant.id, input.timestamp);
     return [{ event: "grant:revoked", data: { grantId: p.grant_id, owner } }];
   },
 });

@@ -141,3 +141,32 @@ it("200 concurrent writes: each its own id or code, each applied write on the We
   expect(transactions).toBeGreaterThan(1);
   expect(transactions).toBeLessThanOrEqual(50);
 });
+
+it("a dapp killed while batches are in flight loses no write answered as a success", { timeout: 240_000 }, async () => {
+  const claimants = await Promise.all(
+    Array.from({ length: 6 }, async () => {
+      const address = freshAddress();
+      return { address: address.toLowerCase(), client: base.withToken(await tokenFor("user", address)) };
+    }),
+  );
+  const before = await inputCount();
+  const writes = Array.from({ length: 60 }, (_, i) => {
+    const claimant = claimants[i % claimants.length] as (typeof claimants)[number];
+    return claimant.client
+      .claim({ provider: "http", params: { url: provider.url("/balance", "127.0.0.1"), method: "GET", headers: {} }, bucketDefinition: BUCKETS })
+      .then((result) => ({ ok: true as const, claimId: result.claimId, owner: claimant.address }))
+      .catch(async (error: unknown) => ({ ok: false as const, code: (await failure(Promise.reject(error))).code }));
+  });
+  // Kill the dapp once the first batch is on chain, and bring it back: the node hands it the input again.
+  for (let waited = 0; (await inputCount()) === before && waited < 10_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+  await stack.kill("dapp");
+  await stack.start("dapp");
+  const outcomes = await Promise.all(writes);
+  const successes = outcomes.flatMap((o) => (o.ok ? [o] : []));
+  // A write may fail only with the code of an unanswered rollup; none is lost once answered.
+  expect(outcomes.flatMap((o) => (o.ok ? [] : [o.code])).filter((code) => code !== "ROLLUP_UNAVAILABLE")).toEqual([]);
+  expect(successes.length).toBeGreaterThan(0);
+  for (const success of successes) expect((await base.attestation(success.claimId)).owner).toBe(success.owner);
+  const listed = new Set((await Promise.all(claimants.map((c) => base.attestations(c.address)))).flat().map((a) => a.claimId));
+  for (const success of successes) expect(listed.has(success.claimId)).toBe(true);
+});

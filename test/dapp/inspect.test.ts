@@ -63,6 +63,7 @@ const att1 = () => ({
   bucket_values: { balance: "low" },
   timestamp: T0 + 4,
   input_index: at.att1 as number,
+  item_index: null,
 });
 const att2 = () => ({
   attestation_id: attId("att2"),
@@ -72,6 +73,7 @@ const att2 = () => ({
   bucket_values: { score: "good", age: "adult" },
   timestamp: T0 + 5,
   input_index: at.att2 as number,
+  item_index: null,
 });
 
 describe("answered queries", () => {

@@ -13,7 +13,6 @@ import type { Address, Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hexToUtf8 } from "../../common/hex.ts";
-import { inputIdOf } from "../../common/ids.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
 import { inputBoxAbi } from "../../devnode/inputbox.ts";
 import { AttestationApiError, AttestationClient } from "../../client/index.ts";
@@ -154,7 +153,15 @@ describe("SIGKILL of the dapp, the devnode and the api in a stream of inputs", (
 
     // Every write the api reported as a success is in the rollup, accepted, and visible.
     const successes = writes.filter((w): w is Extract<WriteOutcome, { ok: true }> => w.ok);
-    const byId = new Map(inputs.map((input) => [inputIdOf("grant_access", input.index), input]));
+    // Grants made alone or as items of a batch (group commit): the input is the one whose notice names the id.
+    const byId = new Map(
+      inputs.flatMap((input) =>
+        input.notices.flatMap((payload) => {
+          const notice = JSON.parse(hexToUtf8(payload)) as { event: string; data: { grantId?: Hex } };
+          return notice.event === "grant:created" && notice.data.grantId !== undefined ? [[notice.data.grantId, input] as const] : [];
+        }),
+      ),
+    );
     for (const write of successes) {
       expect([write.grantId, byId.get(write.grantId)?.status]).toEqual([write.grantId, "ACCEPTED"]);
       const access = await stack.inspect({ type: "check_access", params: { owner: write.owner, requester: write.requester } });
