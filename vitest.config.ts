@@ -3,9 +3,10 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "common/**/*.test.ts", "dapp/**/*.test.ts", "api/**/*.test.ts", "devnode/**/*.test.ts"],
-    // End-to-end suites start real processes (chain, devnode, dapp, api): give them room on a 2-core machine.
-    testTimeout: 60_000,
-    hookTimeout: 180_000,
+    // End-to-end suites start real processes (chain, devnode, dapp, api): give them room on a 2-core machine,
+    // and four times as much with an emulated riscv64 dapp (TEST_DAPP_SLOW=1, npm run riscv64 -- e2e).
+    testTimeout: process.env.TEST_DAPP_SLOW === "1" ? 240_000 : 60_000,
+    hookTimeout: process.env.TEST_DAPP_SLOW === "1" ? 600_000 : 180_000,
     maxWorkers: 2,
     reporters: ["default"],
   },

@@ -28,6 +28,10 @@ export interface DirectRigOptions {
   nodeFlags?: readonly string[];
   /** Node flags for bench/direct-node.ts (experiments: --cpu-prof). */
   devnodeFlags?: readonly string[];
+  /** Another way to start the dapp (argv; the riscv64 dapp in its chroot): replaces node, nodeFlags and dappMain. */
+  dappArgv?: readonly string[];
+  /** How long the dapp may take to connect (an emulated one takes seconds); default 60 s. */
+  dappStartMs?: number;
 }
 
 async function waitForDapp(nodeUrl: string, dapp: Child, timeoutMs: number): Promise<void> {
@@ -64,10 +68,11 @@ export async function startDirectRig(options: DirectRigOptions): Promise<DirectR
   try {
     const ready = await node.message((m) => (isMessage(m) && m.type === "ready" ? m : undefined), 60_000);
     const nodeUrl = `http://127.0.0.1:${ready.nodePort}`;
+    const [file, ...args] = options.dappArgv ?? [process.execPath, ...(options.nodeFlags ?? []), options.dappMain];
     dapp = spawnChild({
       name: "dapp",
-      file: process.execPath,
-      args: [...(options.nodeFlags ?? []), options.dappMain],
+      file: file as string,
+      args,
       env: {
         ROLLUP_HTTP_SERVER_URL: `http://127.0.0.1:${ready.rollupPort}`,
         DAPP_DB_PATH: options.dbPath,
@@ -77,7 +82,7 @@ export async function startDirectRig(options: DirectRigOptions): Promise<DirectR
       cwd: options.root,
       logFile: join(options.workDir, "logs", "dapp.log"),
     });
-    await waitForDapp(nodeUrl, dapp, 60_000);
+    await waitForDapp(nodeUrl, dapp, options.dappStartMs ?? 60_000);
     const running = dapp;
     return {
       nodeUrl,

@@ -27,6 +27,8 @@ import { figure, type BenchReport, type Figure, type ScalePoint } from "./report
 import { startDirectRig, type DirectRig } from "./rig.ts";
 import { checkSeedEquivalence, seedStore, type SeedResult } from "./seed.ts";
 import { GAS_SIZES, measureWriteGas } from "./writes.ts";
+import { riscv64Rows } from "./riscv64.ts";
+import { startProgress } from "../scripts/lib/progress.ts";
 import { summarize, timeSync, type LatencySummary } from "./stats.ts";
 
 import { SIZES, type BenchSize } from "./sizes.ts";
@@ -50,6 +52,8 @@ interface Profile {
   claimWarmup: number;
   /** Claims per concurrency of the group-commit throughput figures (c1 reuses the claim figures above). */
   groupClaims: { 16: number; 64: number };
+  /** Inputs and inspects of the riscv64 rows (--riscv64), on the smallest store. */
+  riscv64: { inputs: number; inspects: number };
   reads: number;
   readWarmup: number;
   chainFloorSamples: number;
@@ -71,6 +75,7 @@ export const PROFILES: Record<BenchSize, Profile> = {
     claims: 200,
     claimWarmup: 5,
     groupClaims: { 16: 2_000, 64: 5_000 },
+    riscv64: { inputs: 2_000, inspects: 1_000 },
     reads: 2_000,
     readWarmup: 200,
     chainFloorSamples: 50,
@@ -90,6 +95,7 @@ export const PROFILES: Record<BenchSize, Profile> = {
     claims: 10,
     claimWarmup: 2,
     groupClaims: { 16: 64, 64: 192 },
+    riscv64: { inputs: 100, inspects: 100 },
     reads: 100,
     readWarmup: 10,
     chainFloorSamples: 5,
@@ -124,6 +130,8 @@ export function expectedFigures(size: BenchSize): string[] {
 
 export interface BenchOptions {
   size: BenchSize;
+  /** Adds the riscv64 rows (npm run bench -- --riscv64): the root file system's cache directory. */
+  riscv64?: { cache: string };
   root: string;
   command: string;
   log: (line: string) => void;
@@ -561,6 +569,22 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       `payload encodings of a batch of 32 (gas per claim, eth_estimateGas): ${gas.encodings.map((e) => `${e.name} ${Math.round(e.gasPerItem)} (${Math.round(e.bytesPerItem)} B)`).join("; ")}.`,
     );
 
+    // ---- the dapp under riscv64 (qemu-user) beside the native dapp ----
+    if (options.riscv64 !== undefined) {
+      const smallest = Math.min(...profile.scaleSizes);
+      const rows = await riscv64Rows({
+        root,
+        work,
+        store: stores.get(smallest) as SeedResult,
+        bundle,
+        cache: options.riscv64.cache,
+        ...profile.riscv64,
+        log,
+      });
+      figures.push(...rows.figures);
+      notes.push(rows.note);
+    }
+
     // ---- advance through the chain's InputBox ----
     const chain = await chainAdvance(stack, profile.chainAdvance, profile.advance + profile.mixedInputs);
     log(`chain advance: ${profile.chainAdvance} inputs in ${chain.seconds.toFixed(1)} s (mined in ${chain.minedSeconds.toFixed(1)} s)`);
@@ -685,6 +709,7 @@ async function chainAdvance(stack: TestStack, count: number, firstItem: number):
   const from = DEFAULTS.adminAddress;
   const batchSize = 50;
   const started = performance.now();
+  const sending = startProgress({ label: "chain advance: inputs sent", total: count });
   for (let at = 0; at < count; at += batchSize) {
     const batch = [];
     for (let k = at; k < Math.min(count, at + batchSize); k++) {
@@ -700,8 +725,11 @@ async function chainAdvance(stack: TestStack, count: number, firstItem: number):
     const answers = await rpc<RpcAnswer<Hex>[]>(stack.urls.rpc, batch);
     const failed = answers.find((a) => a.result === undefined);
     if (failed !== undefined) throw new Error(`chain advance: ${failed.error?.message ?? "no result"}`);
+    sending.tick(answers.length);
   }
+  sending.done();
   const minedSeconds = (performance.now() - started) / 1000;
+  const processing = startProgress({ label: "chain advance: inputs processed", total: count });
   // A node that stops making progress fails the run instead of hanging it.
   let progress = { processed: -1, at: performance.now() };
   for (;;) {
@@ -717,6 +745,7 @@ async function chainAdvance(stack: TestStack, count: number, firstItem: number):
     }
     const health = (await (await fetch(`${stack.urls.node}/healthz`)).json()) as { processedInputCount?: number };
     const processed = health.processedInputCount ?? -1;
+    if (processed > progress.processed && processed > before) processing.tick(processed - Math.max(before, progress.processed));
     if (processed !== progress.processed) progress = { processed, at: performance.now() };
     else if (performance.now() - progress.at > STALL_MS) {
       const tail = stack.logs("devnode").split("\n").slice(-15).join("\n");
@@ -724,6 +753,7 @@ async function chainAdvance(stack: TestStack, count: number, firstItem: number):
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+  processing.done();
   return { seconds: (performance.now() - started) / 1000, minedSeconds };
 }
 

@@ -11,6 +11,7 @@ import { inputIdOf } from "../common/ids.ts";
 import { jsonToHex } from "../common/hex.ts";
 import { hexToBuffer } from "../dapp/db/bytes.ts";
 import { openDatabase } from "../dapp/db/open.ts";
+import { startProgress } from "../scripts/lib/progress.ts";
 import { createStore, type AttestationRow, type NewRow, type SchemaRow } from "../dapp/db/store.ts";
 import { createDispatcher } from "../dapp/dispatch.ts";
 import {
@@ -118,10 +119,16 @@ export async function seedStore(path: string, count: number, cacheDir: string): 
   // The seeding connection is the bench's, not the dapp's: a large cache keeps one big transaction in memory.
   db.$client.pragma("cache_size = -262144");
   const store = createStore(db);
+  const progress = startProgress({ label: `attestations seeded (${count.toLocaleString("en-US")})`, total: count });
   store.transaction(() => {
     store.insertSchema(schemaRow());
-    for (let i = 0; i < count; i++) store.insertAttestation(seededRow(i, count, ids));
+    for (let i = 0; i < count; i++) {
+      store.insertAttestation(seededRow(i, count, ids));
+      if ((i + 1) % 1000 === 0) progress.tick(1000);
+    }
   });
+  progress.tick(count % 1000);
+  progress.done();
   db.$client.pragma("wal_checkpoint(TRUNCATE)");
   db.$client.close();
   const seconds = (performance.now() - started) / 1000;

@@ -1,10 +1,11 @@
 /**
- * `npm run bench [-- --size full|ci] [--out DIR]`: measures the stack on this machine (docs/performance.md)
+ * `npm run bench [-- --size full|ci] [--out DIR] [--riscv64]`: measures the stack on this machine (docs/performance.md)
  * and prints a table of figures, each a ratio to a floor measured in the same run; writes the table as
  * JSON and a chart of latency against stored attestations (SVG) into DIR (default bench-results/).
  *
  *   full (default): 10k / 100k / 1M attestations, 20,000 inputs per advance path
  *   ci:             1k–5k attestations and a few hundred requests (what CI runs, test/bench/bench.test.ts)
+ *   --riscv64:      adds the dapp under riscv64 (qemu-user) beside the native dapp (needs root; scripts/lib/riscv64.ts)
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -20,12 +21,17 @@ const argsSchema = z.object({
   out: z.string().min(1).default(join(root, "bench-results")),
 });
 
-export function parseBenchArgs(argv: readonly string[]): { size: BenchSize; out: string } {
+export function parseBenchArgs(argv: readonly string[]): { size: BenchSize; out: string; riscv64: boolean } {
   const raw: Record<string, string> = {};
+  let riscv64 = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
+    if (arg === "--riscv64") {
+      riscv64 = true;
+      continue;
+    }
     const match = /^--(size|out)(?:=(.*))?$/.exec(arg);
-    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR)`);
+    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --riscv64)`);
     const value = match[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
     raw[match[1] as string] = value;
@@ -34,10 +40,10 @@ export function parseBenchArgs(argv: readonly string[]): { size: BenchSize; out:
   if (!parsed.success) {
     throw new UsageError(`invalid arguments: ${parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
-  return { size: parsed.data.size, out: resolve(parsed.data.out) };
+  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64 };
 }
 
-const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR]`;
+const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--riscv64]   (--riscv64: rows of the dapp under riscv64; needs root)`;
 
 async function main(): Promise<number> {
   const args = parseBenchArgs(process.argv.slice(2));
@@ -47,9 +53,10 @@ async function main(): Promise<number> {
   // Ctrl-C or a kill: exit through process.exit, whose "exit" handlers kill every child's process group
   // (bench/procs.ts, the stack's Supervisor) and remove the work directory.
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(signal === "SIGINT" ? 130 : 143));
-  const command = `npm run bench -- --size ${args.size}`;
+  const command = `npm run bench -- --size ${args.size}${args.riscv64 ? " --riscv64" : ""}`;
   const report = await runBench({
     size: args.size,
+    ...(args.riscv64 ? { riscv64: { cache: process.env.RISCV64_CACHE ?? (await import("./lib/riscv64.ts")).DEFAULT_RISCV64_CACHE } } : {}),
     root,
     command,
     log: (line) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`),

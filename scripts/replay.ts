@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { loadEndpoints, parseArgs, parseSender, runScript, UsageError } from "./lib/cli.ts";
+import { startProgress } from "./lib/progress.ts";
 import { parseReplayFile, type ReplayStep } from "./lib/replay-file.ts";
 import { decodePayload, RollupClient } from "./lib/rollup-client.ts";
 
@@ -38,15 +39,23 @@ runScript(async () => {
 
   // Each transaction is mined before the next is sent, so the inputs keep the file's order.
   const sent: { step: ReplayStep; index: number }[] = [];
-  for (const step of steps) sent.push({ step, index: (await client.addInput(step.input, step.sender)).index });
+  const sending = startProgress({ label: "inputs sent", total: steps.length });
+  for (const step of steps) {
+    sent.push({ step, index: (await client.addInput(step.input, step.sender)).index });
+    sending.tick();
+  }
+  sending.done();
 
   const counts = new Map<string, number>();
+  const judging = startProgress({ label: "verdicts read", total: sent.length });
   for (const { step, index } of sent) {
     const verdict = await client.waitForVerdict(index);
+    judging.tick();
     counts.set(verdict.status, (counts.get(verdict.status) ?? 0) + 1);
     const code = errorCode(verdict.reports);
     console.log(`line ${step.line}: input ${index} ${verdict.status}${code === "" ? "" : ` ${code}`}`);
   }
+  judging.done();
   const summary = [...counts].map(([status, n]) => `${n} ${status}`).join(", ");
   console.log(`${sent.length} input(s) replayed from ${file}: ${summary || "nothing to send"}`);
   return sent.length === (counts.get("ACCEPTED") ?? 0) ? 0 : 1;

@@ -14,6 +14,7 @@ import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startProgress } from "./lib/progress.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const CI_COUNT = 2000;
@@ -72,6 +73,8 @@ const child = spawn(
   },
 );
 const figures: string[] = [];
+// A suite (test file) is done when vitest prints its line: ✓ or ❯ and the file's path.
+const suitesDone = startProgress({ label: "[soak] suites finished", total: chosen.length });
 let pending = "";
 child.stdout.on("data", (chunk: Buffer) => {
   process.stdout.write(chunk);
@@ -81,11 +84,13 @@ child.stdout.on("data", (chunk: Buffer) => {
   for (const line of lines) {
     const at = line.indexOf("[hostile] ");
     if (at !== -1) figures.push(line.slice(at + "[hostile] ".length));
+    if (/^\s*\S*(✓|❯)\S*\s+test\/hostile\/\S+\.test\.ts/.test(line)) suitesDone.tick();
   }
 });
 // Stopping the soak stops vitest (which stops the stacks it started).
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => child.kill(signal));
 child.on("exit", (code, signal) => {
+  suitesDone.done();
   console.log(`\n[soak] figures (${((Date.now() - started) / 60_000).toFixed(1)} min):`);
   for (const line of figures) console.log(`  - ${line}`);
   process.exit(code ?? (signal === null ? 1 : 128));

@@ -220,6 +220,9 @@ describe("command-line scripts", { timeout: 120_000 }, () => {
       expect(lines[1]).toMatch(/^line 4: input \d+ ACCEPTED$/);
       expect(lines[2]).toMatch(/^line 5: input \d+ REJECTED UNAUTHORIZED_SENDER$/);
       expect(lines[3]).toMatch(/3 input\(s\) replayed .*: 2 ACCEPTED, 1 REJECTED$/);
+      // Progress goes to stderr (plain lines when it is not a terminal), so stdout stays parseable.
+      expect(result.stderr).toMatch(/^inputs sent 3\/3 100% .* in \d+ s$/m);
+      expect(result.stderr).toMatch(/^verdicts read 3\/3 100% .* in \d+ s$/m);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

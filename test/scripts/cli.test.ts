@@ -38,6 +38,7 @@ const SCRIPTS: Record<string, { bad: string[]; says: RegExp }> = {
   "db-digest": { bad: [], says: /expected the path of a dapp database/ },
   epoch: { bad: ["now"], says: /unexpected argument: now/ },
   verify: { bad: ["0x12"], says: /a claim id is 0x and 64 hex digits/ },
+  riscv64: { bad: ["bogus"], says: /unknown step: bogus/ },
 };
 
 describe("every npm run script", () => {

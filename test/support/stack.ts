@@ -154,15 +154,16 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     dappAddress: DEFAULTS.dappAddress,
     privateKey: DEFAULTS.privateKey,
     dappAdmins: admin,
-    // TEST_DAPP_BUNDLE=1 (set by .ci/run for one pass) runs the built bundle, so what ships is what is tested.
-    dappCommand: options.dappCommand ?? defaultDappCommand(process.env.TEST_DAPP_BUNDLE === "1"),
+    // TEST_DAPP_BUNDLE=1 (set by .ci/run for one pass) runs the built bundle, so what ships is what is tested;
+    // TEST_DAPP_COMMAND (set by `npm run riscv64 -- e2e`) runs another dapp, the riscv64 one under qemu.
+    dappCommand: options.dappCommand ?? nonEmpty(process.env.TEST_DAPP_COMMAND) ?? defaultDappCommand(process.env.TEST_DAPP_BUNDLE === "1"),
     api: options.api === true,
     env: options.env ?? {},
     logDir: join(dataDir, "logs"),
   };
   const supervisor = new Supervisor(settings, {
     autoRestart: options.autoRestart ?? [],
-    readyTimeoutMs: options.readyTimeoutMs ?? 60_000,
+    readyTimeoutMs: (options.readyTimeoutMs ?? 60_000) * SLOW_DAPP_FACTOR,
     log: () => {},
   });
   const logs = (piece: PieceName): string => {
@@ -209,3 +210,13 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     },
   };
 }
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/**
+ * How much longer waits on the dapp may take: 4 with TEST_DAPP_SLOW=1 (an emulated riscv64 dapp starts in
+ * seconds, not milliseconds); 1 otherwise. Tests scale their own waits on the dapp by it.
+ */
+export const SLOW_DAPP_FACTOR = process.env.TEST_DAPP_SLOW === "1" ? 4 : 1;
