@@ -460,17 +460,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         }),
       );
       const claimIds: string[] = [];
+      const claimRequest = (): LoadRequest => ({
+        method: "POST",
+        path: "/api/core/claim",
+        body: claimBody,
+        headers: { "content-type": "application/json", authorization: `Bearer ${userToken}` },
+      });
       const claim = await runLoad({
         baseUrl: stack.urls.api,
         concurrency: 1,
         count: profile.claims,
         warmup: profile.claimWarmup,
-        next: (): LoadRequest => ({
-          method: "POST",
-          path: "/api/core/claim",
-          body: claimBody,
-          headers: { "content-type": "application/json", authorization: `Bearer ${userToken}` },
-        }),
+        next: claimRequest,
         check: (status, body) => {
           const parsed = JSON.parse(body.toString("utf8")) as { success?: boolean; data?: { claimId?: string } };
           if (status !== 200 || parsed.success !== true || parsed.data?.claimId === undefined) {
@@ -501,12 +502,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           concurrency,
           count: profile.groupClaims[concurrency],
           warmup: concurrency,
-          next: (): LoadRequest => ({
-            method: "POST",
-            path: "/api/core/claim",
-            body: claimBody,
-            headers: { "content-type": "application/json", authorization: `Bearer ${userToken}` },
-          }),
+          next: claimRequest,
           check: (status, body) => {
             if (status !== 200 || !body.includes('"success":true')) throw new Error(`claim c${concurrency} failed: HTTP ${status} ${body.toString("utf8").slice(0, 300)}`);
           },

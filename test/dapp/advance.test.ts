@@ -8,7 +8,7 @@ import { jsonToHex, utf8ToHex } from "../../common/hex.ts";
 import { inputIdOf, keyIdOf, schemaIdOf } from "../../common/ids.ts";
 import type { DappErrorCode, NoticeEvent } from "../../common/wire.ts";
 import { databaseDigest } from "../../dapp/db/digest.ts";
-import { ADMIN, ALICE, ATTESTOR, BOB, decode, OPERATOR, startHarness, type Harness } from "./harness.ts";
+import { ADMIN, ALICE, ATTESTOR, BOB, decode, OPERATOR, startReadyHarness, type Harness } from "./harness.ts";
 import { PUBLIC_KEY, SCHEMA, SCHEMA_2, UNKNOWN_ID } from "./fixtures.ts";
 
 const CAROL = "0x9965507d1a55bcc2695c58ba16fb37d819b0a4dc" as const;
@@ -25,15 +25,7 @@ let h: Harness;
 const grantIds = new Map<string, Hex>();
 
 beforeAll(async () => {
-  h = await startHarness();
-  for (const [type, params] of [
-    ["register_schema", SCHEMA],
-    ["set_role", { address: ATTESTOR, role: "attestor", enabled: true }],
-    ["set_role", { address: OPERATOR, role: "operator", enabled: true }],
-  ] as const) {
-    const outcome = await h.input(type, params);
-    expect(outcome.status).toBe("accept");
-  }
+  h = await startReadyHarness(SCHEMA);
 });
 
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { utf8ToHex } from "../../common/hex.ts";
 import { inputIdOf, itemIdOf, schemaIdOf } from "../../common/ids.ts";
 import { databaseDigest } from "../../dapp/db/digest.ts";
-import { ADMIN, ALICE, ATTESTOR, BOB, decode, OPERATOR, startHarness, type Harness } from "./harness.ts";
+import { ADMIN, ALICE, ATTESTOR, BOB, decode, OPERATOR, startHarness, startReadyHarness, type Harness } from "./harness.ts";
 import { PUBLIC_KEY, SCHEMA, SCHEMA_2, UNKNOWN_ID } from "./fixtures.ts";
 
 const s1 = schemaIdOf(SCHEMA);
@@ -30,14 +30,7 @@ afterEach(async () => {
 
 /** A dapp with SCHEMA registered and ATTESTOR and OPERATOR holding their roles. */
 async function ready(): Promise<Harness> {
-  h = await startHarness();
-  for (const [type, params] of [
-    ["register_schema", SCHEMA],
-    ["set_role", { address: ATTESTOR, role: "attestor", enabled: true }],
-    ["set_role", { address: OPERATOR, role: "operator", enabled: true }],
-  ] as const) {
-    expect((await h.input(type, params)).status).toBe("accept");
-  }
+  h = await startReadyHarness(SCHEMA);
   return h;
 }
 

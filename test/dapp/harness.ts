@@ -66,3 +66,17 @@ export async function startHarness(options: { dbPath?: string; admins?: Address[
 export function decode(payload: Hex): unknown {
   return JSON.parse(hexToUtf8(payload));
 }
+
+/** A harness whose dapp already holds `schema` and gave ATTESTOR and OPERATOR their roles. */
+export async function startReadyHarness(schema: unknown): Promise<Harness> {
+  const h = await startHarness();
+  for (const [type, params] of [
+    ["register_schema", schema],
+    ["set_role", { address: ATTESTOR, role: "attestor", enabled: true }],
+    ["set_role", { address: OPERATOR, role: "operator", enabled: true }],
+  ] as const) {
+    const outcome = await h.input(type, params);
+    if (outcome.status !== "accept") throw new Error(`setup input ${type} was rejected`);
+  }
+  return h;
+}
