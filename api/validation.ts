@@ -1,11 +1,10 @@
 /**
- * Request validation as route middleware: a JSON body checked against a zod schema (failures become
- * INVALID_REQUEST naming the field), and path parameters checked by shape (INVALID_PARAMETER).
+ * Request validation beside the routes' declared schemas: the body's size and JSON syntax, and how a zod
+ * failure becomes INVALID_REQUEST naming the field or INVALID_PARAMETER (api/operations.ts hooks them in).
  */
 import { createMiddleware } from "hono/factory";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
-import { isAddress } from "../common/address.ts";
 import { ApiError } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -26,35 +25,38 @@ export const hex32Schema = z
   .regex(HEX32_RE, "expected a 0x-prefixed 32-byte hex id")
   .transform((v) => v.toLowerCase() as `0x${string}`);
 
-/** Parses and validates the JSON body; the handler reads it with `c.get("body")`. */
-export function jsonBody<S extends z.ZodType>(schema: S) {
-  return createMiddleware<{ Variables: { body: z.output<S> } }>(async (c, next) => {
-    const contentType = c.req.header("content-type");
-    if (contentType !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(contentType)) {
-      throw new ApiError("INVALID_REQUEST", "The body must be JSON", {
-        field: "Content-Type",
-        issue: `expected application/json, got ${contentType}`,
-      });
-    }
-    const text = await c.req.text();
-    if (text.trim() === "") {
-      throw new ApiError("INVALID_REQUEST", "The request body is empty", { field: "body", issue: "required" });
-    }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(text);
-    } catch (error) {
-      throw new ApiError("INVALID_REQUEST", "The request body is not valid JSON", {
-        field: "body",
-        issue: `malformed JSON: ${error instanceof Error ? error.message : String(error)}`,
-      });
-    }
-    const result = schema.safeParse(raw);
-    if (!result.success) throw invalidRequest(result.error, raw);
-    c.set("body", result.data);
-    await next();
-  });
-}
+/**
+ * The body's syntax, before the route's declared schema checks its content: JSON media type, not empty,
+ * well-formed, each failure an INVALID_REQUEST naming what is wrong. A body sent without a Content-Type
+ * is read as JSON, as it always was: the request is re-labelled so the declared validator reads it too.
+ */
+export const jsonSyntax = createMiddleware(async (c, next) => {
+  const contentType = c.req.header("content-type");
+  if (contentType !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(contentType)) {
+    throw new ApiError("INVALID_REQUEST", "The body must be JSON", {
+      field: "Content-Type",
+      issue: `expected application/json, got ${contentType}`,
+    });
+  }
+  const text = await c.req.text();
+  if (text.trim() === "") {
+    throw new ApiError("INVALID_REQUEST", "The request body is empty", { field: "body", issue: "required" });
+  }
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    throw new ApiError("INVALID_REQUEST", "The request body is not valid JSON", {
+      field: "body",
+      issue: `malformed JSON: ${error instanceof Error ? error.message : String(error)}`,
+    });
+  }
+  if (contentType === undefined) {
+    const headers = new Headers(c.req.raw.headers);
+    headers.set("content-type", "application/json");
+    c.req.raw = new Request(c.req.url, { method: c.req.method, headers, body: text });
+  }
+  await next();
+});
 
 /** The first issue, as `{field, issue}`; a field absent from the body is reported as "required". */
 export function invalidRequest(error: z.ZodError, raw: unknown): ApiError {
@@ -86,15 +88,3 @@ export function invalidParameter(parameter: string, value: string, expected: str
     expected,
   });
 }
-
-/** Path parameters that must be addresses; they reach handlers lower-cased. */
-export function addressParams(...names: string[]) {
-  return createMiddleware(async (c, next) => {
-    for (const name of names) {
-      const value = c.req.param(name) ?? "";
-      if (!isAddress(value)) throw invalidParameter(name, value, "a 0x-prefixed 20-byte hex address");
-    }
-    await next();
-  });
-}
-

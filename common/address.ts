@@ -1,7 +1,7 @@
 import type { Address } from "viem";
 import { z } from "zod";
 
-const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+export const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 
 export function isAddress(value: unknown): value is Address {
   return typeof value === "string" && ADDRESS_RE.test(value);

@@ -1,13 +1,13 @@
 /** Endpoints 6–7: admin registrations of provider schemas and encryption keys, relayed as rollup inputs. */
-import { Hono } from "hono";
-import { z } from "zod";
+import { createRoute, z } from "@hono/zod-openapi";
 import { bucketDefinitionProblem } from "../../common/buckets.ts";
 import { keyIdOf, type SchemaContent } from "../../common/ids.ts";
 import { requireRole } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
-import { jsonBody, limitBody } from "../validation.ts";
+import { envelope, errorResponses, id32, jsonContent, jsonRequest, operationTraits, router, type OperationTraits } from "../operations.ts";
+import { jsonSyntax, limitBody } from "../validation.ts";
 
 export const bucketDefinitionSchema = z
   .object({
@@ -17,7 +17,8 @@ export const bucketDefinitionSchema = z
   .superRefine((def, ctx) => {
     const problem = bucketDefinitionProblem(def);
     if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
-  });
+  })
+  .openapi("BucketDefinition");
 
 export const schemaRegistrationSchema = z.object({
   provider: z.string().min(1),
@@ -33,16 +34,49 @@ export const schemaRegistrationSchema = z.object({
   freshnessHalfLife: z.number().positive(),
   name: z.string().max(200).optional(),
   description: z.string().max(2000).optional(),
-});
+}).openapi("SchemaRegistration");
 
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const KEY_EXPECTED = "a base64-encoded 32-byte NaCl public key with algorithm nacl-box";
 
-const encryptionKeySchema = z.object({ publicKey: z.unknown(), algorithm: z.unknown() }).superRefine((v, ctx) => {
-  // Presence is checked here so a missing field is INVALID_REQUEST naming it; a present but bad key
-  // is the handler's INVALID_KEY_FORMAT.
-  if (v.publicKey === undefined) ctx.addIssue({ code: "custom", path: ["publicKey"], message: "required" });
-  else if (v.algorithm === undefined) ctx.addIssue({ code: "custom", path: ["algorithm"], message: "required" });
+const encryptionKeySchema = z
+  .object({
+    publicKey: z.unknown().openapi({ type: "string", description: "base64 of a 32-byte NaCl public key" }),
+    algorithm: z.unknown().openapi({ type: "string", enum: ["nacl-box"] }),
+  })
+  .superRefine((v, ctx) => {
+    // Presence is checked here so a missing field is INVALID_REQUEST naming it; a present but bad key
+    // is the handler's INVALID_KEY_FORMAT.
+    if (v.publicKey === undefined) ctx.addIssue({ code: "custom", path: ["publicKey"], message: "required" });
+    else if (v.algorithm === undefined) ctx.addIssue({ code: "custom", path: ["algorithm"], message: "required" });
+  });
+
+const WRITE_ERRORS = ["ROLLUP_REJECTED", "ROLLUP_UNAVAILABLE", "INPUT_TX_FAILED", "RPC_UNAVAILABLE", "INSUFFICIENT_FUNDS", "NONCE_TOO_LOW"] as const;
+const schemaTraits: OperationTraits = { group: "admin", auth: "admin", body: true, errors: WRITE_ERRORS };
+const keyTraits: OperationTraits = { ...schemaTraits, errors: ["INVALID_KEY_FORMAT", ...WRITE_ERRORS] };
+
+export const registerSchemaRoute = createRoute({
+  method: "post",
+  path: "/api/core/provider-schema",
+  summary: "Register a provider schema (admin)",
+  ...operationTraits(schemaTraits),
+  request: jsonRequest(schemaRegistrationSchema),
+  responses: {
+    200: jsonContent(envelope(z.object({ schema_id: id32 })), "Registered"),
+    ...errorResponses(schemaTraits),
+  },
+});
+
+export const registerKeyRoute = createRoute({
+  method: "post",
+  path: "/api/core/encryption-key",
+  summary: "Register an encryption public key (admin)",
+  ...operationTraits(keyTraits),
+  request: jsonRequest(encryptionKeySchema),
+  responses: {
+    200: jsonContent(envelope(z.object({ keyId: id32 })), "Registered"),
+    ...errorResponses(keyTraits),
+  },
 });
 
 /** Why a key is not acceptable, in words that never need the key itself. */
@@ -58,9 +92,10 @@ function keyFormatProblem(publicKey: unknown, algorithm: unknown): string | unde
 export function adminRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "admin", clientOf);
   const admin = requireRole(services.config.jwtSecret, "admin");
-  return new Hono()
-    .post("/provider-schema", limited, admin, limitBody, jsonBody(schemaRegistrationSchema), async (c) => {
-      const body = c.get("body");
+  const middleware = [limited, admin, limitBody, jsonSyntax];
+  return router()
+    .openapi({ ...registerSchemaRoute, middleware }, async (c) => {
+      const body = c.req.valid("json");
       const content: SchemaContent = {
         provider: body.provider,
         flowType: body.flowType,
@@ -75,10 +110,10 @@ export function adminRoutes(services: ApiServices, clientOf: ClientAddressOf) {
         ...(body.description === undefined ? {} : { description: body.description }),
       });
       const schemaId = services.catalog.learnSchema(content);
-      return c.json({ success: true, data: { schema_id: schemaId } });
+      return c.json({ success: true as const, data: { schema_id: schemaId } }, 200);
     })
-    .post("/encryption-key", limited, admin, limitBody, jsonBody(encryptionKeySchema), async (c) => {
-      const { publicKey, algorithm } = c.get("body");
+    .openapi({ ...registerKeyRoute, middleware }, async (c) => {
+      const { publicKey, algorithm } = c.req.valid("json");
       const problem = keyFormatProblem(publicKey, algorithm);
       if (problem !== undefined || typeof publicKey !== "string") {
         throw new ApiError("INVALID_KEY_FORMAT", "The key is not a base64-encoded NaCl public key", {
@@ -89,6 +124,6 @@ export function adminRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       const submitted = await services.write("register_encryption_key", { publicKey, algorithm: "nacl-box" });
       const keyId = keyIdOf(new Uint8Array(Buffer.from(publicKey, "base64")));
       services.catalog.learnKey(publicKey, submitted.inputIndex);
-      return c.json({ success: true, data: { keyId } });
+      return c.json({ success: true as const, data: { keyId } }, 200);
     });
 }

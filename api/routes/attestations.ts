@@ -2,9 +2,8 @@
  * Endpoints 8–10: claims (fetch a provider value, bucket it, seal it, record it through the rollup) and
  * attestation reads.
  */
-import { Hono } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
 import type { Hex } from "viem";
-import { z } from "zod";
 import { bucketDefinitionProblem, bucketOf, sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
 import { writeIdOf } from "../../common/ids.ts";
 import type { AttestationView } from "../../common/wire.ts";
@@ -20,10 +19,24 @@ import {
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import { sealForKey } from "../seal.ts";
 import type { ApiServices } from "../services.ts";
-import { addressParams, HEX32_RE, hex32Schema, invalidParameter, jsonBody, limitBody } from "../validation.ts";
+import {
+  addressOut,
+  addressParam,
+  envelope,
+  errorResponses,
+  id32,
+  idParam,
+  jsonContent,
+  jsonRequest,
+  operationTraits,
+  router,
+  unixSeconds,
+  type OperationTraits,
+} from "../operations.ts";
+import { HEX32_RE, hex32Schema, invalidParameter, jsonSyntax, limitBody } from "../validation.ts";
 
 const claimSchema = z.object({
-  provider: z.string().min(1),
+  provider: z.string().min(1).openapi({ description: 'the provider type; only "http" is supported' }),
   params: z.object({
     url: z.string().min(1),
     method: z.string().min(1).default("GET"),
@@ -31,7 +44,7 @@ const claimSchema = z.object({
   }),
   bucketDefinition: z
     .object({
-      field: z.string().min(1),
+      field: z.string().min(1).openapi({ description: "dot path into the provider's JSON" }),
       boundaries: z.array(z.number()),
       labels: z.array(z.string()),
     })
@@ -40,6 +53,73 @@ const claimSchema = z.object({
       if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
     }),
   schemaId: hex32Schema.optional(),
+});
+
+const claimTraits: OperationTraits = {
+  group: "attestations",
+  auth: "user",
+  body: true,
+  errors: [
+    "SCHEMA_NOT_FOUND",
+    "ENCRYPTION_KEY_MISSING",
+    "INVALID_PARAMETER",
+    "PROVIDER_UNAVAILABLE",
+    "PROVIDER_AUTH_FAILED",
+    "PROVIDER_INVALID_RESPONSE",
+    "ZKTLS_PROOF_FAILED",
+    "ROLLUP_UNAVAILABLE",
+    "ROLLUP_REJECTED",
+    "INPUT_TX_FAILED",
+    "RPC_UNAVAILABLE",
+    "INSUFFICIENT_FUNDS",
+    "NONCE_TOO_LOW",
+  ],
+};
+
+export const claimRoute = createRoute({
+  method: "post",
+  path: "/api/core/claim",
+  summary: "Read a provider value, bucket it and attest it for the token's address",
+  ...operationTraits(claimTraits),
+  request: jsonRequest(claimSchema),
+  responses: {
+    200: jsonContent(envelope(z.object({ claimId: id32, txHash: id32, bucket: z.string() })), "Claimed"),
+    ...errorResponses(claimTraits),
+  },
+});
+
+const attestationTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "ROLLUP_UNAVAILABLE"] };
+
+export const attestationRoute = createRoute({
+  method: "get",
+  path: "/api/core/attestation/{claimId}",
+  summary: "One attestation",
+  ...operationTraits(attestationTraits),
+  request: { params: z.object({ claimId: idParam("claim id (= attestation_id)") }) },
+  responses: {
+    200: jsonContent(
+      envelope(z.object({ claimId: id32, provider: z.string(), bucket: z.string(), timestamp: unixSeconds, owner: addressOut })),
+      "The attestation",
+    ),
+    ...errorResponses(attestationTraits),
+  },
+});
+
+const byOwnerTraits: OperationTraits = { group: "attestations", errors: ["INVALID_PARAMETER", "ROLLUP_UNAVAILABLE"] };
+
+export const attestationsByOwnerRoute = createRoute({
+  method: "get",
+  path: "/api/core/attestations/{address}",
+  summary: "Attestations of an owner, in creation order",
+  ...operationTraits(byOwnerTraits),
+  request: { params: z.object({ address: addressParam.openapi({ description: "owner address" }) }) },
+  responses: {
+    200: jsonContent(
+      envelope(z.array(z.object({ claimId: id32, provider: z.string(), bucket: z.string(), timestamp: unixSeconds }))),
+      "The owner's attestations",
+    ),
+    ...errorResponses(byOwnerTraits),
+  },
 });
 
 /** The single bucket label of an attestation (claims through this api always bucket one field). */
@@ -103,9 +183,9 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
     return { schemaId: chosen.schemaId, definition, dataKeys: chosen.content.dataKeys } satisfies ChosenSchema;
   }
 
-  return new Hono<{ Variables: AuthVariables }>()
-    .post("/claim", limited, user, limitBody, jsonBody(claimSchema), async (c) => {
-      const body = c.get("body");
+  return router<{ Variables: AuthVariables }>()
+    .openapi({ ...claimRoute, middleware: [limited, user, limitBody, jsonSyntax] }, async (c) => {
+      const body = c.req.valid("json");
       const owner = c.get("auth").sub;
       if (body.provider !== "http") {
         throw new ApiError("INVALID_REQUEST", `Unsupported provider ${body.provider}`, {
@@ -165,31 +245,37 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
         },
         { schemaId: schema.schemaId },
       );
-      return c.json({
-        success: true,
-        data: { claimId: writeIdOf("create_attestation", submitted.inputIndex, submitted.item), txHash: submitted.txHash, bucket },
-      });
+      return c.json(
+        {
+          success: true as const,
+          data: { claimId: writeIdOf("create_attestation", submitted.inputIndex, submitted.item), txHash: submitted.txHash, bucket },
+        },
+        200,
+      );
     })
-    .get("/attestation/:claimId", limited, async (c) => {
-      const claimId = c.req.param("claimId");
+    .openapi({ ...attestationRoute, middleware: [limited] }, async (c) => {
+      const { claimId } = c.req.valid("param");
       // Ids are hashes: anything else names no attestation, answered without a round trip.
       if (!HEX32_RE.test(claimId)) {
         throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
       }
       const view = await services.reader.query("attestation", { attestation_id: claimId.toLowerCase() });
-      return c.json({
-        success: true,
-        data: {
-          claimId: view.attestation_id,
-          provider: await services.providerTypeOf(view.schema_id),
-          bucket: bucketLabel(view),
-          timestamp: view.timestamp,
-          owner: view.owner,
+      return c.json(
+        {
+          success: true as const,
+          data: {
+            claimId: view.attestation_id,
+            provider: await services.providerTypeOf(view.schema_id),
+            bucket: bucketLabel(view),
+            timestamp: view.timestamp,
+            owner: view.owner,
+          },
         },
-      });
+        200,
+      );
     })
-    .get("/attestations/:address", limited, addressParams("address"), async (c) => {
-      const owner = c.req.param("address").toLowerCase();
+    .openapi({ ...attestationsByOwnerRoute, middleware: [limited] }, async (c) => {
+      const owner = c.req.valid("param").address.toLowerCase();
       const items = await services.reader.queryAll("attestations_by_owner", { owner });
       const data = [];
       for (const item of items) {
@@ -200,7 +286,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
           timestamp: item.timestamp,
         });
       }
-      return c.json({ success: true, data });
+      return c.json({ success: true as const, data }, 200);
     });
 }
 

@@ -1,29 +1,58 @@
 /** Sign-In with Ethereum: a nonce, then a signed message for a user token (DECISIONS.md section 6). */
-import { Hono } from "hono";
-import { z } from "zod";
+import { createRoute, z } from "@hono/zod-openapi";
 import { verifySiweLogin } from "../auth/siwe.ts";
 import { DEFAULT_TOKEN_TTL_SECONDS, issueToken } from "../auth/tokens.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
-import { jsonBody, limitBody } from "../validation.ts";
+import { envelope, errorResponses, jsonContent, jsonRequest, operationTraits, router, unixSeconds, type OperationTraits } from "../operations.ts";
+import { jsonSyntax, limitBody } from "../validation.ts";
 
 const loginSchema = z.object({
-  message: z.string().min(1).max(8192),
+  message: z.string().min(1).max(8192).openapi({ description: "EIP-4361 message" }),
   signature: z.string().regex(/^0x[0-9a-fA-F]+$/, "expected a 0x-prefixed hex signature"),
+});
+
+const nonceTraits: OperationTraits = { group: "auth" };
+const loginTraits: OperationTraits = { group: "auth", body: true, errors: ["AUTH_INVALID"] };
+
+export const nonceRoute = createRoute({
+  method: "get",
+  path: "/api/core/auth/nonce",
+  summary: "A single-use nonce for a Sign-In with Ethereum message (valid 10 minutes)",
+  ...operationTraits(nonceTraits),
+  responses: {
+    200: jsonContent(envelope(z.object({ nonce: z.string(), expiresAt: unixSeconds, domain: z.string(), chainId: z.number().int() })), "A nonce"),
+    ...errorResponses(nonceTraits),
+  },
+});
+
+export const loginRoute = createRoute({
+  method: "post",
+  path: "/api/core/auth/login",
+  summary: "Exchange a signed SIWE message for a user token",
+  ...operationTraits(loginTraits),
+  request: jsonRequest(loginSchema),
+  responses: {
+    200: jsonContent(envelope(z.object({ token: z.string(), expiresAt: unixSeconds })), "A user token"),
+    ...errorResponses(loginTraits),
+  },
 });
 
 export function authRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "auth", clientOf);
-  return new Hono()
-    .get("/auth/nonce", limited, (c) => {
+  return router()
+    .openapi({ ...nonceRoute, middleware: [limited] }, (c) => {
       const { nonce, expiresAt } = services.nonces.issue();
-      return c.json({
-        success: true,
-        data: { nonce, expiresAt, domain: requestDomain(c.req.url, c.req.header("host")), chainId: services.config.chainId },
-      });
+      return c.json(
+        {
+          success: true as const,
+          data: { nonce, expiresAt, domain: requestDomain(c.req.url, c.req.header("host")), chainId: services.config.chainId },
+        },
+        200,
+      );
     })
-    .post("/auth/login", limited, limitBody, jsonBody(loginSchema), async (c) => {
-      const { message, signature } = c.get("body");
+    .openapi({ ...loginRoute, middleware: [limited, limitBody, jsonSyntax] }, async (c) => {
+      const { message, signature } = c.req.valid("json");
       const { address, messageExpiresAt } = await verifySiweLogin(
         {
           message,
@@ -41,7 +70,7 @@ export function authRoutes(services: ApiServices, clientOf: ClientAddressOf) {
           ? DEFAULT_TOKEN_TTL_SECONDS
           : Math.max(1, Math.min(DEFAULT_TOKEN_TTL_SECONDS, messageExpiresAt - now));
       const issued = await issueToken(services.config.jwtSecret, address, "user", ttl, now);
-      return c.json({ success: true, data: issued });
+      return c.json({ success: true as const, data: issued }, 200);
     });
 }
 

@@ -5,7 +5,7 @@
  * owner always may, anyone else needs an unrevoked grant for the attestation's schema that is unexpired
  * at the api's clock (the same "now" as the access check).
  */
-import { Hono } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
 import type { Address, Hex } from "viem";
 import type { GrantView } from "../../common/wire.ts";
 import { requireRole, type AuthVariables } from "../auth/middleware.ts";
@@ -14,6 +14,40 @@ import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import { openSealed } from "../seal.ts";
 import type { ApiServices } from "../services.ts";
 import { HEX32_RE } from "../validation.ts";
+import { addressOut, envelope, errorResponses, id32, idParam, jsonContent, operationTraits, router, type OperationTraits } from "../operations.ts";
+
+const dataTraits: OperationTraits = {
+  group: "attestations",
+  auth: "user",
+  errors: ["ATTESTATION_NOT_FOUND", "NO_GRANT_FOUND", "GRANT_EXPIRED", "DECRYPTION_FAILED", "ROLLUP_UNAVAILABLE"],
+};
+
+export const attestationDataRoute = createRoute({
+  method: "get",
+  path: "/api/core/attestation/{claimId}/data",
+  summary:
+    "Extension beyond the specification: an attestation's sealed data, for its owner or a requester holding a live grant for its schema (the token's sub is the requester); data is the opened JSON only when the api holds ENCRYPTION_SECRET_KEY",
+  ...operationTraits(dataTraits),
+  request: { params: z.object({ claimId: idParam("claim id (= attestation_id)") }) },
+  responses: {
+    200: jsonContent(
+      envelope(
+        z.object({
+          claimId: id32,
+          schemaId: id32,
+          owner: addressOut,
+          encrypted_data: z.string().openapi({ description: "0x hex: ephemeral public key (32) | nonce (24) | nacl.box ciphertext" }),
+          data: z
+            .record(z.string(), z.unknown())
+            .optional()
+            .openapi({ description: "the opened plaintext; present only when ENCRYPTION_SECRET_KEY is configured" }),
+        }),
+      ),
+      "The sealed data",
+    ),
+    ...errorResponses(dataTraits),
+  },
+});
 
 export type GrantDecision =
   | { kind: "allowed"; grantId: Hex }
@@ -74,8 +108,8 @@ export function attestationDataRoutes(services: ApiServices, clientOf: ClientAdd
   /** Every unrevoked grant of `owner` (expired ones included), across pages. */
   const grantsOf = (owner: Address): Promise<GrantView[]> => services.reader.queryAll("grants_by_owner", { owner });
 
-  return new Hono<{ Variables: AuthVariables }>().get("/attestation/:claimId/data", limited, user, async (c) => {
-    const claimId = c.req.param("claimId");
+  return router<{ Variables: AuthVariables }>().openapi({ ...attestationDataRoute, middleware: [limited, user] }, async (c) => {
+    const { claimId } = c.req.valid("param");
     // Ids are hashes: anything else names no attestation, answered as GET /attestation/:claimId does.
     if (!HEX32_RE.test(claimId)) {
       throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
@@ -106,6 +140,6 @@ export function attestationDataRoutes(services: ApiServices, clientOf: ClientAdd
       encrypted_data: view.encrypted_data,
       ...(secretKey === undefined ? {} : { data: openJsonObject(view.encrypted_data, secretKey) }),
     };
-    return c.json({ success: true, data });
+    return c.json({ success: true as const, data }, 200);
   });
 }

@@ -1,26 +1,93 @@
 /** Endpoints 11–13: owners grant and revoke access per schema; anyone checks access. */
-import { Hono } from "hono";
-import { z } from "zod";
+import { createRoute, z } from "@hono/zod-openapi";
 import { addressSchema } from "../../common/address.ts";
 import { writeIdOf } from "../../common/ids.ts";
 import { requireRole, type AuthVariables } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
-import { addressParams, HEX32_RE, hex32Schema, jsonBody, limitBody } from "../validation.ts";
+import {
+  addressParam,
+  emptyEnvelope,
+  envelope,
+  errorResponses,
+  id32,
+  idParam,
+  jsonContent,
+  jsonRequest,
+  operationTraits,
+  router,
+  unixSeconds,
+  type OperationTraits,
+} from "../operations.ts";
+import { HEX32_RE, hex32Schema, jsonSyntax, limitBody } from "../validation.ts";
 
 const grantSchema = z.object({
   requester: addressSchema,
   schemaId: hex32Schema,
-  expiresAt: z.number().int().positive(),
+  expiresAt: z.number().int().positive().openapi({ description: "Unix seconds, in the future" }),
+});
+
+const WRITE_ERRORS = ["ROLLUP_REJECTED", "ROLLUP_UNAVAILABLE", "INPUT_TX_FAILED", "RPC_UNAVAILABLE", "INSUFFICIENT_FUNDS", "NONCE_TOO_LOW"] as const;
+const grantTraits: OperationTraits = { group: "grants", auth: "user", body: true, errors: ["SCHEMA_NOT_FOUND", ...WRITE_ERRORS] };
+const revokeTraits: OperationTraits = { group: "grants", auth: "user", errors: ["NOT_OWNER", "NOT_FOUND", ...WRITE_ERRORS] };
+const accessTraits: OperationTraits = { group: "grants", errors: ["INVALID_PARAMETER", "ROLLUP_UNAVAILABLE"] };
+
+export const grantRoute = createRoute({
+  method: "post",
+  path: "/api/core/grant",
+  summary: "Grant a requester access to the token owner's data of one schema",
+  ...operationTraits(grantTraits),
+  request: jsonRequest(grantSchema),
+  responses: {
+    200: jsonContent(envelope(z.object({ grantId: id32, txHash: id32 })), "Granted"),
+    ...errorResponses(grantTraits),
+  },
+});
+
+export const revokeRoute = createRoute({
+  method: "delete",
+  path: "/api/core/grant/{grantId}",
+  summary: "Revoke one of the token owner's grants",
+  ...operationTraits(revokeTraits),
+  request: { params: z.object({ grantId: idParam("grant id") }) },
+  responses: {
+    200: jsonContent(emptyEnvelope, "Revoked"),
+    ...errorResponses(revokeTraits),
+  },
+});
+
+export const accessRoute = createRoute({
+  method: "get",
+  path: "/api/core/access/{owner}/{requester}",
+  summary: "Whether a requester holds live grants from an owner (now = the api's clock)",
+  ...operationTraits(accessTraits),
+  request: {
+    params: z.object({
+      owner: addressParam.openapi({ description: "data owner" }),
+      requester: addressParam.openapi({ description: "requesting address" }),
+    }),
+  },
+  responses: {
+    200: jsonContent(
+      envelope(
+        z.object({
+          hasAccess: z.boolean(),
+          grants: z.array(z.object({ grantId: id32, schemaId: id32, expiresAt: unixSeconds })),
+        }),
+      ),
+      "The live grants",
+    ),
+    ...errorResponses(accessTraits),
+  },
 });
 
 export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "grants", clientOf);
   const user = requireRole(services.config.jwtSecret, "user");
-  return new Hono<{ Variables: AuthVariables }>()
-    .post("/grant", limited, user, limitBody, jsonBody(grantSchema), async (c) => {
-      const { requester, schemaId, expiresAt } = c.get("body");
+  return router<{ Variables: AuthVariables }>()
+    .openapi({ ...grantRoute, middleware: [limited, user, limitBody, jsonSyntax] }, async (c) => {
+      const { requester, schemaId, expiresAt } = c.req.valid("json");
       if (expiresAt <= services.now()) {
         throw new ApiError("INVALID_REQUEST", "expiresAt must be in the future", {
           field: "expiresAt",
@@ -33,33 +100,40 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
         { requester, schema_id: schemaId, expires_at: expiresAt, owner: c.get("auth").sub },
         { schemaId },
       );
-      return c.json({
-        success: true,
-        data: { grantId: writeIdOf("grant_access", submitted.inputIndex, submitted.item), txHash: submitted.txHash },
-      });
+      return c.json(
+        {
+          success: true as const,
+          data: { grantId: writeIdOf("grant_access", submitted.inputIndex, submitted.item), txHash: submitted.txHash },
+        },
+        200,
+      );
     })
-    .delete("/grant/:grantId", limited, user, async (c) => {
-      const grantId = c.req.param("grantId");
+    .openapi({ ...revokeRoute, middleware: [limited, user] }, async (c) => {
+      const { grantId } = c.req.valid("param");
       // Grant ids are hashes: anything else names no grant.
       if (!HEX32_RE.test(grantId)) throw new ApiError("NOT_FOUND", `Grant not found: ${grantId}`);
       await services.write("revoke_grant", {
         grant_id: grantId.toLowerCase() as `0x${string}`,
         owner: c.get("auth").sub,
       });
-      return c.json({ success: true });
+      return c.json({ success: true as const }, 200);
     })
-    .get("/access/:owner/:requester", limited, addressParams("owner", "requester"), async (c) => {
+    .openapi({ ...accessRoute, middleware: [limited] }, async (c) => {
+      const { owner, requester } = c.req.valid("param");
       const result = await services.reader.query("check_access", {
-        owner: c.req.param("owner").toLowerCase(),
-        requester: c.req.param("requester").toLowerCase(),
+        owner: owner.toLowerCase(),
+        requester: requester.toLowerCase(),
         at: services.now(),
       });
-      return c.json({
-        success: true,
-        data: {
-          hasAccess: result.has_access,
-          grants: result.grants.map((g) => ({ grantId: g.grant_id, schemaId: g.schema_id, expiresAt: g.expires_at })),
+      return c.json(
+        {
+          success: true as const,
+          data: {
+            hasAccess: result.has_access,
+            grants: result.grants.map((g) => ({ grantId: g.grant_id, schemaId: g.schema_id, expiresAt: g.expires_at })),
+          },
         },
-      });
+        200,
+      );
     });
 }

@@ -1,35 +1,71 @@
 /** Endpoints 1–3: liveness of the api and the health of what it depends on. */
-import { Hono } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
 import type { HealthStatus } from "../../common/wire.ts";
+import { addressOut, envelope, errorResponses, jsonContent, operationTraits, router } from "../operations.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
 import { withTimeout } from "../timeout.ts";
 
 const PROBE_TIMEOUT_MS = 2_000;
 
-export function healthcheckRoutes(services: ApiServices, clientOf: ClientAddressOf) {
-  return new Hono().get("/healthcheck", rateLimit(services.limiter, "health", clientOf), (c) =>
-    c.json({ status: "ok", version: services.version, core_enabled: true }),
-  );
-}
+const healthStatus = z.enum(["ok", "degraded", "down"]);
+
+export const healthcheckRoute = createRoute({
+  method: "get",
+  path: "/healthcheck",
+  summary: "Liveness of the api (no envelope)",
+  ...operationTraits({ group: "health" }),
+  responses: {
+    200: jsonContent(z.object({ status: z.literal("ok"), version: z.string(), core_enabled: z.boolean() }), "Alive"),
+    ...errorResponses({ group: "health" }),
+  },
+});
+
+export const statusRoute = createRoute({
+  method: "get",
+  path: "/api/core/status",
+  summary: "Whether the core is enabled and the rollup reachable",
+  ...operationTraits({ group: "health" }),
+  responses: {
+    200: jsonContent(envelope(z.object({ enabled: z.boolean(), rollupConnected: z.boolean(), dappAddress: addressOut })), "Status"),
+    ...errorResponses({ group: "health" }),
+  },
+});
+
+export const healthRoute = createRoute({
+  method: "get",
+  path: "/api/core/health",
+  summary: "Health of the attestor, the rollup and the chain: ok | degraded | down",
+  ...operationTraits({ group: "health" }),
+  responses: {
+    200: jsonContent(envelope(z.object({ attestor: healthStatus, rollup: healthStatus, blockchain: healthStatus })), "Health"),
+    ...errorResponses({ group: "health" }),
+  },
+});
 
 export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "health", clientOf);
-  return new Hono()
-    .get("/status", limited, async (c) => {
+  return router()
+    .openapi({ ...healthcheckRoute, middleware: [limited] }, (c) =>
+      c.json({ status: "ok" as const, version: services.version, core_enabled: true }, 200),
+    )
+    .openapi({ ...statusRoute, middleware: [limited] }, async (c) => {
       const rollup = await probeRollup(services);
-      return c.json({
-        success: true,
-        data: {
-          enabled: true,
-          rollupConnected: rollup !== "down",
-          dappAddress: services.config.dappAddress.toLowerCase(),
+      return c.json(
+        {
+          success: true as const,
+          data: {
+            enabled: true,
+            rollupConnected: rollup !== "down",
+            dappAddress: services.config.dappAddress.toLowerCase(),
+          },
         },
-      });
+        200,
+      );
     })
-    .get("/health", limited, async (c) => {
+    .openapi({ ...healthRoute, middleware: [limited] }, async (c) => {
       const [rollup, blockchain] = await Promise.all([probeRollup(services), probeChain(services)]);
-      return c.json({ success: true, data: { attestor: attestorStatus(rollup, blockchain), rollup, blockchain } });
+      return c.json({ success: true as const, data: { attestor: attestorStatus(rollup, blockchain), rollup, blockchain } }, 200);
     });
 }
 

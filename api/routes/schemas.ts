@@ -1,11 +1,43 @@
 /** Endpoints 4–5: provider schemas, read from the rollup and shaped into the api's view. */
-import { Hono } from "hono";
+import { createRoute, z } from "@hono/zod-openapi";
 import type { Hex } from "viem";
 import type { SchemaSummary } from "../../common/wire.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
 import { ApiError } from "../errors.ts";
 import { HEX32_RE } from "../validation.ts";
+import { envelope, errorResponses, id32, idParam, jsonContent, operationTraits, router, type OperationTraits } from "../operations.ts";
+import { bucketDefinitionSchema } from "./admin.ts";
+
+const listTraits: OperationTraits = { group: "schemas", errors: ["ROLLUP_UNAVAILABLE"] };
+const oneTraits: OperationTraits = { group: "schemas", errors: ["SCHEMA_NOT_FOUND", "ROLLUP_UNAVAILABLE"] };
+const schemaSummary = z.object({ schema_id: id32, name: z.string(), description: z.string(), provider_type: z.string() });
+
+export const schemasRoute = createRoute({
+  method: "get",
+  path: "/api/core/schemas",
+  summary: "All provider schemas",
+  ...operationTraits(listTraits),
+  responses: {
+    200: jsonContent(envelope(z.array(schemaSummary)), "Every schema"),
+    ...errorResponses(listTraits),
+  },
+});
+
+export const schemaRoute = createRoute({
+  method: "get",
+  path: "/api/core/schemas/{schemaId}",
+  summary: "One provider schema with its bucket definitions",
+  ...operationTraits(oneTraits),
+  request: { params: z.object({ schemaId: idParam("schema id") }) },
+  responses: {
+    200: jsonContent(
+      envelope(schemaSummary.extend({ bucket_definitions: z.record(z.string(), bucketDefinitionSchema) })),
+      "The schema",
+    ),
+    ...errorResponses(oneTraits),
+  },
+});
 
 export function allSchemas(services: ApiServices): Promise<SchemaSummary[]> {
   return services.reader.queryAll("all_provider_schemas", { include_description: true });
@@ -13,34 +45,40 @@ export function allSchemas(services: ApiServices): Promise<SchemaSummary[]> {
 
 export function schemaRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "schemas", clientOf);
-  return new Hono()
-    .get("/schemas", limited, async (c) => {
+  return router()
+    .openapi({ ...schemasRoute, middleware: [limited] }, async (c) => {
       const schemas = await allSchemas(services);
-      return c.json({
-        success: true,
-        data: schemas.map((s) => ({
-          schema_id: s.schema_id,
-          name: s.name,
-          description: s.description ?? "",
-          provider_type: s.provider_type,
-        })),
-      });
+      return c.json(
+        {
+          success: true as const,
+          data: schemas.map((s) => ({
+            schema_id: s.schema_id,
+            name: s.name,
+            description: s.description ?? "",
+            provider_type: s.provider_type,
+          })),
+        },
+        200,
+      );
     })
-    .get("/schemas/:schemaId", limited, async (c) => {
-      const raw = c.req.param("schemaId");
+    .openapi({ ...schemaRoute, middleware: [limited] }, async (c) => {
+      const raw = c.req.valid("param").schemaId;
       // Ids are content hashes: anything else names no schema, so it is "not found" without a round trip.
       if (!HEX32_RE.test(raw)) throw new ApiError("SCHEMA_NOT_FOUND", "Provider schema not found", { schema_id: raw });
       const schemaId = raw.toLowerCase() as Hex;
       const s = await services.reader.query("provider_schema", { schema_id: schemaId, include_description: true });
-      return c.json({
-        success: true,
-        data: {
-          schema_id: s.schema_id,
-          name: s.name,
-          description: s.description ?? "",
-          provider_type: s.provider_type,
-          bucket_definitions: s.bucket_definitions,
+      return c.json(
+        {
+          success: true as const,
+          data: {
+            schema_id: s.schema_id,
+            name: s.name,
+            description: s.description ?? "",
+            provider_type: s.provider_type,
+            bucket_definitions: s.bucket_definitions,
+          },
         },
-      });
+        200,
+      );
     });
 }
