@@ -30,7 +30,7 @@ describe("GET /api/core/openapi.json", () => {
   });
 
   it("is valid by the OpenAPI 3.1 schema", async () => {
-    const doc = (await (await api.app.request("/api/core/openapi.json")).json()) as object;
+    const doc = (await (await api.app.request("/api/core/openapi.json")).json()) as Record<string, unknown>;
     const validator = new Validator();
     const result = await validator.validate(doc);
     expect(result.errors ?? []).toEqual([]);
