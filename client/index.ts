@@ -1,109 +1,53 @@
 /**
  * A typed client of the attestation API: one method per endpoint, returning the `data` of the success
- * envelope or throwing `AttestationApiError` with the wire's code, HTTP status and details. Plus a small
- * WebSocket helper for the event channel.
+ * envelope or throwing `AttestationApiError` with the wire's code, HTTP status and details. A thin layer
+ * over openapi-fetch: the paths and every type come from client/schema.d.ts, generated from the api's
+ * OpenAPI document (`npm run client:generate`). Plus a small WebSocket helper for the event channel.
  */
+import createClient, { type Client } from "openapi-fetch";
 import WebSocket from "ws";
-import type { BucketDefinition } from "../common/buckets.ts";
-import type { HealthStatus, InputParams, OutputValidityProof } from "../common/wire.ts";
+import type { components, paths } from "./schema.d.ts";
 
-export type { BucketDefinition, HealthStatus };
+export type { components, paths };
 export type Hex = `0x${string}`;
 export type Address = `0x${string}`;
 
-export interface Healthcheck {
-  status: string;
-  version: string;
-  core_enabled: boolean;
+/** The success body of an operation (its 200 response). */
+type Ok<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
+  responses: { 200: { content: { "application/json": infer B } } };
 }
-export interface CoreStatus {
-  enabled: boolean;
-  rollupConnected: boolean;
-  dappAddress: Address;
+  ? B
+  : never;
+/** The `data` of an operation's success envelope. */
+type Data<P extends keyof paths, M extends keyof paths[P]> = Ok<P, M> extends { data: infer D } ? D : never;
+type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
+  requestBody: { content: { "application/json": infer B } };
 }
-export interface CoreHealth {
-  attestor: HealthStatus;
-  rollup: HealthStatus;
-  blockchain: HealthStatus;
-}
-export interface SchemaListItem {
-  schema_id: Hex;
-  name: string;
-  description: string;
-  provider_type: string;
-}
-export interface Schema extends SchemaListItem {
-  bucket_definitions: Record<string, BucketDefinition>;
-}
-/** The body of POST /api/core/provider-schema: the same fields as the dapp's `register_schema` input. */
-export type SchemaRegistration = InputParams["register_schema"];
-export interface ClaimRequest {
-  provider: "http";
-  params: { url: string; method: string; headers: Record<string, string> };
-  bucketDefinition: BucketDefinition & { field: string };
-  schemaId?: Hex;
-}
-export interface ClaimResult {
-  claimId: Hex;
-  txHash: Hex;
-  bucket: string;
-}
-export interface Attestation {
-  claimId: Hex;
-  provider: string;
-  bucket: string;
-  timestamp: number;
-  owner: Address;
-}
-export type AttestationListItem = Omit<Attestation, "owner">;
+  ? B
+  : never;
+
+export type Healthcheck = Ok<"/healthcheck", "get">;
+export type CoreStatus = Data<"/api/core/status", "get">;
+export type CoreHealth = Data<"/api/core/health", "get">;
+export type HealthStatus = CoreHealth["attestor"];
+export type BucketDefinition = components["schemas"]["BucketDefinition"];
+export type SchemaListItem = Data<"/api/core/schemas", "get">[number];
+export type Schema = Data<"/api/core/schemas/{schemaId}", "get">;
+export type SchemaRegistration = components["schemas"]["SchemaRegistration"];
+export type ClaimRequest = Body<"/api/core/claim", "post">;
+export type ClaimResult = Data<"/api/core/claim", "post">;
+export type Attestation = Data<"/api/core/attestation/{claimId}", "get">;
+export type AttestationListItem = Data<"/api/core/attestations/{address}", "get">[number];
 /** GET /api/core/attestation/:claimId/data (an extension beyond the specification). */
-export interface AttestationData {
-  claimId: Hex;
-  schemaId: Hex;
-  owner: Address;
-  /** The sealed box as stored: 0x hex of ephemeral public key (32) | nonce (24) | ciphertext. */
-  encrypted_data: Hex;
-  /** The opened JSON: only when the api is configured with ENCRYPTION_SECRET_KEY. */
-  data?: Record<string, unknown>;
-}
+export type AttestationData = Data<"/api/core/attestation/{claimId}/data", "get">;
 /** GET /api/core/attestation/:claimId/proof (an extension): arguments for CartesiDApp.validateNotice. */
-export interface AttestationProof {
-  claimId: Hex;
-  applicationAddress: Address;
-  inputIndex: number;
-  noticeIndex: number;
-  notice: Hex;
-  proof: { context: Hex; validity: OutputValidityProof };
-}
-
-export interface GrantRequest {
-  requester: Address;
-  schemaId: Hex;
-  expiresAt: number;
-}
-export interface GrantResult {
-  grantId: Hex;
-  txHash: Hex;
-}
-export interface AccessCheck {
-  hasAccess: boolean;
-  grants: { grantId: Hex; schemaId: Hex; expiresAt: number }[];
-}
-export interface AuthNonce {
-  nonce: string;
-  expiresAt: number;
-  domain: string;
-  chainId: number;
-}
-export interface AuthToken {
-  token: string;
-  expiresAt: number;
-}
-
-export interface ErrorBody {
-  success: false;
-  error: { code: string; message: string; details?: Record<string, unknown> };
-}
+export type AttestationProof = Data<"/api/core/attestation/{claimId}/proof", "get">;
+export type GrantRequest = Body<"/api/core/grant", "post">;
+export type GrantResult = Data<"/api/core/grant", "post">;
+export type AccessCheck = Data<"/api/core/access/{owner}/{requester}", "get">;
+export type AuthNonce = Data<"/api/core/auth/nonce", "get">;
+export type AuthToken = Data<"/api/core/auth/login", "post">;
+export type ErrorBody = components["schemas"]["Error"];
 
 export class AttestationApiError extends Error {
   override readonly name = "AttestationApiError";
@@ -129,13 +73,26 @@ export interface ClientOptions {
   token?: string;
   /** Sent with every request (e.g. X-Forwarded-For behind a trusted proxy). */
   headers?: Record<string, string>;
+  /** The fetch every request goes through (tests pass one that checks each exchange against the document). */
+  fetch?: (request: Request) => Promise<Response>;
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  return typeof value === "object" && value !== null && (value as { success?: unknown }).success === false;
 }
 
 export class AttestationClient {
   /** The headers of the last response, e.g. to read X-RateLimit-Remaining. */
   lastHeaders: Headers | undefined;
+  private readonly api: Client<paths>;
 
-  constructor(private readonly options: ClientOptions) {}
+  constructor(private readonly options: ClientOptions) {
+    this.api = createClient<paths>({
+      baseUrl: options.baseUrl.replace(/\/+$/, ""),
+      headers: this.headers(),
+      fetch: (request: Request) => this.send(request),
+    });
+  }
 
   /** The same client acting with another bearer token. */
   withToken(token: string): AttestationClient {
@@ -146,20 +103,33 @@ export class AttestationClient {
     return new AttestationClient({ ...this.options, headers: { ...this.options.headers, ...headers } });
   }
 
-  /** One request, whatever its outcome: for callers that inspect statuses and headers themselves. */
-  async raw(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<RawResponse> {
-    const headers: Record<string, string> = { accept: "application/json", ...this.options.headers, ...extraHeaders };
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    const headers: Record<string, string> = { accept: "application/json", ...this.options.headers, ...extra };
     if (this.options.token !== undefined) headers.authorization = `Bearer ${this.options.token}`;
+    return headers;
+  }
+
+  private async send(request: Request): Promise<Response> {
+    const response = await (this.options.fetch ?? fetch)(request);
+    this.lastHeaders = response.headers;
+    return response;
+  }
+
+  /** One request, whatever its outcome: for callers that inspect statuses and headers (or send bad input). */
+  async raw(method: string, path: string, body?: unknown, extraHeaders: Record<string, string> = {}): Promise<RawResponse> {
+    const headers = this.headers(extraHeaders);
     let payload: string | undefined;
     if (body !== undefined) {
       headers["content-type"] = "application/json";
       payload = typeof body === "string" ? body : JSON.stringify(body);
     }
-    const response = await fetch(`${this.options.baseUrl.replace(/\/+$/, "")}${path}`, {
-      method,
-      headers,
-      ...(payload === undefined ? {} : { body: payload }),
-    });
+    const response = await this.send(
+      new Request(`${this.options.baseUrl.replace(/\/+$/, "")}${path}`, {
+        method,
+        headers,
+        ...(payload === undefined ? {} : { body: payload }),
+      }),
+    );
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -167,87 +137,78 @@ export class AttestationClient {
     } catch {
       // Not JSON: handed back as text.
     }
-    this.lastHeaders = response.headers;
     return { status: response.status, headers: response.headers, body: parsed };
   }
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const response = await this.raw(method, path, body);
-    const value = response.body as { success?: boolean; data?: T } | ErrorBody | undefined;
-    if (response.status >= 400 || value === undefined || (typeof value === "object" && value.success === false)) {
-      const error = (value as ErrorBody | undefined)?.error;
-      throw new AttestationApiError(
-        error?.code ?? "HTTP_ERROR",
-        response.status,
-        error?.message ?? `HTTP ${response.status}`,
-        error?.details,
-        response.headers,
-      );
-    }
-    return (value as { data: T }).data;
+  /** The success body of an openapi-fetch call, or its error body as an AttestationApiError. */
+  private async ok<B>(pending: Promise<{ data?: B; error?: unknown; response: Response }>): Promise<B> {
+    const { data, error, response } = await pending;
+    if (data !== undefined && response.ok) return data;
+    const wire = isErrorBody(error) ? error.error : undefined;
+    throw new AttestationApiError(
+      wire?.code ?? "HTTP_ERROR",
+      response.status,
+      wire?.message ?? `HTTP ${response.status}`,
+      wire?.details,
+      response.headers,
+    );
   }
 
-  async healthcheck(): Promise<Healthcheck> {
-    const response = await this.raw("GET", "/healthcheck");
-    if (response.status !== 200) {
-      const error = (response.body as ErrorBody | undefined)?.error;
-      throw new AttestationApiError(error?.code ?? "HTTP_ERROR", response.status, error?.message ?? "", error?.details, response.headers);
-    }
-    return response.body as Healthcheck;
+  healthcheck(): Promise<Healthcheck> {
+    return this.ok(this.api.GET("/healthcheck"));
   }
-  status(): Promise<CoreStatus> {
-    return this.call("GET", "/api/core/status");
+  async status(): Promise<CoreStatus> {
+    return (await this.ok(this.api.GET("/api/core/status"))).data;
   }
-  health(): Promise<CoreHealth> {
-    return this.call("GET", "/api/core/health");
+  async health(): Promise<CoreHealth> {
+    return (await this.ok(this.api.GET("/api/core/health"))).data;
   }
-  schemas(): Promise<SchemaListItem[]> {
-    return this.call("GET", "/api/core/schemas");
+  async schemas(): Promise<SchemaListItem[]> {
+    return (await this.ok(this.api.GET("/api/core/schemas"))).data;
   }
-  schema(schemaId: string): Promise<Schema> {
-    return this.call("GET", `/api/core/schemas/${encodeURIComponent(schemaId)}`);
+  async schema(schemaId: string): Promise<Schema> {
+    return (await this.ok(this.api.GET("/api/core/schemas/{schemaId}", { params: { path: { schemaId } } }))).data;
   }
-  registerSchema(registration: SchemaRegistration): Promise<{ schema_id: Hex }> {
-    return this.call("POST", "/api/core/provider-schema", registration);
+  async registerSchema(registration: SchemaRegistration): Promise<Data<"/api/core/provider-schema", "post">> {
+    return (await this.ok(this.api.POST("/api/core/provider-schema", { body: registration }))).data;
   }
-  registerEncryptionKey(key: { publicKey: string; algorithm: "nacl-box" }): Promise<{ keyId: Hex }> {
-    return this.call("POST", "/api/core/encryption-key", key);
+  async registerEncryptionKey(key: { publicKey: string; algorithm: "nacl-box" }): Promise<Data<"/api/core/encryption-key", "post">> {
+    return (await this.ok(this.api.POST("/api/core/encryption-key", { body: key }))).data;
   }
-  claim(request: ClaimRequest): Promise<ClaimResult> {
-    return this.call("POST", "/api/core/claim", request);
+  async claim(request: ClaimRequest): Promise<ClaimResult> {
+    return (await this.ok(this.api.POST("/api/core/claim", { body: request }))).data;
   }
-  attestation(claimId: string): Promise<Attestation> {
-    return this.call("GET", `/api/core/attestation/${encodeURIComponent(claimId)}`);
+  async attestation(claimId: string): Promise<Attestation> {
+    return (await this.ok(this.api.GET("/api/core/attestation/{claimId}", { params: { path: { claimId } } }))).data;
   }
   /** Needs a token: the token's address is the requester (the owner, or a holder of a live grant). */
-  attestationData(claimId: string): Promise<AttestationData> {
-    return this.call("GET", `/api/core/attestation/${encodeURIComponent(claimId)}/data`);
+  async attestationData(claimId: string): Promise<AttestationData> {
+    return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/data", { params: { path: { claimId } } }))).data;
   }
-
   /** Throws AttestationApiError PROOF_NOT_READY (with retry_after) while the attestation's epoch is open. */
-  attestationProof(claimId: string): Promise<AttestationProof> {
-    return this.call("GET", `/api/core/attestation/${encodeURIComponent(claimId)}/proof`);
+  async attestationProof(claimId: string): Promise<AttestationProof> {
+    return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/proof", { params: { path: { claimId } } }))).data;
   }
-  attestations(owner: string): Promise<AttestationListItem[]> {
-    return this.call("GET", `/api/core/attestations/${encodeURIComponent(owner)}`);
+  async attestations(owner: string): Promise<AttestationListItem[]> {
+    return (await this.ok(this.api.GET("/api/core/attestations/{address}", { params: { path: { address: owner as Address } } }))).data;
   }
-  grant(request: GrantRequest): Promise<GrantResult> {
-    return this.call("POST", "/api/core/grant", request);
+  async grant(request: GrantRequest): Promise<GrantResult> {
+    return (await this.ok(this.api.POST("/api/core/grant", { body: request }))).data;
   }
   async revokeGrant(grantId: string): Promise<void> {
-    await this.call("DELETE", `/api/core/grant/${encodeURIComponent(grantId)}`);
+    await this.ok(this.api.DELETE("/api/core/grant/{grantId}", { params: { path: { grantId } } }));
   }
-  access(owner: string, requester: string): Promise<AccessCheck> {
-    return this.call("GET", `/api/core/access/${encodeURIComponent(owner)}/${encodeURIComponent(requester)}`);
+  async access(owner: string, requester: string): Promise<AccessCheck> {
+    return (await this.ok(this.api.GET("/api/core/access/{owner}/{requester}", { params: { path: { owner: owner as Address, requester: requester as Address } } }))).data;
   }
-  authNonce(): Promise<AuthNonce> {
-    return this.call("GET", "/api/core/auth/nonce");
+  async authNonce(): Promise<AuthNonce> {
+    return (await this.ok(this.api.GET("/api/core/auth/nonce"))).data;
   }
-  login(message: string, signature: Hex): Promise<AuthToken> {
-    return this.call("POST", "/api/core/auth/login", { message, signature });
+  async login(message: string, signature: Hex): Promise<AuthToken> {
+    return (await this.ok(this.api.POST("/api/core/auth/login", { body: { message, signature } }))).data;
   }
   async openapi(): Promise<Record<string, unknown>> {
-    return (await this.raw("GET", "/api/core/openapi.json")).body as Record<string, unknown>;
+    return this.ok(this.api.GET("/api/core/openapi.json"));
   }
 }
 

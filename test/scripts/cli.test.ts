@@ -39,6 +39,7 @@ const SCRIPTS: Record<string, { bad: string[]; says: RegExp }> = {
   epoch: { bad: ["now"], says: /unexpected argument: now/ },
   verify: { bad: ["0x12"], says: /a claim id is 0x and 64 hex digits/ },
   riscv64: { bad: ["bogus"], says: /unknown step: bogus/ },
+  "client-generate": { bad: ["--force"], says: /unknown argument: --force/ },
 };
 
 describe("every npm run script", () => {
