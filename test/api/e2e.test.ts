@@ -10,9 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningApi } from "../../api/main.ts";
 import { classifyChainError, type ChainErrorContext } from "../../api/rollup/submitter.ts";
 import { openSealed } from "../../api/seal.ts";
-import { AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
+import { AttestationApiError, AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { keyIdOf, schemaIdOf } from "../../common/ids.ts";
+import { ConformanceRecorder, type OpenApiDoc } from "../support/conformance.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
 import { closedPort, TEST_JWT_SECRET, tokenFor, USER_A, USER_A_KEY, USER_B, failure, startApiOn } from "../support/api-fixtures.ts";
@@ -37,6 +38,8 @@ const recipient = nacl.box.keyPair();
 const a = USER_A.toLowerCase();
 const b = USER_B.toLowerCase();
 let clientNo = 0;
+/** Every exchange of the suite's main api, checked against the document it serves. */
+let conformance: ConformanceRecorder;
 
 /** A distinct client address per test (the api trusts X-Forwarded-For here), so rate limits stay per test. */
 function asClient(client: AttestationClient): AttestationClient {
@@ -66,7 +69,9 @@ beforeAll(async () => {
     api: true,
     env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", TRUST_PROXY: "true", JWT_SECRET: TEST_JWT_SECRET, NOTICE_POLL_MS: "100" },
   });
-  const base = new AttestationClient({ baseUrl: stack.urls.api });
+  const document = (await new AttestationClient({ baseUrl: stack.urls.api }).openapi()) as unknown as OpenApiDoc;
+  conformance = new ConformanceRecorder(document);
+  const base = new AttestationClient({ baseUrl: stack.urls.api, fetch: conformance.fetch });
   anon = base;
   admin = base.withToken(await tokenFor("admin", stack.addresses.admin));
   userA = base.withToken(await tokenFor("user", USER_A));
@@ -411,3 +416,24 @@ describe("chain and rollup failures (extra api instances on the same stack)", ()
     });
   });
 });
+
+describe("the OpenAPI document against this suite's traffic", () => {
+  it("every exchange conformed, and every documented operation was exercised", async () => {
+    // The extensions the other suites cover in depth: called here once so this suite alone covers the document.
+    const owner = asClient(userA);
+    const [first] = await owner.attestations(a);
+    expect(first).toBeDefined();
+    const claimId = first?.claimId ?? "0x";
+    await expect(owner.attestationData(claimId)).resolves.toMatchObject({ claimId, owner: a });
+    // Ready or not yet claimed: both are documented answers.
+    const proof = await owner.attestationProof(claimId).then(
+      () => "ready",
+      (error: unknown) => (error instanceof AttestationApiError ? error.code : String(error)),
+    );
+    expect(["ready", "PROOF_NOT_READY"]).toContain(proof);
+    await asClient(anon).openapi();
+    expect(conformance.problems).toEqual([]);
+    expect(conformance.operations.filter((op) => !conformance.exercised.has(op))).toEqual([]);
+  });
+});
+
