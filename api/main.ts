@@ -6,6 +6,7 @@ import { serve, type ServerType } from "@hono/node-server";
 import type { Server } from "node:http";
 import { pathToFileURL } from "node:url";
 import { createApi } from "./app.ts";
+import { explorerSite, isExplorerPath, loadExplorer } from "./explorer.ts";
 import { ConfigError, loadConfig, type ApiConfig } from "./config.ts";
 import { createServices, type ApiServices } from "./services.ts";
 import { withTimeout } from "./timeout.ts";
@@ -25,6 +26,7 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
   const hub = new WsHub();
   services.setEventSink((event) => hub.broadcast(event));
   const app = createApi(services);
+  const site = explorerSite(await loadExplorer());
 
   // Read the notice history before serving (bounded: a node that is still starting must not block us),
   // so the first requests already know the schemas and the key, and events flow from the start.
@@ -32,7 +34,7 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
   services.follower.start();
 
   const server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+    const s = serve({ fetch: (request, env) => (isExplorerPath(new URL(request.url).pathname) ? site.fetch(request, env) : app.fetch(request, env)), port: config.port, hostname: config.host }, () => resolve(s));
   });
   hub.attach(server as Server);
   // Idle keep-alive connections stay open longer than clients keep them (undici: 4 s, proxies: 60 s), so the

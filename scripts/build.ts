@@ -11,6 +11,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runScript, UsageError } from "./lib/cli.ts";
+import { bundleExplorer, EXPLORER_OUT } from "../api/explorer.ts";
 import { z } from "zod";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -71,6 +72,10 @@ export async function buildDapp(outDir: string): Promise<void> {
 async function main(): Promise<void> {
   await buildDapp(out);
   process.stdout.write(`built ${join("dist", "dapp/main.js")} (+ migrations, package.json pinning ${NATIVE_EXTERNALS.join(", ")})\n`);
+  // The explorer the api serves at / (the api bundles it itself when this is missing or stale).
+  mkdirSync(EXPLORER_OUT, { recursive: true });
+  for (const [name, body] of await bundleExplorer()) writeFileSync(join(EXPLORER_OUT, name), body);
+  process.stdout.write(`built ${join("dist", "explorer")} (index.html, style.css, app.js)\n`);
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -79,5 +84,5 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra.join(" ")} (the build takes none)`);
     await main();
     return 0;
-  }, "npm run build    (bundles the dapp into dist/: dapp/main.js, migrations/, package.json)");
+  }, "npm run build    (bundles the dapp into dist/: dapp/main.js, migrations/, package.json; and the explorer into dist/explorer/)");
 }

@@ -1,0 +1,88 @@
+/** One attestation: what the rollup holds about it, and whether its epoch is claimed on the base layer (its proof). */
+import { ApiFailure, get } from "../api.ts";
+import { addressLink, badge, card, facts, h, ID_RE, problem, when, ago } from "../dom.ts";
+
+interface Attestation {
+  claimId: string;
+  provider: string;
+  bucket: string;
+  timestamp: number;
+  owner: string;
+}
+
+interface Proof {
+  claimId: string;
+  applicationAddress: string;
+  inputIndex: number;
+  noticeIndex: number;
+  notice: string;
+  proof: { context: string; validity: Record<string, unknown> };
+}
+
+export async function attestationView(view: HTMLElement, claimId: string): Promise<void> {
+  if (!ID_RE.test(claimId)) {
+    view.append(problem("Not an attestation id", `“${claimId}” is not an attestation id: it is 0x followed by 64 hex digits.`));
+    return;
+  }
+  let attestation: Attestation;
+  try {
+    attestation = await get<Attestation>(`/api/core/attestation/${claimId}`);
+  } catch (error) {
+    if (error instanceof ApiFailure && error.code === "ATTESTATION_NOT_FOUND") {
+      view.append(problem("Attestation not found", `No attestation ${claimId} is recorded in the rollup.`));
+      return;
+    }
+    throw error;
+  }
+  const proofCard = card("On the base layer", h("p", { class: "muted" }, "Reading the proof…"));
+  view.append(
+    h("h1", {}, "Attestation ", badge(attestation.bucket, "info")),
+    card(
+      "Details",
+      facts([
+        ["Attestation id", h("span", { class: "mono", id: "claim-id" }, attestation.claimId)],
+        ["Bucket", h("strong", {}, attestation.bucket)],
+        ["Owner", addressLink(attestation.owner)],
+        ["Provider", attestation.provider],
+        ["Time", `${when(attestation.timestamp)} (${ago(attestation.timestamp)})`],
+      ]),
+    ),
+    proofCard,
+  );
+  await showProof(proofCard, claimId);
+}
+
+async function showProof(target: HTMLElement, claimId: string): Promise<void> {
+  const title = target.querySelector("h2");
+  target.replaceChildren(...(title === null ? [] : [title]));
+  const proofUrl = `/api/core/attestation/${claimId}/proof`;
+  try {
+    const proof = await get<Proof>(proofUrl);
+    target.append(
+      h("p", {}, badge("epoch claimed", "ok"), " Its epoch is claimed in the History: the notice is provable on the base layer."),
+      facts([
+        ["Input index", String(proof.inputIndex)],
+        ["Notice index", String(proof.noticeIndex)],
+        ["Application", h("span", { class: "mono" }, proof.applicationAddress)],
+        ["Proof context", h("span", { class: "mono wrap" }, proof.proof.context)],
+        ["Machine state", h("span", { class: "mono wrap" }, String(proof.proof.validity.machineStateHash ?? ""))],
+      ]),
+      h(
+        "p",
+        {},
+        h("a", { href: proofUrl, target: "_blank", rel: "noopener" }, "Proof (JSON)"),
+        " · verify it on chain: ",
+        h("code", {}, `npm run verify -- ${claimId}`),
+      ),
+    );
+  } catch (error) {
+    if (error instanceof ApiFailure && error.code === "PROOF_NOT_READY") {
+      target.append(
+        h("p", {}, badge("epoch open", "warn"), " Its epoch is not claimed yet; the proof appears once it is (epochs close every few seconds)."),
+        h("button", { type: "button", onclick: () => void showProof(target, claimId) }, "Check again"),
+      );
+      return;
+    }
+    target.append(h("p", { class: "error" }, error instanceof Error ? error.message : String(error)));
+  }
+}

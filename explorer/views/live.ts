@@ -1,0 +1,94 @@
+/** Live: the api's WebSocket events as they arrive, narrowed by event and owner (the server filters). */
+import { addressLink, ADDRESS_RE, attestationLink, badge, card, h, schemaLink } from "../dom.ts";
+
+const EVENTS = ["attestation:created", "grant:created", "grant:revoked", "schema:registered"] as const;
+const KEEP = 200;
+
+interface LiveEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** Returns the cleanup that closes the socket when the view is left. */
+export function liveView(view: HTMLElement, query: URLSearchParams): () => void {
+  const wanted = query.get("event") ?? "";
+  const owner = query.get("owner") ?? "";
+  const eventSelect = h("select", { name: "event", "aria-label": "Event" }, h("option", { value: "" }, "All events"), ...EVENTS.map((e) => h("option", { value: e, selected: e === wanted }, e))) as HTMLSelectElement;
+  const ownerInput = h("input", { name: "owner", placeholder: "Owner address (optional)", value: owner, "aria-label": "Owner" }) as HTMLInputElement;
+  const status = h("span", { id: "live-status" }, badge("connecting", "warn"));
+  const list = h("ol", { class: "feed", id: "feed" });
+  const empty = h("p", { class: "muted", id: "feed-empty" }, "Waiting for events…");
+  view.append(
+    h("h1", {}, "Live ", status),
+    card(
+      "Filter",
+      h(
+        "form",
+        {
+          class: "inline",
+          onsubmit: (event: Event) => {
+            event.preventDefault();
+            const params = new URLSearchParams();
+            if (eventSelect.value !== "") params.set("event", eventSelect.value);
+            if (ownerInput.value.trim() !== "") params.set("owner", ownerInput.value.trim());
+            location.hash = `#/live${params.size > 0 ? `?${params}` : ""}`;
+          },
+        },
+        eventSelect,
+        ownerInput,
+        h("button", { type: "submit" }, "Apply"),
+      ),
+    ),
+    card("Events", empty, list),
+  );
+  if (owner !== "" && !ADDRESS_RE.test(owner)) {
+    status.replaceChildren(badge("not connected", "bad"));
+    empty.replaceWith(h("p", { class: "error", role: "alert" }, `“${owner}” is not an address: 0x followed by 40 hex digits.`));
+    return () => undefined;
+  }
+  if (wanted !== "" && !(EVENTS as readonly string[]).includes(wanted)) {
+    status.replaceChildren(badge("not connected", "bad"));
+    empty.replaceWith(h("p", { class: "error", role: "alert" }, `“${wanted}” is not an event; one of ${EVENTS.join(", ")}.`));
+    return () => undefined;
+  }
+  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`);
+  let closedByUs = false;
+  socket.addEventListener("open", () => {
+    socket.send(JSON.stringify({ ...(wanted === "" ? {} : { subscribe: [wanted] }), owner: owner === "" ? null : owner.toLowerCase() }));
+  });
+  socket.addEventListener("message", (message: MessageEvent) => {
+    const parsed = JSON.parse(String(message.data)) as LiveEvent;
+    if (parsed.event === "subscribed") {
+      status.replaceChildren(badge("connected", "ok"));
+      return;
+    }
+    if (parsed.event === "error") {
+      status.replaceChildren(badge(String(parsed.data.message ?? "error"), "bad"));
+      return;
+    }
+    empty.remove();
+    list.prepend(eventRow(parsed));
+    while (list.children.length > KEEP) list.lastElementChild?.remove();
+  });
+  socket.addEventListener("close", () => {
+    if (!closedByUs) status.replaceChildren(badge("disconnected — reload to reconnect", "bad"));
+  });
+  return () => {
+    closedByUs = true;
+    socket.close();
+  };
+}
+
+function eventRow(event: LiveEvent): HTMLElement {
+  const d = event.data;
+  const text = (key: string): string => (typeof d[key] === "string" ? (d[key] as string) : "");
+  const parts: (HTMLElement | string)[] = [];
+  if (text("claimId") !== "") parts.push(attestationLink(text("claimId")));
+  if (text("owner") !== "") parts.push("owner ", addressLink(text("owner")));
+  if (text("requester") !== "") parts.push("requester ", addressLink(text("requester")));
+  if (text("schema_id") !== "") parts.push("schema ", schemaLink(text("schema_id")));
+  if (text("schemaId") !== "") parts.push("schema ", schemaLink(text("schemaId")));
+  if (text("bucket") !== "") parts.push(badge(text("bucket"), "info"));
+  const tone = event.event === "grant:revoked" ? "bad" : event.event === "attestation:created" ? "ok" : "info";
+  return h("li", { class: "event", "data-event": event.event }, h("time", {}, new Date().toLocaleTimeString()), badge(event.event, tone), h("span", { class: "parts" }, ...parts.flatMap((p) => [p, " "])));
+}
