@@ -500,9 +500,9 @@ export interface paths {
                 content: {
                     "application/json": {
                         /** @description base64 of a 32-byte NaCl public key */
-                        publicKey?: string;
+                        publicKey: string;
                         /** @enum {string} */
-                        algorithm?: "nacl-box";
+                        algorithm: "nacl-box";
                     };
                 };
             };

@@ -49,7 +49,9 @@ const encryptionKeySchema = z
     // is the handler's INVALID_KEY_FORMAT.
     if (v.publicKey === undefined) ctx.addIssue({ code: "custom", path: ["publicKey"], message: "required" });
     else if (v.algorithm === undefined) ctx.addIssue({ code: "custom", path: ["algorithm"], message: "required" });
-  });
+  })
+  // z.unknown() reads as optional; both fields are required (the refinement above says so on the wire).
+  .openapi({ required: ["publicKey", "algorithm"] });
 
 const WRITE_ERRORS = ["ROLLUP_REJECTED", "ROLLUP_UNAVAILABLE", "INPUT_TX_FAILED", "RPC_UNAVAILABLE", "INSUFFICIENT_FUNDS", "NONCE_TOO_LOW"] as const;
 const schemaTraits: OperationTraits = { group: "admin", auth: "admin", body: true, errors: WRITE_ERRORS };
