@@ -89,6 +89,7 @@ function eventRow(event: LiveEvent): HTMLElement {
   if (text("schema_id") !== "") parts.push("schema ", schemaLink(text("schema_id")));
   if (text("schemaId") !== "") parts.push("schema ", schemaLink(text("schemaId")));
   if (text("bucket") !== "") parts.push(badge(text("bucket"), "info"));
+  if (text("provider") !== "") parts.push(h("span", { class: "muted small" }, `via ${text("provider")}`));
   const tone = event.event === "grant:revoked" ? "bad" : event.event === "attestation:created" ? "ok" : "info";
   return h("li", { class: "event", "data-event": event.event }, h("time", {}, new Date().toLocaleTimeString()), badge(event.event, tone), h("span", { class: "parts" }, ...parts.flatMap((p) => [p, " "])));
 }

@@ -145,6 +145,7 @@ describe("the explorer", () => {
     const { claimId: fresh } = await claim();
     await page.locator(`#feed a[href="#/attestation/${fresh}"]`).waitFor();
     await expect(page.locator("#feed li").first().getAttribute("data-event")).resolves.toBe("attestation:created");
+    await expect(page.locator("#feed li").first().textContent()).resolves.toContain("via http");
     await shot("live");
   });
 
@@ -160,6 +161,20 @@ describe("the explorer", () => {
     await page.locator(".swagger-ui .info .title").waitFor();
     await expect(page.locator(".swagger-ui .info .title").textContent()).resolves.toContain("Attestation API");
     await shot("docs");
+  });
+
+  it("serves its own files and the reference's, and nothing else from disk", async () => {
+    const app = await fetch(`${stack.urls.api}/explorer/app.js`);
+    expect(app.status).toBe(200);
+    expect(app.headers.get("content-type")).toMatch(/^text\/javascript/);
+    expect((await fetch(`${stack.urls.api}/docs/swagger-ui.css`)).status).toBe(200);
+    for (const path of ["/explorer/nope.js", "/explorer/index.html", "/docs/package.json", "/docs/..%2Fpackage.json"]) {
+      const response = await fetch(`${stack.urls.api}${path}`);
+      expect(response.status, path).toBe(404);
+      await expect(response.json()).resolves.toMatchObject({ success: false, error: { code: "NOT_FOUND" } });
+    }
+    // The api's own routes are untouched by the site beside them.
+    expect((await fetch(`${stack.urls.api}/api/core/schemas`)).status).toBe(200);
   });
 
   it("logged no console errors on those pages", () => {
