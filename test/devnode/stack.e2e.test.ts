@@ -227,4 +227,25 @@ describe("command-line scripts", { timeout: 120_000 }, () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("replay of a few hundred inputs shows its progress on stderr as plain lines when piped", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "replay-"));
+    try {
+      const file = join(dir, "inputs.jsonl");
+      const count = 200;
+      const lines = Array.from({ length: count }, (_, i) => JSON.stringify(schemaInput(`progress-${i}.example`)));
+      writeFileSync(file, lines.join("\n"));
+      const result = await run("replay", [file]);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(new RegExp(`${count} input\\(s\\) replayed .*: ${count} ACCEPTED$`, "m"));
+      expect(result.stderr).not.toContain("\r");
+      // Intermediate lines (every 10%, or every 5 s), not only the last one, for both phases.
+      const sent = result.stderr.split("\n").filter((l) => l.startsWith("inputs sent "));
+      expect(sent.length).toBeGreaterThanOrEqual(5);
+      expect(sent.at(-1)).toMatch(new RegExp(`^inputs sent ${count}/${count} 100% .* in \\d+ s$`));
+      expect(result.stderr).toMatch(new RegExp(`^verdicts read ${count}/${count} 100% `, "m"));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
