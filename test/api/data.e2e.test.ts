@@ -19,6 +19,7 @@ import { AttestationClient } from "../../client/index.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { inputIdOf } from "../../common/ids.ts";
 import { bearer, TEST_JWT_SECRET, tokenFor, USER_A, USER_B, type ErrorShape, failure } from "../support/api-fixtures.ts";
+import { recorderFor, type ConformanceRecorder } from "../support/conformance.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
 
@@ -64,6 +65,8 @@ function stackConfig(env: Record<string, string>) {
   });
 }
 
+let conformance: ConformanceRecorder;
+
 beforeAll(async () => {
   provider = await startProviderServer();
   stack = await startStack({
@@ -75,7 +78,8 @@ beforeAll(async () => {
       ENCRYPTION_SECRET_KEY: Buffer.from(recipient.secretKey).toString("base64"),
     },
   });
-  anon = new AttestationClient({ baseUrl: stack.urls.api });
+  conformance = await recorderFor(stack.urls.api);
+  anon = new AttestationClient({ baseUrl: stack.urls.api, fetch: conformance.fetch });
   admin = anon.withToken(await tokenFor("admin", stack.addresses.admin));
   userA = anon.withToken(await tokenFor("user", USER_A));
   userB = anon.withToken(await tokenFor("user", USER_B));
@@ -216,5 +220,13 @@ describe("GET /api/core/attestation/:claimId/data", () => {
     expect([notFound.status, notFound.code, notFound.details]).toEqual([404, "ATTESTATION_NOT_FOUND", { claim_id: unknown }]);
     const malformed = await failure(client.attestationData("not-a-claim"));
     expect([malformed.status, malformed.code, malformed.details]).toEqual([404, "ATTESTATION_NOT_FOUND", { claim_id: "not-a-claim" }]);
+  });
+});
+
+// The exchanges of this suite's client, checked against the document the api serves (test/support/conformance.ts).
+describe("the OpenAPI document against this suite's traffic", () => {
+  it("every response and every accepted request conformed", () => {
+    expect(conformance.exercised.size).toBeGreaterThan(0);
+    expect(conformance.problems).toEqual([]);
   });
 });

@@ -15,6 +15,7 @@ import { DEFAULTS } from "../../devnode/config.ts";
 import { contractProof } from "../../devnode/proofs.ts";
 import { CARTESI_DAPP_ABI } from "../../devnode/v1-contracts.ts";
 import { failure, TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
+import { recorderFor, type ConformanceRecorder } from "../support/conformance.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 
@@ -25,13 +26,16 @@ let user: AttestationClient;
 let claimId: Hex;
 let schemaId: Hex;
 
+let conformance: ConformanceRecorder;
+
 beforeAll(async () => {
   provider = await startProviderServer();
   stack = await startStack({
     api: true,
     env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET: TEST_JWT_SECRET, RATE_LIMITS: "off", EPOCH_INTERVAL_MS: "0" },
   });
-  const base = new AttestationClient({ baseUrl: stack.urls.api });
+  conformance = await recorderFor(stack.urls.api);
+  const base = new AttestationClient({ baseUrl: stack.urls.api, fetch: conformance.fetch });
   const admin = base.withToken(await tokenFor("admin", stack.addresses.admin));
   user = base.withToken(await tokenFor("user", USER_A));
   ({ schema_id: schemaId } = await admin.registerSchema({
@@ -146,5 +150,13 @@ describe("GET /api/core/attestation/:claimId/proof", () => {
       // The same attestation again is no newer than what is recorded.
       await expect(reader.simulateContract({ ...call(attestation), account: wallet.account })).rejects.toThrow(/NotNewer/);
     });
+  });
+});
+
+// The exchanges of this suite's client, checked against the document the api serves (test/support/conformance.ts).
+describe("the OpenAPI document against this suite's traffic", () => {
+  it("every response and every accepted request conformed", () => {
+    expect(conformance.exercised.size).toBeGreaterThan(0);
+    expect(conformance.problems).toEqual([]);
   });
 });

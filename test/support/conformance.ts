@@ -109,3 +109,9 @@ function parse(text: string): unknown {
     return text;
   }
 }
+
+/** A recorder for the document a running api serves. */
+export async function recorderFor(apiUrl: string): Promise<ConformanceRecorder> {
+  const response = await fetch(`${apiUrl.replace(/\/+$/, "")}/api/core/openapi.json`);
+  return new ConformanceRecorder((await response.json()) as OpenApiDoc);
+}
