@@ -10,6 +10,8 @@ import { procStatusKiB, spawnChild, tsxArgs, type Child } from "./procs.ts";
 
 export interface DirectRig {
   nodeUrl: string;
+  /** Where the dapp's output goes (a machine's serial console, for one). */
+  dappLog: string;
   dappPid: number;
   /** Records and queues `count` inputs; resolves when the dapp has finished all of them. */
   feed(count: number, firstIndex: number, firstItem: number): Promise<Extract<DirectNodeMessage, { type: "done" }>>;
@@ -28,8 +30,11 @@ export interface DirectRigOptions {
   nodeFlags?: readonly string[];
   /** Node flags for bench/direct-node.ts (experiments: --cpu-prof). */
   devnodeFlags?: readonly string[];
-  /** Another way to start the dapp (argv; the riscv64 dapp in its chroot): replaces node, nodeFlags and dappMain. */
-  dappArgv?: readonly string[];
+  /**
+   * Another way to start the dapp, replacing node, nodeFlags and dappMain: an argv (the riscv64 dapp in its
+   * chroot), or one made from the rollup HTTP server's port (a machine that cannot read our environment).
+   */
+  dappArgv?: readonly string[] | ((rollupPort: number) => readonly string[]);
   /** How long the dapp may take to connect (an emulated one takes seconds); default 60 s. */
   dappStartMs?: number;
 }
@@ -68,7 +73,8 @@ export async function startDirectRig(options: DirectRigOptions): Promise<DirectR
   try {
     const ready = await node.message((m) => (isMessage(m) && m.type === "ready" ? m : undefined), 60_000);
     const nodeUrl = `http://127.0.0.1:${ready.nodePort}`;
-    const [file, ...args] = options.dappArgv ?? [process.execPath, ...(options.nodeFlags ?? []), options.dappMain];
+    const argv = typeof options.dappArgv === "function" ? options.dappArgv(ready.rollupPort) : options.dappArgv;
+    const [file, ...args] = argv ?? [process.execPath, ...(options.nodeFlags ?? []), options.dappMain];
     dapp = spawnChild({
       name: "dapp",
       file: file as string,
@@ -86,6 +92,7 @@ export async function startDirectRig(options: DirectRigOptions): Promise<DirectR
     const running = dapp;
     return {
       nodeUrl,
+      dappLog: running.logFile,
       dappPid: running.pid,
       async feed(count, firstIndex, firstItem) {
         const message: FeedMessage = { type: "feed", count, firstIndex, firstItem };

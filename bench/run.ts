@@ -28,6 +28,7 @@ import { startDirectRig, type DirectRig } from "./rig.ts";
 import { checkSeedEquivalence, seedStore, type SeedResult } from "./seed.ts";
 import { GAS_SIZES, measureWriteGas } from "./writes.ts";
 import { riscv64Rows } from "./riscv64.ts";
+import { machineRows } from "./machine.ts";
 import { startProgress } from "../scripts/lib/progress.ts";
 import { summarize, timeSync, type LatencySummary } from "./stats.ts";
 
@@ -132,6 +133,8 @@ export interface BenchOptions {
   size: BenchSize;
   /** Adds the riscv64 rows (npm run bench -- --riscv64): the root file system's cache directory. */
   riscv64?: { cache: string };
+  /** Adds the 128 MiB machine row (npm run bench -- --machine), with the same cache. */
+  machine?: { cache: string };
   root: string;
   command: string;
   log: (line: string) => void;
@@ -575,6 +578,22 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         bundle,
         cache: options.riscv64.cache,
         ...profile.riscv64,
+        log,
+      });
+      figures.push(...rows.figures);
+      notes.push(rows.note);
+    }
+
+    // ---- the dapp in a 128 MiB riscv64 machine (qemu-system) on a million attestations ----
+    if (options.machine !== undefined) {
+      const rows = await machineRows({
+        root,
+        work,
+        bundle,
+        cache: options.machine.cache,
+        // Full-system emulation runs the dapp at a few inputs a second: enough to load it, not to time it.
+        inputs: 50,
+        inspects: 20,
         log,
       });
       figures.push(...rows.figures);

@@ -6,6 +6,7 @@
  *   full (default): 10k / 100k / 1M attestations, 20,000 inputs per advance path
  *   ci:             1k–5k attestations and a few hundred requests (what CI runs, test/bench/bench.test.ts)
  *   --riscv64:      adds the dapp under riscv64 (qemu-user) beside the native dapp (needs root; scripts/lib/riscv64.ts)
+ *   --machine:      adds the dapp's peak RSS in a 128 MiB, one-hart riscv64 machine (qemu-system) on the largest store
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -21,17 +22,19 @@ const argsSchema = z.object({
   out: z.string().min(1).default(join(root, "bench-results")),
 });
 
-export function parseBenchArgs(argv: readonly string[]): { size: BenchSize; out: string; riscv64: boolean } {
+export function parseBenchArgs(argv: readonly string[]): { size: BenchSize; out: string; riscv64: boolean; machine: boolean } {
   const raw: Record<string, string> = {};
   let riscv64 = false;
+  let machine = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === "--riscv64") {
-      riscv64 = true;
+    if (arg === "--riscv64" || arg === "--machine") {
+      if (arg === "--riscv64") riscv64 = true;
+      else machine = true;
       continue;
     }
     const match = /^--(size|out)(?:=(.*))?$/.exec(arg);
-    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --riscv64)`);
+    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --riscv64, --machine)`);
     const value = match[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
     raw[match[1] as string] = value;
@@ -40,10 +43,10 @@ export function parseBenchArgs(argv: readonly string[]): { size: BenchSize; out:
   if (!parsed.success) {
     throw new UsageError(`invalid arguments: ${parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
-  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64 };
+  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine };
 }
 
-const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--riscv64]   (--riscv64: rows of the dapp under riscv64; needs root)`;
+const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--riscv64] [--machine]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root)`;
 
 async function main(): Promise<number> {
   const args = parseBenchArgs(process.argv.slice(2));
@@ -53,10 +56,12 @@ async function main(): Promise<number> {
   // Ctrl-C or a kill: exit through process.exit, whose "exit" handlers kill every child's process group
   // (bench/procs.ts, the stack's Supervisor) and remove the work directory.
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(signal === "SIGINT" ? 130 : 143));
-  const command = `npm run bench -- --size ${args.size}${args.riscv64 ? " --riscv64" : ""}`;
+  const command = `npm run bench -- --size ${args.size}${args.riscv64 ? " --riscv64" : ""}${args.machine ? " --machine" : ""}`;
+  const cache = process.env.RISCV64_CACHE ?? (await import("./lib/riscv64.ts")).DEFAULT_RISCV64_CACHE;
   const report = await runBench({
     size: args.size,
-    ...(args.riscv64 ? { riscv64: { cache: process.env.RISCV64_CACHE ?? (await import("./lib/riscv64.ts")).DEFAULT_RISCV64_CACHE } } : {}),
+    ...(args.riscv64 ? { riscv64: { cache } } : {}),
+    ...(args.machine ? { machine: { cache } } : {}),
     root,
     command,
     log: (line) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`),
