@@ -9,7 +9,7 @@ import { registerKeyRoute, registerSchemaRoute } from "./routes/admin.ts";
 import { attestationRoute, attestationsByOwnerRoute, claimRoute } from "./routes/attestations.ts";
 import { loginRoute, nonceRoute } from "./routes/auth.ts";
 import { attestationDataRoute } from "./routes/data.ts";
-import { accessRoute, grantRoute, revokeRoute } from "./routes/grants.ts";
+import { accessRoute, grantRoute, grantsOfRoute, revokeRoute } from "./routes/grants.ts";
 import { healthcheckRoute, healthRoute, statusRoute } from "./routes/health.ts";
 import { proofRoute } from "./routes/proofs.ts";
 import { schemaRoute, schemasRoute } from "./routes/schemas.ts";
@@ -41,6 +41,7 @@ export const API_ROUTES = [
   grantRoute,
   revokeRoute,
   accessRoute,
+  grantsOfRoute,
   nonceRoute,
   loginRoute,
   openApiRoute,

@@ -79,7 +79,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Status */
+                /** @description Status (processedInputs and inputsPerMinute are extensions) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -93,6 +93,10 @@ export interface paths {
                                 rollupConnected: boolean;
                                 /** @description 0x-prefixed 20-byte hex address */
                                 dappAddress: `0x${string}`;
+                                /** @description the dapp's health.processed_inputs; null when the rollup does not answer */
+                                processedInputs: number | null;
+                                /** @description inputs per minute over the last 60 minutes, oldest first, by block time (from the node's GraphQL; empty when it does not answer) */
+                                inputsPerMinute: number[];
                             };
                         };
                     };
@@ -283,7 +287,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The schema */
+                /** @description The schema (data_keys, freshness_half_life and bucket_counts are extensions) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -300,6 +304,14 @@ export interface paths {
                                 provider_type: string;
                                 bucket_definitions: {
                                     [key: string]: components["schemas"]["BucketDefinition"];
+                                };
+                                data_keys: string[];
+                                freshness_half_life: number;
+                                /** @description per bucketed field, attestations per label, as the api has read them from the rollup's notices */
+                                bucket_counts: {
+                                    [key: string]: {
+                                        [key: string]: number;
+                                    };
                                 };
                             };
                         };
@@ -791,7 +803,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The attestation */
+                /** @description The attestation (schemaId, inputIndex and itemIndex are extensions) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -809,6 +821,11 @@ export interface paths {
                                 timestamp: number;
                                 /** @description 0x-prefixed 20-byte hex address */
                                 owner: `0x${string}`;
+                                /** @description 0x-prefixed 32-byte hex id */
+                                schemaId: `0x${string}`;
+                                inputIndex: number;
+                                /** @description its position in a batch input, null when its input was not a batch */
+                                itemIndex: number | null;
                             };
                         };
                     };
@@ -1475,6 +1492,109 @@ export interface paths {
                                 grants: {
                                     /** @description 0x-prefixed 32-byte hex id */
                                     grantId: `0x${string}`;
+                                    /** @description 0x-prefixed 32-byte hex id */
+                                    schemaId: `0x${string}`;
+                                    /** @description Unix seconds */
+                                    expiresAt: number;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Error: INVALID_PARAMETER */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/grants/{address}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Grants an address gave (unrevoked, expired included) and live grants it received (extension) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the address */
+                    address: `0x${string}`;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Grants given and received */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                given: {
+                                    /** @description 0x-prefixed 32-byte hex id */
+                                    grantId: `0x${string}`;
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    requester: `0x${string}`;
+                                    /** @description 0x-prefixed 32-byte hex id */
+                                    schemaId: `0x${string}`;
+                                    /** @description Unix seconds */
+                                    createdAt: number;
+                                    /** @description Unix seconds */
+                                    expiresAt: number;
+                                }[];
+                                /** @description live grants from owners the api saw grant this address (grant notices), at most 50 owners */
+                                received: {
+                                    /** @description 0x-prefixed 32-byte hex id */
+                                    grantId: `0x${string}`;
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    owner: `0x${string}`;
                                     /** @description 0x-prefixed 32-byte hex id */
                                     schemaId: `0x${string}`;
                                     /** @description Unix seconds */

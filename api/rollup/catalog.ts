@@ -17,6 +17,10 @@ export interface KnownKey {
 
 export class RegistryCatalog {
   private readonly schemas = new Map<string, SchemaContent>();
+  /** requester → the owners who granted it something (from `grant:created` notices): who to ask check_access. */
+  private readonly grantors = new Map<string, Set<string>>();
+  /** schema id → field → label → attestations, from every `attestation:created` notice read. */
+  private readonly tally = new Map<string, Map<string, Map<string, number>>>();
   private key: KnownKey | undefined;
 
   get latestKey(): KnownKey | undefined {
@@ -58,6 +62,21 @@ export class RegistryCatalog {
    * `batch` input's items are searched for the one that does (DECISIONS.md section 2).
    */
   learnFromNotice(event: NoticeEvent, inputIndex: number, inputPayload: Hex): void {
+    if (event.event === "attestation:created") {
+      this.count(event.data.schema_id, event.data.bucket_values);
+      return;
+    }
+    if (event.event === "grant:created") {
+      const { owner, requester } = event.data as { owner?: unknown; requester?: unknown };
+      if (typeof owner !== "string" || typeof requester !== "string") return;
+      let owners = this.grantors.get(requester.toLowerCase());
+      if (owners === undefined) {
+        owners = new Set();
+        this.grantors.set(requester.toLowerCase(), owners);
+      }
+      owners.add(owner.toLowerCase());
+      return;
+    }
     if (event.event !== "schema:registered" && event.event !== "key:registered") return;
     let envelope: unknown;
     try {
@@ -74,6 +93,38 @@ export class RegistryCatalog {
       if (event.event === "key:registered" && candidate.type === "register_encryption_key") {
         if (this.learnAnnouncedKey(candidate.params as InputParams["register_encryption_key"], event.data.keyId, inputIndex)) return;
       }
+    }
+  }
+
+  /** The owners that ever granted `requester` something, in the order their first grant was read. */
+  grantorsOf(requester: string): string[] {
+    return [...(this.grantors.get(requester.toLowerCase()) ?? [])];
+  }
+
+  /** Attestations per bucket label of each field of a schema, as counted from the notices read so far. */
+  bucketCounts(schemaId: string): Record<string, Record<string, number>> {
+    const fields = this.tally.get(schemaId.toLowerCase());
+    const out: Record<string, Record<string, number>> = {};
+    for (const [field, labels] of fields ?? []) out[field] = Object.fromEntries(labels);
+    return out;
+  }
+
+  private count(schemaId: unknown, bucketValues: unknown): void {
+    // Notices come from the dapp, but a node is outside the api: count only well-formed ones.
+    if (typeof schemaId !== "string" || typeof bucketValues !== "object" || bucketValues === null) return;
+    let fields = this.tally.get(schemaId.toLowerCase());
+    if (fields === undefined) {
+      fields = new Map();
+      this.tally.set(schemaId.toLowerCase(), fields);
+    }
+    for (const [field, label] of Object.entries(bucketValues)) {
+      if (typeof label !== "string") continue;
+      let labels = fields.get(field);
+      if (labels === undefined) {
+        labels = new Map();
+        fields.set(field, labels);
+      }
+      labels.set(label, (labels.get(label) ?? 0) + 1);
     }
   }
 

@@ -88,6 +88,16 @@ export class GraphqlReader {
     return body.data;
   }
 
+  /** Block times (Unix seconds) of the latest `limit` inputs, oldest first (v1 writes them as BigInt strings). */
+  async recentInputTimes(limit: number, maxMs: number = this.timeoutMs): Promise<number[]> {
+    const data = await this.request<{ inputs: { edges: { node: { timestamp: string | number } }[] } }>(
+      "query Recent($last: Int!) { inputs(last: $last) { edges { node { timestamp } } } }",
+      { last: limit },
+      Math.max(1, Math.min(this.timeoutMs, maxMs)),
+    );
+    return data.inputs.edges.map((e) => Number(e.node.timestamp)).filter((t) => Number.isFinite(t));
+  }
+
   /** Every notice of an input with its proof (v1 fields only), paged through with the reader's cursors. */
   async noticesWithProofs(inputIndex: number): Promise<ProvedNotice[]> {
     const notices: ProvedNotice[] = [];

@@ -98,8 +98,20 @@ export const attestationRoute = createRoute({
   request: { params: z.object({ claimId: idParam("claim id (= attestation_id)") }) },
   responses: {
     200: jsonContent(
-      envelope(z.object({ claimId: id32, provider: z.string(), bucket: z.string(), timestamp: unixSeconds, owner: addressOut })),
-      "The attestation",
+      envelope(
+        z.object({
+          claimId: id32,
+          provider: z.string(),
+          bucket: z.string(),
+          timestamp: unixSeconds,
+          owner: addressOut,
+          // Extensions: where the attestation comes from, so a reader can find its schema, input and notice.
+          schemaId: id32,
+          inputIndex: z.number().int().nonnegative(),
+          itemIndex: z.number().int().nonnegative().nullable().describe("its position in a batch input, null when its input was not a batch"),
+        }),
+      ),
+      "The attestation (schemaId, inputIndex and itemIndex are extensions)",
     ),
     ...errorResponses(attestationTraits),
   },
@@ -269,6 +281,9 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
             bucket: bucketLabel(view),
             timestamp: view.timestamp,
             owner: view.owner,
+            schemaId: view.schema_id,
+            inputIndex: view.input_index,
+            itemIndex: view.item_index,
           },
         },
         200,

@@ -7,6 +7,7 @@ import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
 import {
+  addressOut,
   addressParam,
   emptyEnvelope,
   envelope,
@@ -82,6 +83,32 @@ export const accessRoute = createRoute({
   },
 });
 
+const grantsOfTraits: OperationTraits = { group: "grants", errors: ["INVALID_PARAMETER", "ROLLUP_UNAVAILABLE"] };
+/** Owners whose live grants `received` looks up, at most: each is one check_access query. */
+const MAX_GRANTORS = 50;
+
+export const grantsOfRoute = createRoute({
+  method: "get",
+  path: "/api/core/grants/{address}",
+  summary: "Grants an address gave (unrevoked, expired included) and live grants it received (extension)",
+  ...operationTraits(grantsOfTraits),
+  request: { params: z.object({ address: addressParam.openapi({ description: "the address" }) }) },
+  responses: {
+    200: jsonContent(
+      envelope(
+        z.object({
+          given: z.array(z.object({ grantId: id32, requester: addressOut, schemaId: id32, createdAt: unixSeconds, expiresAt: unixSeconds })),
+          received: z
+            .array(z.object({ grantId: id32, owner: addressOut, schemaId: id32, expiresAt: unixSeconds }))
+            .describe(`live grants from owners the api saw grant this address (grant notices), at most ${MAX_GRANTORS} owners`),
+        }),
+      ),
+      "Grants given and received",
+    ),
+    ...errorResponses(grantsOfTraits),
+  },
+});
+
 export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "grants", clientOf);
   const user = requireRole(services.config.jwtSecret, "user");
@@ -117,6 +144,26 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
         owner: c.get("auth").sub,
       });
       return c.json({ success: true as const }, 200);
+    })
+    .openapi({ ...grantsOfRoute, middleware: [limited] }, async (c) => {
+      const address = c.req.valid("param").address.toLowerCase();
+      const given = await services.reader.queryAll("grants_by_owner", { owner: address });
+      const now = services.now();
+      const received = [];
+      for (const owner of services.catalog.grantorsOf(address).slice(0, MAX_GRANTORS)) {
+        const access = await services.reader.query("check_access", { owner, requester: address, at: now });
+        for (const g of access.grants) received.push({ grantId: g.grant_id, owner, schemaId: g.schema_id, expiresAt: g.expires_at });
+      }
+      return c.json(
+        {
+          success: true as const,
+          data: {
+            given: given.map((g) => ({ grantId: g.grant_id, requester: g.requester, schemaId: g.schema_id, createdAt: g.created_at, expiresAt: g.expires_at })),
+            received,
+          },
+        },
+        200,
+      );
     })
     .openapi({ ...accessRoute, middleware: [limited] }, async (c) => {
       const { owner, requester } = c.req.valid("param");

@@ -27,7 +27,21 @@ export const statusRoute = createRoute({
   summary: "Whether the core is enabled and the rollup reachable",
   ...operationTraits({ group: "health" }),
   responses: {
-    200: jsonContent(envelope(z.object({ enabled: z.boolean(), rollupConnected: z.boolean(), dappAddress: addressOut })), "Status"),
+    200: jsonContent(
+      envelope(
+        z.object({
+          enabled: z.boolean(),
+          rollupConnected: z.boolean(),
+          dappAddress: addressOut,
+          // Extensions for operators: how far the dapp is, and the input rate over the last hour.
+          processedInputs: z.number().int().nonnegative().nullable().describe("the dapp's health.processed_inputs; null when the rollup does not answer"),
+          inputsPerMinute: z
+            .array(z.number().int().nonnegative())
+            .describe("inputs per minute over the last 60 minutes, oldest first, by block time (from the node's GraphQL; empty when it does not answer)"),
+        }),
+      ),
+      "Status (processedInputs and inputsPerMinute are extensions)",
+    ),
     ...errorResponses({ group: "health" }),
   },
 });
@@ -50,7 +64,18 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       c.json({ status: "ok" as const, version: services.version, core_enabled: true }, 200),
     )
     .openapi({ ...statusRoute, middleware: [limited] }, async (c) => {
-      const rollup = await probeRollup(services);
+      const [rollup, processedInputs, inputsPerMinute] = await Promise.all([
+        probeRollup(services),
+        services.reader.query("health", {}, PROBE_TIMEOUT_MS).then(
+          (h) => h.processed_inputs,
+          () => null,
+        ),
+        // Bounded like the probes: a hung node must not hold the status past them.
+        services.graphql.recentInputTimes(1000, PROBE_TIMEOUT_MS).then(
+          (times) => perMinute(times, services.now()),
+          () => [],
+        ),
+      ]);
       return c.json(
         {
           success: true as const,
@@ -58,6 +83,8 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
             enabled: true,
             rollupConnected: rollup !== "down",
             dappAddress: services.config.dappAddress.toLowerCase(),
+            processedInputs,
+            inputsPerMinute,
           },
         },
         200,
@@ -67,6 +94,18 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       const [rollup, blockchain] = await Promise.all([probeRollup(services), probeChain(services)]);
       return c.json({ success: true as const, data: { attestor: attestorStatus(rollup, blockchain), rollup, blockchain } }, 200);
     });
+}
+
+/** Counts of `times` in each of the 60 minutes before `now`, oldest first. */
+export function perMinute(times: readonly number[], now: number): number[] {
+  const counts = new Array<number>(60).fill(0);
+  for (const t of times) {
+    const minutesAgo = Math.floor((now - t) / 60);
+    if (minutesAgo >= 0 && minutesAgo < 60) counts[59 - minutesAgo] = (counts[59 - minutesAgo] ?? 0) + 1;
+    // A block stamped a moment ahead of the api's clock counts in the current minute.
+    else if (minutesAgo < 0 && minutesAgo >= -1) counts[59] = (counts[59] ?? 0) + 1;
+  }
+  return counts;
 }
 
 /** The api can read with the rollup alone, and write only with both. */

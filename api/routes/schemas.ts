@@ -32,8 +32,18 @@ export const schemaRoute = createRoute({
   request: { params: z.object({ schemaId: idParam("schema id") }) },
   responses: {
     200: jsonContent(
-      envelope(schemaSummary.extend({ bucket_definitions: z.record(z.string(), bucketDefinitionSchema) })),
-      "The schema",
+      envelope(
+        schemaSummary.extend({
+          bucket_definitions: z.record(z.string(), bucketDefinitionSchema),
+          // Extensions: the rest of the registration, and how many attestations fall in each bucket.
+          data_keys: z.array(z.string()),
+          freshness_half_life: z.number(),
+          bucket_counts: z
+            .record(z.string(), z.record(z.string(), z.number().int().nonnegative()))
+            .describe("per bucketed field, attestations per label, as the api has read them from the rollup's notices"),
+        }),
+      ),
+      "The schema (data_keys, freshness_half_life and bucket_counts are extensions)",
     ),
     ...errorResponses(oneTraits),
   },
@@ -76,6 +86,9 @@ export function schemaRoutes(services: ApiServices, clientOf: ClientAddressOf) {
             description: s.description ?? "",
             provider_type: s.provider_type,
             bucket_definitions: s.bucket_definitions,
+            data_keys: s.data_keys,
+            freshness_half_life: s.freshness_half_life,
+            bucket_counts: services.catalog.bucketCounts(schemaId),
           },
         },
         200,

@@ -21,7 +21,7 @@ export async function addressView(view: HTMLElement, address: string, query: URL
     view.append(problem("Not an address", `“${address}” is not an address: an address is 0x followed by 40 hex digits.`));
     return;
   }
-  const attestations = await get<OwnedAttestation[]>(`/api/core/attestations/${address}`);
+  const [attestations, grants] = await Promise.all([get<OwnedAttestation[]>(`/api/core/attestations/${address}`), get<GrantsOf>(`/api/core/grants/${address}`)]);
   const page = Math.max(1, Number.parseInt(query.get("page") ?? "1", 10) || 1);
   const pages = Math.max(1, Math.ceil(attestations.length / PAGE));
   // Newest first, as an explorer lists them.
@@ -38,8 +38,36 @@ export async function addressView(view: HTMLElement, address: string, query: URL
           ),
       pages > 1 ? pager(address, page, pages) : null,
     ),
+    card(
+      `Grants given (${grants.given.length})`,
+      grants.given.length === 0
+        ? h("p", { class: "muted" }, "This address has granted no one access.")
+        : table(
+            ["Requester", "Schema", "Granted", "Expires"],
+            grants.given.map((g) => [addressLink(g.requester), schemaLink(g.schemaId), ago(g.createdAt), expiry(g.expiresAt)]),
+          ),
+    ),
+    card(
+      `Grants received (${grants.received.length})`,
+      grants.received.length === 0
+        ? h("p", { class: "muted" }, "No live grant lets this address read anyone's data.")
+        : table(
+            ["Owner", "Schema", "Expires"],
+            grants.received.map((g) => [addressLink(g.owner), schemaLink(g.schemaId), expiry(g.expiresAt)]),
+          ),
+    ),
     await accessCard(address, query.get("check") ?? ""),
   );
+}
+
+interface GrantsOf {
+  given: { grantId: string; requester: string; schemaId: string; createdAt: number; expiresAt: number }[];
+  received: { grantId: string; owner: string; schemaId: string; expiresAt: number }[];
+}
+
+function expiry(unixSeconds: number): HTMLElement {
+  const expired = unixSeconds * 1000 <= Date.now();
+  return h("span", { title: when(unixSeconds) }, expired ? badge("expired", "warn") : when(unixSeconds));
 }
 
 function pager(address: string, page: number, pages: number): HTMLElement {

@@ -1,6 +1,6 @@
 /** One attestation: what the rollup holds about it, and whether its epoch is claimed on the base layer (its proof). */
 import { ApiFailure, get } from "../api.ts";
-import { addressLink, badge, card, facts, h, ID_RE, problem, when, ago } from "../dom.ts";
+import { addressLink, badge, card, facts, h, ID_RE, problem, when, ago, schemaLink } from "../dom.ts";
 
 interface Attestation {
   claimId: string;
@@ -8,6 +8,9 @@ interface Attestation {
   bucket: string;
   timestamp: number;
   owner: string;
+  schemaId: string;
+  inputIndex: number;
+  itemIndex: number | null;
 }
 
 interface Proof {
@@ -45,6 +48,8 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
         ["Owner", addressLink(attestation.owner)],
         ["Provider", attestation.provider],
         ["Time", `${when(attestation.timestamp)} (${ago(attestation.timestamp)})`],
+        ["Schema", schemaLink(attestation.schemaId)],
+        ["Input", attestation.itemIndex === null ? `#${attestation.inputIndex}` : `#${attestation.inputIndex}, item ${attestation.itemIndex} of a batch`],
       ]),
     ),
     proofCard,

@@ -1,6 +1,6 @@
 /** Node: health of the api, the rollup and the chain, as any client can read it, and this client's rate-limit state. */
 import { get, getPlain, rateStates } from "../api.ts";
-import { badge, card, facts, h, table } from "../dom.ts";
+import { badge, card, facts, h, svg, table } from "../dom.ts";
 
 interface Healthcheck {
   status: string;
@@ -16,6 +16,8 @@ interface Status {
   enabled: boolean;
   rollupConnected: boolean;
   dappAddress: string;
+  processedInputs: number | null;
+  inputsPerMinute: number[];
 }
 
 function tone(status: string): "ok" | "warn" | "bad" {
@@ -38,9 +40,36 @@ export async function nodeView(view: HTMLElement): Promise<void> {
       tile("Rollup", health.rollup, status.rollupConnected ? "inspect answering" : "not answering"),
       tile("Chain", health.blockchain, "JSON-RPC and the api's wallet"),
     ),
-    card("Application", facts([["DApp address", h("span", { class: "mono" }, status.dappAddress)], ["Core enabled", String(check.core_enabled)]])),
+    card(
+      "Application",
+      facts([
+        ["DApp address", h("span", { class: "mono" }, status.dappAddress)],
+        ["Core enabled", String(check.core_enabled)],
+        ["Processed inputs", h("span", { id: "processed-inputs" }, status.processedInputs === null ? "—" : status.processedInputs.toLocaleString("en-US"))],
+      ]),
+    ),
+    card("Inputs per minute, last hour", perMinuteChart(status.inputsPerMinute)),
     rateCard(),
   );
+}
+
+/** Sixty bars, oldest on the left; the tallest is the busiest minute. */
+function perMinuteChart(counts: number[]): SVGElement | HTMLElement {
+  if (counts.length === 0) return h("p", { class: "muted" }, "The node's GraphQL does not answer.");
+  const most = Math.max(1, ...counts);
+  const total = counts.reduce((a, b) => a + b, 0);
+  const chart = svg("svg", { viewBox: "0 0 760 150", class: "per-minute", role: "img", "aria-label": `${total} inputs in the last hour` });
+  counts.forEach((n, i) => {
+    const height = (100 * n) / most;
+    chart.append(svg("rect", { x: 30 + i * 12, y: 110 - height, width: 9, height: Math.max(n > 0 ? 2 : 0, height), rx: 1, fill: "#4f6bed" }));
+  });
+  chart.append(
+    svg("line", { x1: 28, x2: 752, y1: 111, y2: 111, class: "tick" }),
+    svg("text", { x: 30, y: 130, class: "tick-label" }, "60 min ago"),
+    svg("text", { x: 752, y: 130, "text-anchor": "end", class: "tick-label" }, "now"),
+    svg("text", { x: 30, y: 12, class: "tick-label" }, `busiest minute: ${most}; ${total} in the hour`),
+  );
+  return chart;
 }
 
 function tile(name: string, status: string, note: string): HTMLElement {

@@ -16,6 +16,9 @@ interface BucketDefinition {
 
 interface SchemaDetail extends SchemaSummary {
   bucket_definitions: Record<string, BucketDefinition>;
+  data_keys: string[];
+  freshness_half_life: number;
+  bucket_counts: Record<string, Record<string, number>>;
 }
 
 export async function schemasView(view: HTMLElement): Promise<void> {
@@ -51,12 +54,38 @@ export async function schemaView(view: HTMLElement, schemaId: string): Promise<v
         ["Provider", schema.provider_type],
         ["Description", schema.description === "" ? h("span", { class: "muted" }, "—") : schema.description],
         ["Bucketed fields", String(Object.keys(schema.bucket_definitions).length)],
+        ["Data keys", schema.data_keys.length === 0 ? h("span", { class: "muted" }, "—") : h("span", { class: "mono" }, schema.data_keys.join(", "))],
+        ["Freshness half-life", halfLife(schema.freshness_half_life)],
       ]),
     ),
   );
   for (const [field, definition] of Object.entries(schema.bucket_definitions)) {
-    view.append(card(`Buckets of ${field}`, bucketRanges(definition), bucketTable(definition)));
+    const counts = schema.bucket_counts[field] ?? {};
+    view.append(card(`Buckets of ${field}`, bucketRanges(definition), bucketCounts(definition, counts), bucketTable(definition, counts)));
   }
+}
+
+function halfLife(seconds: number): string {
+  if (seconds % 86_400 === 0) return `${seconds / 86_400} day${seconds === 86_400 ? "" : "s"}`;
+  if (seconds % 3_600 === 0) return `${seconds / 3_600} h`;
+  return `${seconds.toLocaleString("en-US")} s`;
+}
+
+/** Attestations per bucket as horizontal bars, longest = the most attested bucket. */
+function bucketCounts(definition: BucketDefinition, counts: Record<string, number>): SVGElement {
+  const most = Math.max(1, ...definition.labels.map((label) => counts[label] ?? 0));
+  const row = 26;
+  const chart = svg("svg", { viewBox: `0 0 760 ${definition.labels.length * row + 8}`, class: "counts", role: "img", "aria-label": "attestations per bucket" });
+  definition.labels.forEach((label, i) => {
+    const n = counts[label] ?? 0;
+    const y = 4 + i * row;
+    chart.append(
+      svg("text", { x: 110, y: y + 16, "text-anchor": "end", class: "band-label-dark" }, label),
+      svg("rect", { x: 120, y, width: Math.max(2, (480 * n) / most), height: row - 8, rx: 3, fill: PALETTE[i % PALETTE.length] ?? "#888" }),
+      svg("text", { x: 128 + (480 * n) / most, y: y + 16, class: "count-label" }, `${n.toLocaleString("en-US")} attestation${n === 1 ? "" : "s"}`),
+    );
+  });
+  return chart;
 }
 
 const PALETTE = ["#4f6bed", "#2aa198", "#e6a23c", "#d9534f", "#8e6bd8", "#3aa655", "#c0568c", "#607d8b"];
@@ -84,10 +113,15 @@ function bucketRanges(definition: BucketDefinition): SVGElement {
   return chart;
 }
 
-function bucketTable(definition: BucketDefinition): HTMLElement {
+function bucketTable(definition: BucketDefinition, counts: Record<string, number>): HTMLElement {
   return table(
-    ["Label", "From (inclusive)", "To (exclusive)"],
-    definition.labels.map((label, i) => [label, formatNumber(definition.boundaries[i] ?? NaN), formatNumber(definition.boundaries[i + 1] ?? NaN)]),
+    ["Label", "From (inclusive)", "To (exclusive)", "Attestations"],
+    definition.labels.map((label, i) => [
+      label,
+      formatNumber(definition.boundaries[i] ?? NaN),
+      formatNumber(definition.boundaries[i + 1] ?? NaN),
+      (counts[label] ?? 0).toLocaleString("en-US"),
+    ]),
   );
 }
 

@@ -66,4 +66,20 @@ describe("RegistryCatalog", () => {
     expect(catalog.schemasFor("http", "bank.example")).toEqual([]);
     expect(catalog.latestKey).toEqual({ keyId: keyIdOf(second), publicKey: base64(second), inputIndex: 5 });
   });
+
+  it("counts attestations per schema, field and label from their notices", () => {
+    const catalog = new RegistryCatalog();
+    const schemaId = schemaIdOf(content);
+    const created = (label: string) =>
+      catalog.learnFromNotice(
+        { event: "attestation:created", data: { claimId: `0x${"1".repeat(64)}`, owner: `0x${"2".repeat(40)}`, provider: "http", schema_id: schemaId, bucket_values: { "data.balance": label } } },
+        4,
+        "0x",
+      );
+    created("low");
+    created("low");
+    created("high");
+    expect(catalog.bucketCounts(schemaId.toUpperCase().replace("0X", "0x"))).toEqual({ "data.balance": { low: 2, high: 1 } });
+    expect(catalog.bucketCounts(`0x${"9".repeat(64)}`)).toEqual({});
+  });
 });

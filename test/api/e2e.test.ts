@@ -90,7 +90,15 @@ describe("health", () => {
   it("healthcheck, status and health report a working stack", async () => {
     const client = asClient(anon);
     expect(await client.healthcheck()).toEqual({ status: "ok", version: "0.1.0", core_enabled: true });
-    expect(await client.status()).toEqual({ enabled: true, rollupConnected: true, dappAddress: stack.addresses.dapp.toLowerCase() });
+    const status = await client.status();
+    expect(status).toEqual({
+      enabled: true,
+      rollupConnected: true,
+      dappAddress: stack.addresses.dapp.toLowerCase(),
+      processedInputs: expect.any(Number),
+      inputsPerMinute: expect.any(Array),
+    });
+    expect(status.inputsPerMinute).toHaveLength(60);
     expect(await client.health()).toEqual({ attestor: "ok", rollup: "ok", blockchain: "ok" });
     expect(client.lastHeaders?.get("X-RateLimit-Limit")).toBe("100");
   });
@@ -119,6 +127,9 @@ describe("schemas and keys (admin)", () => {
       description: "Bank balance",
       provider_type: "http",
       bucket_definitions: content.bucketDefinitions,
+      data_keys: content.dataKeys,
+      freshness_half_life: content.freshnessHalfLife,
+      bucket_counts: {},
     });
     // Registering identical content again answers the same id.
     expect(await client.registerSchema(content)).toEqual({ schema_id: schemaId });
@@ -161,7 +172,21 @@ describe("claims and attestations", () => {
     expect(event.data).toEqual({ claimId, owner: a, provider: "http" });
 
     const attestation = await client.attestation(claimId);
-    expect(attestation).toEqual({ claimId, provider: "http", bucket: "mid", timestamp: expect.any(Number), owner: a });
+    expect(attestation).toEqual({
+      claimId,
+      provider: "http",
+      bucket: "mid",
+      timestamp: expect.any(Number),
+      owner: a,
+      schemaId,
+      inputIndex: expect.any(Number),
+      itemIndex: null,
+    });
+    // The schema counts it in its bucket once the api has read its notice.
+    for (let tries = 0; (await client.schema(schemaId)).bucket_counts["data.balance"]?.mid === undefined && tries < 100; tries++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await client.schema(schemaId)).bucket_counts["data.balance"]?.mid).toBeGreaterThanOrEqual(1);
     expect(Number.isInteger(attestation.timestamp)).toBe(true);
     const list = await client.attestations(USER_A);
     expect(list).toContainEqual({ claimId, provider: "http", bucket: "mid", timestamp: attestation.timestamp });
@@ -285,6 +310,16 @@ describe("grants", () => {
     const unknown = `0x${"e".repeat(64)}` as Hex;
     const error = await failure(asClient(userA).grant({ requester: USER_B, schemaId: unknown, expiresAt: expiresAt() }));
     expect([error.status, error.code, error.details]).toEqual([404, "SCHEMA_NOT_FOUND", { schema_id: unknown }]);
+  });
+
+  it("lists the grants an address gave and the live ones it received", async () => {
+    const requester = privateKeyToAccount(generatePrivateKey()).address;
+    const granted = await asClient(userA).grant({ requester, schemaId, expiresAt: expiresAt() });
+    await events.waitFor((e) => e.event === "grant:created" && e.data.grantId === granted.grantId);
+    const ofA = await asClient(anon).grantsOf(USER_A);
+    expect(ofA.given).toContainEqual({ grantId: granted.grantId, requester: requester.toLowerCase(), schemaId, createdAt: expect.any(Number), expiresAt: expect.any(Number) });
+    const ofRequester = await asClient(anon).grantsOf(requester);
+    expect(ofRequester).toEqual({ given: [], received: [{ grantId: granted.grantId, owner: a, schemaId, expiresAt: expect.any(Number) }] });
   });
 
   it("concurrent writes from the one wallet never collide", async () => {

@@ -116,6 +116,9 @@ describe("the explorer", () => {
     const labels = await page.locator("svg.ranges .band-label").allTextContents();
     expect(labels).toEqual(BUCKETS.labels);
     await expect(page.locator("#view").textContent()).resolves.toContain(schemaId);
+    // The registration's data keys and half-life, and the test's claim counted in its bucket.
+    await expect(page.locator("#view").textContent()).resolves.toContain("Freshness half-life");
+    await expect(page.locator("svg.counts").first().textContent()).resolves.toMatch(/(^|[^0-9])1 attestation([^s]|$)/);
     await shot("schema");
   });
 
@@ -123,17 +126,22 @@ describe("the explorer", () => {
     await open(`#/address/${USER_A}`);
     await expect(page.locator("#view").textContent()).resolves.toContain("Attestations (1)");
     await expect(page.locator(`a[href="#/attestation/${claimId}"]`).count()).resolves.toBe(1);
+    // The grant the suite made: given by this address, received by the other.
+    await expect(page.locator("#view").textContent()).resolves.toContain("Grants given (1)");
     await page.locator('input[name="requester"]').fill(USER_B);
     await page.locator('button:text("Check access")').click();
     await page.locator("#access-result").waitFor();
     await expect(page.locator("#access-result").textContent()).resolves.toContain("access granted");
     await shot("address");
+    await open(`#/address/${USER_B}`);
+    await expect(page.locator("#view").textContent()).resolves.toContain("Grants received (1)");
   });
 
   it("shows one attestation with its claimed epoch and proof", async () => {
     await open(`#/attestation/${claimId}`);
     await expect(page.locator("#claim-id").textContent()).resolves.toBe(claimId);
     await expect(page.locator("#view").textContent()).resolves.toContain("mid");
+    await expect(page.locator("#view").textContent()).resolves.toMatch(/Input#\d+/);
     await page.locator("text=epoch claimed").waitFor();
     await expect(page.locator("#view").textContent()).resolves.toContain(`npm run verify -- ${claimId}`);
     await shot("attestation");
@@ -153,6 +161,9 @@ describe("the explorer", () => {
     await open("#/node");
     await expect(page.locator(".tile").count()).resolves.toBe(4);
     await expect(page.locator(".tile.ok").count()).resolves.toBe(4);
+    // The inputs this suite made: counted by the dapp, and drawn in the last hour's chart.
+    await expect(page.locator("#processed-inputs").textContent()).resolves.toMatch(/^[1-9]\d*$/);
+    await expect(page.locator("svg.per-minute").getAttribute("aria-label")).resolves.toMatch(/^[1-9]\d* inputs in the last hour$/);
     await shot("node");
   });
 
