@@ -6,7 +6,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { errorResponses, jsonContent } from "./operations.ts";
 import { registerKeyRoute, registerSchemaRoute } from "./routes/admin.ts";
-import { attestationRoute, attestationsByOwnerRoute, claimRoute } from "./routes/attestations.ts";
+import { attestationInputRoute, attestationRoute, attestationsByOwnerRoute, claimRoute } from "./routes/attestations.ts";
 import { loginRoute, nonceRoute } from "./routes/auth.ts";
 import { attestationDataRoute } from "./routes/data.ts";
 import { accessRoute, grantRoute, grantsOfRoute, revokeRoute } from "./routes/grants.ts";
@@ -35,6 +35,7 @@ export const API_ROUTES = [
   registerKeyRoute,
   claimRoute,
   attestationRoute,
+  attestationInputRoute,
   attestationDataRoute,
   proofRoute,
   attestationsByOwnerRoute,

@@ -45,6 +45,7 @@ export type AttestationProof = Data<"/api/core/attestation/{claimId}/proof", "ge
 export type GrantRequest = Body<"/api/core/grant", "post">;
 export type GrantResult = Data<"/api/core/grant", "post">;
 export type AccessCheck = Data<"/api/core/access/{owner}/{requester}", "get">;
+export type AttestationInput = Data<"/api/core/attestation/{claimId}/input", "get">;
 export type GrantsOf = Data<"/api/core/grants/{address}", "get">;
 export type AuthNonce = Data<"/api/core/auth/nonce", "get">;
 export type AuthToken = Data<"/api/core/auth/login", "post">;
@@ -201,6 +202,10 @@ export class AttestationClient {
   }
   async access(owner: string, requester: string): Promise<AccessCheck> {
     return (await this.ok(this.api.GET("/api/core/access/{owner}/{requester}", { params: { path: { owner: owner as Address, requester: requester as Address } } }))).data;
+  }
+  /** Extension: the input that created an attestation, its block and transaction. */
+  async attestationInput(claimId: string): Promise<AttestationInput> {
+    return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/input", { params: { path: { claimId: claimId as Hex } } }))).data;
   }
   /** Extension: grants an address gave, and live grants it received. */
   async grantsOf(address: string): Promise<GrantsOf> {

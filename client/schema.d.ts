@@ -97,6 +97,14 @@ export interface paths {
                                 processedInputs: number | null;
                                 /** @description inputs per minute over the last 60 minutes, oldest first, by block time (from the node's GraphQL; empty when it does not answer) */
                                 inputsPerMinute: number[];
+                                /** @description the application's latest claim in its History (inputs firstIndex..lastIndex); null before any, or when the chain does not answer */
+                                latestClaim: {
+                                    /** @description 0x-prefixed 32-byte hex id */
+                                    epochHash: `0x${string}`;
+                                    firstIndex: number;
+                                    lastIndex: number;
+                                    blockNumber: number;
+                                } | null;
                             };
                         };
                     };
@@ -858,6 +866,93 @@ export interface paths {
                     };
                 };
                 /** @description Error: ROLLUP_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/attestation/{claimId}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension: the input that created the attestation, its block and the transaction that added it to the InputBox */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description claim id (= attestation_id) */
+                    claimId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The attestation's input */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                claimId: `0x${string}`;
+                                inputIndex: number;
+                                itemIndex: number | null;
+                                blockNumber: number;
+                                /** @description 0x-prefixed 32-byte hex id */
+                                txHash: `0x${string}`;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: ATTESTATION_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE, RPC_UNAVAILABLE */
                 503: {
                     headers: {
                         [name: string]: unknown;

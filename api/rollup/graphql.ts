@@ -88,6 +88,13 @@ export class GraphqlReader {
     return body.data;
   }
 
+  /** The block an input was added in (v1 writes it as a BigInt string). */
+  async inputBlock(index: number): Promise<number> {
+    const data = await this.request<{ input: { blockNumber: string | number } | null }>("query Block($index: Int!) { input(index: $index) { blockNumber } }", { index });
+    if (data.input === null) throw new GraphqlQueryError("input not found");
+    return Number(data.input.blockNumber);
+  }
+
   /** Block times (Unix seconds) of the latest `limit` inputs, oldest first (v1 writes them as BigInt strings). */
   async recentInputTimes(limit: number, maxMs: number = this.timeoutMs): Promise<number[]> {
     const data = await this.request<{ inputs: { edges: { node: { timestamp: string | number } }[] } }>(

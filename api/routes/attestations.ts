@@ -3,6 +3,8 @@
  * attestation reads.
  */
 import { createRoute, z } from "@hono/zod-openapi";
+import { messageOf } from "../../common/errors.ts";
+import { inputTransaction } from "../rollup/chain-reader.ts";
 import type { Hex } from "viem";
 import { bucketDefinitionProblem, bucketOf, sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
 import { writeIdOf } from "../../common/ids.ts";
@@ -114,6 +116,31 @@ export const attestationRoute = createRoute({
       "The attestation (schemaId, inputIndex and itemIndex are extensions)",
     ),
     ...errorResponses(attestationTraits),
+  },
+});
+
+const inputTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "ROLLUP_UNAVAILABLE", "RPC_UNAVAILABLE"] };
+
+export const attestationInputRoute = createRoute({
+  method: "get",
+  path: "/api/core/attestation/{claimId}/input",
+  summary: "Extension: the input that created the attestation, its block and the transaction that added it to the InputBox",
+  ...operationTraits(inputTraits),
+  request: { params: z.object({ claimId: idParam("claim id (= attestation_id)") }) },
+  responses: {
+    200: jsonContent(
+      envelope(
+        z.object({
+          claimId: id32,
+          inputIndex: z.number().int().nonnegative(),
+          itemIndex: z.number().int().nonnegative().nullable(),
+          blockNumber: z.number().int().nonnegative(),
+          txHash: id32,
+        }),
+      ),
+      "The attestation's input",
+    ),
+    ...errorResponses(inputTraits),
   },
 });
 
@@ -286,6 +313,30 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
             itemIndex: view.item_index,
           },
         },
+        200,
+      );
+    })
+    .openapi({ ...attestationInputRoute, middleware: [limited] }, async (c) => {
+      const { claimId } = c.req.valid("param");
+      if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
+      const view = await services.reader.query("attestation", { attestation_id: claimId.toLowerCase() });
+      let blockNumber: number;
+      try {
+        blockNumber = await services.graphql.inputBlock(view.input_index);
+      } catch (error) {
+        throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup's reader does not answer", { url: services.graphql.url, error: messageOf(error) });
+      }
+      let txHash: Hex | undefined;
+      try {
+        txHash = await inputTransaction(services.submitter.publicClient, services.config.inputBoxAddress, services.config.dappAddress, view.input_index, blockNumber);
+      } catch (error) {
+        throw new ApiError("RPC_UNAVAILABLE", `The chain's JSON-RPC does not answer: ${messageOf(error)}`, { url: services.config.rpcUrl });
+      }
+      if (txHash === undefined) {
+        throw new ApiError("RPC_UNAVAILABLE", `The chain has no InputAdded log for the attestation's input in block ${blockNumber}`, { url: services.config.rpcUrl });
+      }
+      return c.json(
+        { success: true as const, data: { claimId: view.attestation_id, inputIndex: view.input_index, itemIndex: view.item_index, blockNumber, txHash } },
         200,
       );
     })

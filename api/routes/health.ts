@@ -1,7 +1,8 @@
 /** Endpoints 1–3: liveness of the api and the health of what it depends on. */
 import { createRoute, z } from "@hono/zod-openapi";
+import { latestClaim } from "../rollup/chain-reader.ts";
 import type { HealthStatus } from "../../common/wire.ts";
-import { addressOut, envelope, errorResponses, jsonContent, operationTraits, router } from "../operations.ts";
+import { addressOut, envelope, errorResponses, id32, jsonContent, operationTraits, router } from "../operations.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
 import { withTimeout } from "../timeout.ts";
@@ -38,6 +39,10 @@ export const statusRoute = createRoute({
           inputsPerMinute: z
             .array(z.number().int().nonnegative())
             .describe("inputs per minute over the last 60 minutes, oldest first, by block time (from the node's GraphQL; empty when it does not answer)"),
+          latestClaim: z
+            .object({ epochHash: id32, firstIndex: z.number().int(), lastIndex: z.number().int(), blockNumber: z.number().int() })
+            .nullable()
+            .describe("the application's latest claim in its History (inputs firstIndex..lastIndex); null before any, or when the chain does not answer"),
         }),
       ),
       "Status (processedInputs and inputsPerMinute are extensions)",
@@ -64,7 +69,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       c.json({ status: "ok" as const, version: services.version, core_enabled: true }, 200),
     )
     .openapi({ ...statusRoute, middleware: [limited] }, async (c) => {
-      const [rollup, processedInputs, inputsPerMinute] = await Promise.all([
+      const [rollup, processedInputs, inputsPerMinute, claim] = await Promise.all([
         probeRollup(services),
         services.reader.query("health", {}, PROBE_TIMEOUT_MS).then(
           (h) => h.processed_inputs,
@@ -75,6 +80,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
           (times) => perMinute(times, services.now()),
           () => [],
         ),
+        withTimeout(latestClaim(services.submitter.publicClient, services.config.dappAddress), PROBE_TIMEOUT_MS, "latest claim").catch(() => null),
       ]);
       return c.json(
         {
@@ -85,6 +91,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
             dappAddress: services.config.dappAddress.toLowerCase(),
             processedInputs,
             inputsPerMinute,
+            latestClaim: claim,
           },
         },
         200,

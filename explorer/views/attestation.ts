@@ -38,6 +38,7 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
     throw error;
   }
   const proofCard = card("On the base layer", h("p", { class: "muted" }, "Reading the proof…"));
+  const transaction = h("span", { class: "muted" }, "reading the chain…");
   view.append(
     h("h1", {}, "Attestation ", badge(attestation.bucket, "info")),
     card(
@@ -50,11 +51,22 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
         ["Time", `${when(attestation.timestamp)} (${ago(attestation.timestamp)})`],
         ["Schema", schemaLink(attestation.schemaId)],
         ["Input", attestation.itemIndex === null ? `#${attestation.inputIndex}` : `#${attestation.inputIndex}, item ${attestation.itemIndex} of a batch`],
+        ["Transaction", transaction],
       ]),
     ),
     proofCard,
   );
-  await showProof(proofCard, claimId);
+  await Promise.all([showProof(proofCard, claimId), showTransaction(transaction, claimId)]);
+}
+
+/** The InputBox transaction that carried the attestation's input (read from the chain by the api). */
+async function showTransaction(target: HTMLElement, claimId: string): Promise<void> {
+  try {
+    const input = await get<{ txHash: string; blockNumber: number }>(`/api/core/attestation/${claimId}/input`);
+    target.replaceChildren(h("span", { class: "mono", id: "tx-hash" }, input.txHash), h("span", { class: "muted small" }, ` in block ${input.blockNumber.toLocaleString("en-US")}`));
+  } catch (error) {
+    target.replaceChildren(h("span", { class: "muted" }, error instanceof ApiFailure ? `unavailable (${error.code})` : "unavailable"));
+  }
 }
 
 async function showProof(target: HTMLElement, claimId: string): Promise<void> {

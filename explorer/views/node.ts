@@ -18,6 +18,7 @@ interface Status {
   dappAddress: string;
   processedInputs: number | null;
   inputsPerMinute: number[];
+  latestClaim: { epochHash: string; firstIndex: number; lastIndex: number; blockNumber: number } | null;
 }
 
 function tone(status: string): "ok" | "warn" | "bad" {
@@ -46,6 +47,16 @@ export async function nodeView(view: HTMLElement): Promise<void> {
         ["DApp address", h("span", { class: "mono" }, status.dappAddress)],
         ["Core enabled", String(check.core_enabled)],
         ["Processed inputs", h("span", { id: "processed-inputs" }, status.processedInputs === null ? "—" : status.processedInputs.toLocaleString("en-US"))],
+        [
+          "Latest claimed epoch",
+          h(
+            "span",
+            { id: "latest-claim" },
+            status.latestClaim === null
+              ? "none yet"
+              : `inputs ${status.latestClaim.firstIndex}–${status.latestClaim.lastIndex}, claimed in block ${status.latestClaim.blockNumber.toLocaleString("en-US")}`,
+          ),
+        ],
       ]),
     ),
     card("Inputs per minute, last hour", perMinuteChart(status.inputsPerMinute)),

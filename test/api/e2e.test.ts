@@ -97,6 +97,7 @@ describe("health", () => {
       dappAddress: stack.addresses.dapp.toLowerCase(),
       processedInputs: expect.any(Number),
       inputsPerMinute: expect.any(Array),
+      latestClaim: status.latestClaim === null ? null : { epochHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), firstIndex: expect.any(Number), lastIndex: expect.any(Number), blockNumber: expect.any(Number) },
     });
     expect(status.inputsPerMinute).toHaveLength(60);
     expect(await client.health()).toEqual({ attestor: "ok", rollup: "ok", blockchain: "ok" });
@@ -182,6 +183,8 @@ describe("claims and attestations", () => {
       inputIndex: expect.any(Number),
       itemIndex: null,
     });
+    // The transaction that carried it, found on the chain from the input's block.
+    expect(await client.attestationInput(claimId)).toEqual({ claimId, inputIndex: attestation.inputIndex, itemIndex: null, blockNumber: expect.any(Number), txHash: result.txHash });
     // The schema counts it in its bucket once the api has read its notice.
     for (let tries = 0; (await client.schema(schemaId)).bucket_counts["data.balance"]?.mid === undefined && tries < 100; tries++) {
       await new Promise((r) => setTimeout(r, 100));

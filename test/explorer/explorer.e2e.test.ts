@@ -142,6 +142,8 @@ describe("the explorer", () => {
     await expect(page.locator("#claim-id").textContent()).resolves.toBe(claimId);
     await expect(page.locator("#view").textContent()).resolves.toContain("mid");
     await expect(page.locator("#view").textContent()).resolves.toMatch(/Input#\d+/);
+    await page.locator("#tx-hash").waitFor();
+    await expect(page.locator("#tx-hash").textContent()).resolves.toMatch(/^0x[0-9a-f]{64}$/);
     await page.locator("text=epoch claimed").waitFor();
     await expect(page.locator("#view").textContent()).resolves.toContain(`npm run verify -- ${claimId}`);
     await shot("attestation");
@@ -163,6 +165,8 @@ describe("the explorer", () => {
     await expect(page.locator(".tile.ok").count()).resolves.toBe(4);
     // The inputs this suite made: counted by the dapp, and drawn in the last hour's chart.
     await expect(page.locator("#processed-inputs").textContent()).resolves.toMatch(/^[1-9]\d*$/);
+    // The suite closed an epoch before these views: the node shows its claim.
+    await expect(page.locator("#latest-claim").textContent()).resolves.toMatch(/^inputs \d+–\d+, claimed in block /);
     await expect(page.locator("svg.per-minute").getAttribute("aria-label")).resolves.toMatch(/^[1-9]\d* inputs in the last hour$/);
     await shot("node");
   });
