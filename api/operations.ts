@@ -30,6 +30,8 @@ export const addressParam = z.string().regex(ADDRESS_RE, "a 0x-prefixed 20-byte 
 
 /** An id path parameter: any string is accepted, a non-id is answered as "not found" by the handler. */
 export const idParam = (description: string) => z.string().openapi({ description });
+/** The path parameters of every `/attestation/{claimId}...` route. */
+export const claimIdParams = { params: z.object({ claimId: idParam("claim id (= attestation_id)") }) };
 
 export function envelope<T extends z.ZodType>(data: T) {
   return z.object({ success: z.literal(true), data });

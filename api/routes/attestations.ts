@@ -24,10 +24,10 @@ import type { ApiServices } from "../services.ts";
 import {
   addressOut,
   addressParam,
+  claimIdParams,
   envelope,
   errorResponses,
   id32,
-  idParam,
   jsonContent,
   jsonRequest,
   operationTraits,
@@ -97,7 +97,7 @@ export const attestationRoute = createRoute({
   path: "/api/core/attestation/{claimId}",
   summary: "One attestation",
   ...operationTraits(attestationTraits),
-  request: { params: z.object({ claimId: idParam("claim id (= attestation_id)") }) },
+  request: claimIdParams,
   responses: {
     200: jsonContent(
       envelope(
@@ -126,7 +126,7 @@ export const attestationInputRoute = createRoute({
   path: "/api/core/attestation/{claimId}/input",
   summary: "Extension: the input that created the attestation, its block and the transaction that added it to the InputBox",
   ...operationTraits(inputTraits),
-  request: { params: z.object({ claimId: idParam("claim id (= attestation_id)") }) },
+  request: claimIdParams,
   responses: {
     200: jsonContent(
       envelope(

@@ -14,7 +14,7 @@ import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import { openSealed } from "../seal.ts";
 import type { ApiServices } from "../services.ts";
 import { HEX32_RE } from "../validation.ts";
-import { addressOut, envelope, errorResponses, id32, idParam, jsonContent, operationTraits, router, type OperationTraits } from "../operations.ts";
+import { addressOut, claimIdParams, envelope, errorResponses, id32, jsonContent, operationTraits, router, type OperationTraits } from "../operations.ts";
 
 const dataTraits: OperationTraits = {
   group: "attestations",
@@ -28,7 +28,7 @@ export const attestationDataRoute = createRoute({
   summary:
     "Extension beyond the specification: an attestation's sealed data, for its owner or a requester holding a live grant for its schema (the token's sub is the requester); data is the opened JSON only when the api holds ENCRYPTION_SECRET_KEY",
   ...operationTraits(dataTraits),
-  request: { params: z.object({ claimId: idParam("claim id (= attestation_id)") }) },
+  request: claimIdParams,
   responses: {
     200: jsonContent(
       envelope(

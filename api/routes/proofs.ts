@@ -12,7 +12,7 @@ import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ProvedNotice } from "../rollup/graphql.ts";
 import type { ApiServices } from "../services.ts";
 import { HEX32_RE } from "../validation.ts";
-import { addressOut, envelope, errorResponses, id32, idParam, jsonContent, operationTraits, router, type OperationTraits } from "../operations.ts";
+import { addressOut, claimIdParams, envelope, errorResponses, id32, jsonContent, operationTraits, router, type OperationTraits } from "../operations.ts";
 
 /** A node closes epochs every few seconds; a client polls no faster than this. */
 export const PROOF_RETRY_AFTER_SECONDS = 5;
@@ -38,7 +38,7 @@ export const proofRoute = createRoute({
   summary:
     "Extension (DECISIONS.md section 13): the attestation's notice and its v1 proof, ready for CartesiDApp.validateNotice(notice, proof) at applicationAddress; PROOF_NOT_READY (with Retry-After) while its epoch is not claimed",
   ...operationTraits(proofTraits),
-  request: { params: z.object({ claimId: idParam("claim id (= attestation_id)") }) },
+  request: claimIdParams,
   responses: {
     200: jsonContent(
       envelope(
