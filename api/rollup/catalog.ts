@@ -58,10 +58,20 @@ export class RegistryCatalog {
   }
 
   /**
-   * Applies one notice; the input payload is only trusted when it hashes to the id the dapp announced. A
-   * `batch` input's items are searched for the one that does (DECISIONS.md section 2).
+   * Whether a notice can only be learned from with its input's payload: registrations, whose content the
+   * notice does not carry. Every other notice is learned from alone, so the follower reads an input's
+   * payload only for these (a batch of 200 claims would otherwise bring its 200 KB once per notice).
    */
-  learnFromNotice(event: NoticeEvent, inputIndex: number, inputPayload: Hex): void {
+  static needsInput(event: NoticeEvent): boolean {
+    return event.event === "schema:registered" || event.event === "key:registered";
+  }
+
+  /**
+   * Applies one notice; the input payload is only trusted when it hashes to the id the dapp announced. A
+   * `batch` input's items are searched for the one that does (DECISIONS.md section 2). `inputPayload` is
+   * needed only where `needsInput` says so; without it such a notice teaches nothing.
+   */
+  learnFromNotice(event: NoticeEvent, inputIndex: number, inputPayload?: Hex): void {
     if (event.event === "attestation:created") {
       this.count(event.data.schema_id, event.data.bucket_values);
       return;
@@ -77,7 +87,7 @@ export class RegistryCatalog {
       owners.add(owner.toLowerCase());
       return;
     }
-    if (event.event !== "schema:registered" && event.event !== "key:registered") return;
+    if (!RegistryCatalog.needsInput(event) || inputPayload === undefined) return;
     let envelope: unknown;
     try {
       envelope = JSON.parse(hexToUtf8(inputPayload));

@@ -31,14 +31,51 @@ export async function inputTransaction(client: PublicClient, inputBox: Address, 
   return logs[0]?.transactionHash ?? undefined;
 }
 
-/** The History's latest claim for the application, or null when none was made (or no History is found). */
-export async function latestClaim(client: PublicClient, dapp: Address): Promise<LatestClaim | null> {
-  const consensus = await client.readContract({ address: dapp, abi: ABI, functionName: "getConsensus" });
-  const history = await client.readContract({ address: consensus, abi: ABI, functionName: "getHistory" });
-  const logs = await client.getLogs({ address: history, event: ABI[1], args: { dapp }, fromBlock: 0n, toBlock: "latest" });
-  const last = logs[logs.length - 1];
-  if (last === undefined) return null;
-  const { claim } = last.args;
-  if (claim === undefined) return null;
-  return { epochHash: claim.epochHash, firstIndex: Number(claim.firstIndex), lastIndex: Number(claim.lastIndex), blockNumber: Number(last.blockNumber) };
+/**
+ * The History's latest claim for the application, or null when none was made (or no History is found).
+ * The History is found through the application's consensus on every read (an owner may migrate it), but
+ * its logs are scanned once: each read asks only for the blocks since the previous one, so a status page
+ * polled for hours costs the same bounded `eth_getLogs` as on the first minute.
+ */
+export class LatestClaimReader {
+  private history: Address | undefined;
+  /** Last block whose claims are counted in `last`, for `history`. */
+  private scannedTo = -1n;
+  private last: LatestClaim | null = null;
+  /** Reads run one at a time (callers at once share one), so the scan never goes back over itself. */
+  private inFlight: Promise<LatestClaim | null> | undefined;
+
+  constructor(
+    private readonly client: PublicClient,
+    private readonly dapp: Address,
+  ) {}
+
+  read(): Promise<LatestClaim | null> {
+    this.inFlight ??= this.scan().finally(() => {
+      this.inFlight = undefined;
+    });
+    return this.inFlight;
+  }
+
+  private async scan(): Promise<LatestClaim | null> {
+    const consensus = await this.client.readContract({ address: this.dapp, abi: ABI, functionName: "getConsensus" });
+    const history = await this.client.readContract({ address: consensus, abi: ABI, functionName: "getHistory" });
+    const head = await this.client.getBlockNumber();
+    // Another History, or a chain that went back (a restarted local chain): scan from the start again.
+    if (history !== this.history || head < this.scannedTo) {
+      this.history = history;
+      this.scannedTo = -1n;
+      this.last = null;
+    }
+    if (head > this.scannedTo) {
+      const logs = await this.client.getLogs({ address: history, event: ABI[1], args: { dapp: this.dapp }, fromBlock: this.scannedTo + 1n, toBlock: head });
+      const newest = logs[logs.length - 1];
+      const claim = newest?.args.claim;
+      if (newest !== undefined && claim !== undefined) {
+        this.last = { epochHash: claim.epochHash, firstIndex: Number(claim.firstIndex), lastIndex: Number(claim.lastIndex), blockNumber: Number(newest.blockNumber) };
+      }
+      this.scannedTo = head;
+    }
+    return this.last;
+  }
 }

@@ -6,7 +6,7 @@
 import type { Hex } from "viem";
 import { hexToUtf8 } from "../../common/hex.ts";
 import type { AttestationCreatedEvent, NoticeEvent } from "../../common/wire.ts";
-import type { RegistryCatalog } from "./catalog.ts";
+import { RegistryCatalog } from "./catalog.ts";
 import type { GraphqlReader, NoticeRecord } from "./graphql.ts";
 
 const RELAYED_EVENTS = new Set(["attestation:created", "grant:created", "grant:revoked", "schema:registered"]);
@@ -73,20 +73,24 @@ export class NoticeFollower {
   private async readNew(): Promise<void> {
     for (;;) {
       const page = await this.graphql.noticesAfter(this.cursor, 500);
-      for (const notice of page.notices) this.apply(notice);
+      for (const notice of page.notices) await this.apply(notice);
       this.cursor = page.endCursor;
       if (!page.hasNextPage || page.notices.length === 0) break;
     }
     this.primed = true;
   }
 
-  private apply(notice: NoticeRecord): void {
+  private async apply(notice: NoticeRecord): Promise<void> {
     const [lastInput, lastNotice] = this.last;
     if (notice.inputIndex < lastInput || (notice.inputIndex === lastInput && notice.index <= lastNotice)) return;
-    this.last = [notice.inputIndex, notice.index];
     const event = decodeNotice(notice.payload);
+    // A registration is learned from its input's payload, read only for it (a failed read fails this
+    // poll before the notice counts as applied, so the next poll reads it again).
+    const inputPayload =
+      event !== undefined && RegistryCatalog.needsInput(event) ? await this.graphql.inputPayload(notice.inputIndex) : undefined;
+    this.last = [notice.inputIndex, notice.index];
     if (event === undefined) return;
-    this.catalog.learnFromNotice(event, notice.inputIndex, notice.inputPayload);
+    this.catalog.learnFromNotice(event, notice.inputIndex, inputPayload);
     if (this.primed && RELAYED_EVENTS.has(event.event)) this.options.onEvent(relayed(event));
   }
 }

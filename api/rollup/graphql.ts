@@ -18,8 +18,6 @@ export interface NoticeRecord {
   index: number;
   inputIndex: number;
   payload: Hex;
-  /** The payload of the input that produced the notice (hex of its `{type, params}` JSON). */
-  inputPayload: Hex;
 }
 
 
@@ -95,6 +93,13 @@ export class GraphqlReader {
     return Number(data.input.blockNumber);
   }
 
+  /** An input's payload (hex of its `{type, params}` JSON). */
+  async inputPayload(index: number): Promise<Hex> {
+    const data = await this.request<{ input: { payload: Hex } | null }>("query Payload($index: Int!) { input(index: $index) { payload } }", { index });
+    if (data.input === null) throw new GraphqlQueryError("input not found");
+    return data.input.payload;
+  }
+
   /** Block times (Unix seconds) of the latest `limit` inputs, oldest first (v1 writes them as BigInt strings). */
   async recentInputTimes(limit: number, maxMs: number = this.timeoutMs): Promise<number[]> {
     const data = await this.request<{ inputs: { edges: { node: { timestamp: string | number } }[] } }>(
@@ -136,13 +141,13 @@ export class GraphqlReader {
   async noticesAfter(cursor: string | null, first = 100): Promise<NoticePage> {
     const data = await this.request<{
       notices: {
-        edges: { cursor: string; node: { index: number; payload: Hex; input: { index: number; payload: Hex } } }[];
+        edges: { cursor: string; node: { index: number; payload: Hex; input: { index: number } } }[];
         pageInfo: { endCursor: string | null; hasNextPage: boolean };
       };
     }>(
       `query Notices($first: Int, $after: String) {
         notices(first: $first, after: $after) {
-          edges { cursor node { index payload input { index payload } } }
+          edges { cursor node { index payload input { index } } }
           pageInfo { endCursor hasNextPage }
         }
       }`,
@@ -153,7 +158,6 @@ export class GraphqlReader {
       index: e.node.index,
       inputIndex: e.node.input.index,
       payload: e.node.payload,
-      inputPayload: e.node.input.payload,
     }));
     const last = notices[notices.length - 1];
     return {

@@ -1,6 +1,6 @@
 /** Endpoints 1–3: liveness of the api and the health of what it depends on. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { latestClaim } from "../rollup/chain-reader.ts";
+import { LatestClaimReader } from "../rollup/chain-reader.ts";
 import type { HealthStatus } from "../../common/wire.ts";
 import { addressOut, envelope, errorResponses, id32, jsonContent, operationTraits, router } from "../operations.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
@@ -64,6 +64,7 @@ export const healthRoute = createRoute({
 
 export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "health", clientOf);
+  const claims = new LatestClaimReader(services.submitter.publicClient, services.config.dappAddress);
   return router()
     .openapi({ ...healthcheckRoute, middleware: [limited] }, (c) =>
       c.json({ status: "ok" as const, version: services.version, core_enabled: true }, 200),
@@ -80,7 +81,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
           (times) => perMinute(times, services.now()),
           () => [],
         ),
-        withTimeout(latestClaim(services.submitter.publicClient, services.config.dappAddress), PROBE_TIMEOUT_MS, "latest claim").catch(() => null),
+        withTimeout(claims.read(), PROBE_TIMEOUT_MS, "latest claim").catch(() => null),
       ]);
       return c.json(
         {

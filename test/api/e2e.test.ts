@@ -103,6 +103,22 @@ describe("health", () => {
     expect(await client.health()).toEqual({ attestor: "ok", rollup: "ok", blockchain: "ok" });
     expect(client.lastHeaders?.get("X-RateLimit-Limit")).toBe("100");
   });
+
+  it("the status's latest claim follows the claims the node makes after the first read", async () => {
+    const client = asClient(anon);
+    await client.status();
+    // An input (any verdict will do), then its epoch closed: the node claims it on the History.
+    const sent = await stack.send({ type: "health_probe", params: {} }, 3);
+    expect((await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).status).toBe(200);
+    let claim = (await client.status()).latestClaim;
+    for (let tries = 0; (claim === null || claim.lastIndex < sent.index) && tries < 50; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      claim = (await client.status()).latestClaim;
+    }
+    expect(claim).toMatchObject({ lastIndex: expect.any(Number), blockNumber: expect.any(Number) });
+    expect(claim?.lastIndex).toBeGreaterThanOrEqual(sent.index);
+    expect(claim?.firstIndex).toBeLessThanOrEqual(sent.index);
+  });
 });
 
 describe("schemas and keys (admin)", () => {
