@@ -7,8 +7,8 @@ import inputBoxArtifact from "@cartesi/rollups/export/artifacts/contracts/inputs
 import {
   BaseError,
   createPublicClient,
-  createWalletClient,
   defineChain,
+  encodeFunctionData,
   http,
   HttpRequestError,
   InsufficientFundsError,
@@ -20,11 +20,9 @@ import {
   type Chain,
   type Hex,
   type PublicClient,
-  type WalletClient,
   type Transport,
-  type Account,
 } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { messageOf } from "../../common/errors.ts";
 import { ApiError } from "../errors.ts";
 
@@ -45,6 +43,19 @@ export interface SubmitterOptions {
   rpcTimeoutMs?: number;
 }
 
+/**
+ * How long the fees of the last block are used for the next transactions. A busy api sends tens of
+ * transactions a second; asking for fees before each one was two of its six round trips to the chain.
+ * maxFeePerGas is twice the base fee (below), which covers five full blocks of rise, so a second-old
+ * figure never prices a transaction out; a failed send drops it all the same.
+ */
+const FEES_TTL_MS = 1_000;
+
+interface Fees {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
 export interface SubmittedInput {
   inputIndex: number;
   txHash: Hex;
@@ -53,12 +64,12 @@ export interface SubmittedInput {
 export class InputSubmitter {
   readonly chain: Chain;
   readonly publicClient: PublicClient<Transport, Chain>;
-  private readonly walletClient: WalletClient<Transport, Chain, Account>;
-  private readonly account: Account;
+  private readonly account: PrivateKeyAccount;
   /** The tail of the send queue: each send starts after the previous one settled. */
   private queue: Promise<unknown> = Promise.resolve();
   /** Next nonce by our own count; forgotten after any failed send. */
   private nextNonce: number | undefined;
+  private fees: { at: number; value: Promise<Fees> } | undefined;
 
   constructor(private readonly options: SubmitterOptions) {
     this.chain = defineChain({
@@ -66,12 +77,13 @@ export class InputSubmitter {
       name: `chain-${options.chainId}`,
       nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
       rpcUrls: { default: { http: [options.rpcUrl] } },
+      // The usual wallet margin (ethers' too): room for the base fee to rise while fees are reused.
+      fees: { baseFeeMultiplier: 2 },
     });
     // No transport retries: a dead RPC must surface as RPC_UNAVAILABLE quickly, not after backoff.
     const transport = http(options.rpcUrl, { retryCount: 0, timeout: options.rpcTimeoutMs ?? 10_000 });
     this.account = privateKeyToAccount(options.privateKey);
     this.publicClient = createPublicClient({ chain: this.chain, transport });
-    this.walletClient = createWalletClient({ chain: this.chain, transport, account: this.account });
   }
 
   get wallet(): Address {
@@ -118,26 +130,52 @@ export class InputSubmitter {
     return send;
   }
 
+  /**
+   * One transaction: nonce by our own count (the chain's pending count at start and after any failure),
+   * fees of the last second, the gas the chain estimates, signed here and sent raw: three round trips to
+   * the chain where viem's writeContract made five. A stale count (another sender used this wallet's
+   * nonce) is NONCE_TOO_LOW from the node: counted again from the chain and sent once more, which is safe
+   * because a nonce that was too low carried nothing of ours.
+   */
   private async sendNow(payload: Hex): Promise<Hex> {
-    let nonce: number | undefined;
-    try {
-      // The larger of our own count and the chain's: our count covers a node slow to report pending
-      // transactions; the chain's covers transactions another sender made from this wallet.
-      const pending = await this.publicClient.getTransactionCount({ address: this.wallet, blockTag: "pending" });
-      nonce = Math.max(pending, this.nextNonce ?? 0);
-      const hash = await this.walletClient.writeContract({
-        address: this.options.inputBoxAddress,
-        abi: INPUT_BOX_ABI,
-        functionName: "addInput",
-        args: [this.options.dappAddress, payload],
-        nonce,
-      });
-      this.nextNonce = nonce + 1;
-      return hash;
-    } catch (error) {
-      this.nextNonce = undefined;
-      throw await classifyChainError(error, this.context(nonce));
+    const data = encodeFunctionData({ abi: INPUT_BOX_ABI, functionName: "addInput", args: [this.options.dappAddress, payload] });
+    for (let attempt = 1; ; attempt++) {
+      const counted = this.nextNonce !== undefined;
+      let nonce: number | undefined;
+      try {
+        nonce = this.nextNonce ?? (await this.publicClient.getTransactionCount({ address: this.wallet, blockTag: "pending" }));
+        const [fees, gas] = await Promise.all([
+          this.currentFees(),
+          this.publicClient.estimateGas({ account: this.account, to: this.options.inputBoxAddress, data }),
+        ]);
+        const serializedTransaction = await this.account.signTransaction({
+          type: "eip1559",
+          chainId: this.options.chainId,
+          to: this.options.inputBoxAddress,
+          data,
+          gas,
+          nonce,
+          ...fees,
+        });
+        const hash = await this.publicClient.sendRawTransaction({ serializedTransaction });
+        this.nextNonce = nonce + 1;
+        return hash;
+      } catch (error) {
+        this.nextNonce = undefined;
+        this.fees = undefined;
+        const mapped = await classifyChainError(error, this.context(nonce));
+        if (!(counted && attempt === 1 && mapped.code === "NONCE_TOO_LOW")) throw mapped;
+      }
     }
+  }
+
+  /** The fees for the next transaction, asked of the chain at most once a second (FEES_TTL_MS). */
+  private currentFees(): Promise<Fees> {
+    if (this.fees === undefined || Date.now() - this.fees.at > FEES_TTL_MS) {
+      const value = this.publicClient.estimateFeesPerGas({ type: "eip1559" });
+      this.fees = { at: Date.now(), value };
+    }
+    return this.fees.value;
   }
 
   private context(nonce: number | undefined): ChainErrorContext {
