@@ -28,7 +28,7 @@ if (config.dbPath !== ":memory:") mkdirSync(path.dirname(path.resolve(config.dbP
 const migrationsFolder = config.migrationsDir ?? fileURLToPath(new URL("../migrations", import.meta.url));
 const db = openDatabase({ path: config.dbPath, migrationsFolder });
 if (config.admins.length === 0) log("warning: DAPP_ADMINS is empty, so no one can register schemas or grant roles");
-log(`database ${config.dbPath}; rollup server ${config.rollupUrl}; ${config.admins.length} admin(s)`);
+log(`node ${process.version} on ${process.arch}; database ${config.dbPath}; rollup server ${config.rollupUrl}; ${config.admins.length} admin(s)`);
 log.flush();
 
 const dapp = createDapp({ db, admins: config.admins, rollupUrl: config.rollupUrl, log });

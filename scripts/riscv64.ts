@@ -44,7 +44,8 @@ runScript(async () => {
       cwd: root,
       stdio: "inherit",
       // TEST_DAPP_COMMAND replaces the stack's dapp; TEST_DAPP_SLOW widens the waits an emulated dapp needs.
-      env: { ...process.env, TEST_DAPP_COMMAND: dappCommand(rootfs), TEST_DAPP_SLOW: "1" },
+      // TEST_DAPP_ARCH makes the suites check that the dapp they talk to is the riscv64 one.
+      env: { ...process.env, TEST_DAPP_COMMAND: dappCommand(rootfs), TEST_DAPP_SLOW: "1", TEST_DAPP_ARCH: "riscv64" },
     });
     step(`suites finished (exit ${String(result.status)})`);
     return result.status ?? 1;

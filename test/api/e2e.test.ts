@@ -102,6 +102,8 @@ describe("health", () => {
     expect(status.inputsPerMinute).toHaveLength(60);
     expect(await client.health()).toEqual({ attestor: "ok", rollup: "ok", blockchain: "ok" });
     expect(client.lastHeaders?.get("X-RateLimit-Limit")).toBe("100");
+    // The dapp behind it is the one the suite asked for (riscv64 under npm run riscv64 -- e2e).
+    expect(stack.logs("dapp")).toContain(`on ${process.env.TEST_DAPP_ARCH ?? process.arch};`);
   });
 
   it("the status's latest claim follows the claims the node makes after the first read", async () => {

@@ -35,6 +35,12 @@ async function processedCount(): Promise<number> {
   return inputs.edges.filter((e) => e.node.status !== "UNPROCESSED").length;
 }
 
+describe("the dapp process", () => {
+  it("runs on the architecture the suite asked for (riscv64 under npm run riscv64 -- e2e, else this host's)", () => {
+    expect(stack.logs("dapp")).toContain(`on ${process.env.TEST_DAPP_ARCH ?? process.arch};`);
+  });
+});
+
 describe("advance inputs", () => {
   it("accepts set_role from the admin (account #0) and rejects it from account #1 with UNAUTHORIZED_SENDER", async () => {
     const params = { address: stack.client.account(5).address, role: "attestor", enabled: true };
