@@ -31,6 +31,14 @@ export function imageNodeFlags(root: string): string[] {
   return value.split(/\s+/).filter((flag) => flag.length > 0);
 }
 
+/** The node major the image runs (Dockerfile.cartesi's `ARG NODE_VERSION`): the riscv64 recipe must match it. */
+export function imageNodeMajor(root: string): number {
+  const text = readFileSync(join(root, "Dockerfile.cartesi"), "utf8");
+  const version = /^ARG\s+NODE_VERSION=(\d+)\./m.exec(text)?.[1];
+  if (version === undefined) throw new Error("Dockerfile.cartesi has no ARG NODE_VERSION=<major>.<minor>.<patch>");
+  return Number(version);
+}
+
 export async function buildDappBundle(root: string, dir: string): Promise<DappBundle> {
   await buildDapp(dir);
   const main = join(dir, "dapp", "main.js");

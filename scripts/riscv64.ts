@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, runScript, UsageError } from "./lib/cli.ts";
-import { dappCommand, DEFAULT_RISCV64_CACHE, describeRootfs, ensureRootfs, installBundle, mountAll, prepareHost, step } from "./lib/riscv64.ts";
+import { checkSameRecipe, dappCommand, DEFAULT_RISCV64_CACHE, describeRootfs, ensureRootfs, installBundle, mountAll, prepareHost, step } from "./lib/riscv64.ts";
 
 const USAGE = "npm run riscv64 -- rootfs|e2e|run [--cache DIR]   (needs root; see docs/image.md)";
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -27,6 +27,7 @@ runScript(async () => {
   const cache = resolve(options.get("--cache") ?? process.env.RISCV64_CACHE ?? DEFAULT_RISCV64_CACHE);
   prepareHost();
   const rootfs = ensureRootfs(cache);
+  step(`same recipe as Dockerfile.cartesi: ${checkSameRecipe(rootfs)}`);
   if (command === "rootfs") return 0;
   installBundle(rootfs);
   const unmount = mountAll(rootfs);

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { imageNodeFlags } from "../../bench/bundle.ts";
+import { imageNodeFlags, imageNodeMajor } from "../../bench/bundle.ts";
 import { UsageError } from "./cli.ts";
 
 const root = resolve(fileURLToPath(new URL("../..", import.meta.url)));
@@ -187,6 +187,25 @@ export function dappArgv(rootfs: Rootfs): string[] {
 /** The same as a shell command (DAPP_COMMAND, TEST_DAPP_COMMAND). */
 export function dappCommand(rootfs: Rootfs): string {
   return `exec ${dappArgv(rootfs).join(" ")}`;
+}
+
+/**
+ * The recipe and Dockerfile.cartesi stay one recipe (issue 12): the same node major and the same
+ * better-sqlite3 version (NODE_OPTIONS are read from the Dockerfile by dappArgv). Throws naming the
+ * difference, so a Debian node upgrade or a lock file change cannot drift silently.
+ */
+export function checkSameRecipe(rootfs: Rootfs): string {
+  const nodeVersion = output("chroot", [rootfs.dir, "/usr/bin/node", "-p", "process.versions.node"])?.trim();
+  if (nodeVersion === undefined) throw new Error(`node does not run in ${rootfs.dir}`);
+  const major = Number(nodeVersion.split(".")[0]);
+  if (major !== imageNodeMajor(root)) {
+    throw new Error(`the riscv64 root file system has node ${nodeVersion}, Dockerfile.cartesi node ${imageNodeMajor(root)}.x: the majors must match`);
+  }
+  const pkg = JSON.parse(readFileSync(join(rootfs.dir, "opt", "native", "node_modules", "better-sqlite3", "package.json"), "utf8")) as { version: string };
+  if (pkg.version !== lockedVersion("better-sqlite3")) {
+    throw new Error(`the riscv64 root file system has better-sqlite3 ${pkg.version}, package-lock.json ${lockedVersion("better-sqlite3")}`);
+  }
+  return `node ${nodeVersion} (image: ${major}.x), better-sqlite3 ${pkg.version} (lock file), NODE_OPTIONS from Dockerfile.cartesi`;
 }
 
 /** node's arch and version inside the root file system, e.g. "riscv64 node v20.19.2". */

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { imageNodeFlags, imageNodeMajor } from "../../bench/bundle.ts";
 
 const root = join(import.meta.dirname, "../..");
 const text = readFileSync(join(root, "Dockerfile.cartesi"), "utf8");
@@ -114,5 +115,16 @@ describe("Dockerfile.cartesi", () => {
     expect(text).not.toContain("jwt-secret");
     const ignored = readFileSync(join(root, ".dockerignore"), "utf8").split("\n");
     for (const entry of ["node_modules", ".data", "dist"]) expect(ignored).toContain(entry);
+  });
+});
+
+describe("what the riscv64 recipe (npm run riscv64) reads from the image", () => {
+  it("the node major and NODE_OPTIONS, as the Dockerfile states them", () => {
+    const version = /^ARG NODE_VERSION=(\S+)$/m.exec(text)?.[1];
+    expect(version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(imageNodeMajor(root)).toBe(Number(version?.split(".")[0]));
+    const options = /^ENV NODE_OPTIONS="([^"]*)"$/m.exec(text)?.[1];
+    expect(imageNodeFlags(root)).toEqual(options?.split(" "));
+    expect(imageNodeFlags(root)).toContain("--max-old-space-size=32");
   });
 });
