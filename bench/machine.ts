@@ -1,26 +1,22 @@
 /**
- * 128 MiB for real (issue 12): a riscv64 Linux booted in qemu-system-riscv64 with one hart (Debian's
- * kernel and a small initramfs, qemu's bundled OpenSBI), the bundle's dapp running there on a store of
- * 1,000,000 attestations, fed inputs and queries by the straight rig's devnode on the host, which the
- * guest reaches through qemu's user-mode network (10.0.2.2 is the host's loopback). The guest prints its
- * MemTotal, the dapp's VmHWM every 2 s and, when the dapp ends, any OOM-killer lines of the kernel.
+ * 128 MiB for real (issue 12): a riscv64 Linux booted in qemu-system-riscv64 with 128 MiB of RAM and one
+ * hart (qemu's bundled OpenSBI; a kernel built from Debian's kernel source the way a Cartesi machine's is,
+ * bench/machine-kernel.ts), the bundle's dapp running there on a store of 1,000,000 attestations, fed
+ * inputs and queries by the straight rig's devnode on the host, which the guest reaches through qemu's
+ * user-mode network (10.0.2.2 is the host's loopback). The guest prints its MemTotal, the dapp's VmHWM
+ * every 2 s and, when the dapp ends, any OOM-killer lines of the kernel.
  *
- * Why the guest has more than 128 MiB of RAM: Debian's generic kernel keeps about 80 MB of any RAM for
- * itself at boot (measured with memblock=debug: a 32 MB image, 32 MB of sparse memory map, the
- * initramfs), which the Cartesi machine's purpose-built kernel does not; with `-m 128M` it cannot even
- * mount its root. So the guest gets the RAM that leaves its userland MemTotal at 128 MiB, the whole of
- * the machine's RAM, which is more than the Cartesi machine's userland has (its kernel takes some too).
- *
- * The machine's disk is the riscv64 root file system of scripts/lib/riscv64.ts plus linux-image-riscv64
- * and iproute2 (cached beside it), an init script, the bundle and the store, as an ext4 image (mke2fs -d).
+ * The machine's disk is the riscv64 root file system of scripts/lib/riscv64.ts plus iproute2 (cached
+ * beside it), an init script, the bundle and the store, as an ext4 image (mke2fs -d).
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULTS } from "../devnode/config.ts";
-import { ensureRootfs, mountAll, prepareHost, type Rootfs } from "../scripts/lib/riscv64.ts";
+import { aptInstall, ensureRootfs, prepareHost, type Rootfs } from "../scripts/lib/riscv64.ts";
 import type { DappBundle } from "./bundle.ts";
 import { runLoad } from "./load.ts";
+import { machineKernel } from "./machine-kernel.ts";
 import { figure, type Figure } from "./report.ts";
 import { startDirectRig } from "./rig.ts";
 import { seedStore, type SeedResult } from "./seed.ts";
@@ -35,10 +31,8 @@ export interface MachineOptions {
   log: (line: string) => void;
 }
 
-/** What the guest's MemTotal should be: the Cartesi machine's RAM. */
-const USERLAND_MIB = 128;
-/** qemu's -m that gives Debian trixie's 6.12 kernel a MemTotal of USERLAND_MIB (208M gave 139.7 MiB). */
-const RAM = "196M";
+/** The Cartesi machine's RAM (Dockerfile.cartesi's io.cartesi.rollups.ram_size), all of the guest's. */
+const RAM_MIB = 128;
 /** The store the machine holds, whatever the bench's size: the issue's million. */
 const STORED = 1_000_000;
 const DB_IN_GUEST = "/var/opt/attestation/dapp.sqlite";
@@ -48,33 +42,19 @@ function run(file: string, args: readonly string[]): void {
   if (result.status !== 0) throw new Error(`${file} ${args.join(" ")} failed (exit ${String(result.status ?? result.signal)})`);
 }
 
-/** The root file system with a kernel, its initramfs and iproute2: built once per root file system. */
-function machineRootfs(rootfs: Rootfs, log: (line: string) => void): { dir: string; kernel: string; initrd: string } {
+/** The root file system with iproute2 (the guest's network): built once per root file system. */
+async function machineRootfs(rootfs: Rootfs, log: (line: string) => void): Promise<{ dir: string }> {
   const dir = join(rootfs.dir, "..", "machine");
-  const complete = join(rootfs.dir, "..", "machine-v2.complete");
+  const complete = join(rootfs.dir, "..", "machine-v3.complete");
   if (!existsSync(complete)) {
-    log("machine: copying the root file system and installing linux-image-riscv64 and iproute2 in it (under qemu-user)");
+    log("machine: copying the root file system and installing iproute2 in it (under qemu-user)");
     rmSync(dir, { recursive: true, force: true });
     // cp -a, not fs.cpSync: the root file system's /dev holds device nodes (console, null, ptmx...).
     run("cp", ["-a", rootfs.dir, dir]);
-    const unmount = mountAll({ dir, key: rootfs.key }, ["proc", "dev"]);
-    try {
-      run("chroot", [dir, "/bin/sh", "-c", "apt-get update -q && apt-get install -y -q --no-install-recommends linux-image-riscv64 iproute2 && apt-get clean && rm -rf /var/lib/apt/lists/*"]);
-      // Debian's initramfs brings most modules (42 MB): the guest needs five to mount its disk and reach
-      // the host, and every MB of it is held in RAM while the kernel boots.
-      writeFileSync(join(dir, "etc", "initramfs-tools", "conf.d", "machine"), "MODULES=list\n");
-      writeFileSync(join(dir, "etc", "initramfs-tools", "modules"), ["virtio_mmio", "virtio_pci", "virtio_blk", "virtio_net", "ext4", ""].join("\n"));
-      run("chroot", [dir, "update-initramfs", "-u", "-k", "all"]);
-    } finally {
-      unmount();
-    }
+    await aptInstall(dir, ["iproute2"]);
     writeFileSync(complete, `${new Date().toISOString()}\n`);
   }
-  const boot = readdirSync(join(dir, "boot"));
-  const kernel = boot.find((f) => f.startsWith("vmlinuz-") || f.startsWith("vmlinux-"));
-  const initrd = boot.find((f) => f.startsWith("initrd.img-"));
-  if (kernel === undefined || initrd === undefined) throw new Error(`machine: no kernel or initramfs in ${join(dir, "boot")}`);
-  return { dir, kernel: join(dir, "boot", kernel), initrd: join(dir, "boot", initrd) };
+  return { dir };
 }
 
 /** PID 1 of the guest: network, then the dapp, then its VmHWM every 2 s; the kernel's OOM lines at the end. */
@@ -118,12 +98,13 @@ export interface MachineResult {
 }
 
 export async function machineRows(options: MachineOptions): Promise<MachineResult> {
-  prepareHost();
+  await prepareHost();
   if (spawnSync("sh", ["-c", "command -v qemu-system-riscv64"]).status !== 0) {
     run("apt-get", ["install", "-y", "--no-install-recommends", "qemu-system-misc", "opensbi", "e2fsprogs"]);
   }
-  const rootfs = ensureRootfs(options.cache);
-  const machine = machineRootfs(rootfs, options.log);
+  const rootfs = await ensureRootfs(options.cache);
+  const machine = await machineRootfs(rootfs, options.log);
+  const kernel = await machineKernel(options.root, join(rootfs.dir, "..", ".."), options.log);
   const store = await seedStore(join(options.work, "machine-store.sqlite"), STORED, join(options.root, "bench-results", "cache"));
   options.log(`machine: disk image with ${store.count.toLocaleString("en-US")} attestations`);
   const image = diskImage(machine, options, store);
@@ -131,15 +112,17 @@ export async function machineRows(options: MachineOptions): Promise<MachineResul
   const qemu = (rollupPort: number): string[] => [
     "qemu-system-riscv64",
     "-machine", "virt",
-    "-m", RAM,
+    "-m", `${RAM_MIB}M`,
     "-smp", "1",
     "-nographic",
-    "-kernel", machine.kernel,
-    "-initrd", machine.initrd,
+    "-kernel", kernel,
     "-append", `root=/dev/vda rw console=ttyS0 init=/opt/machine/init.sh dapp_rollup=http://10.0.2.2:${rollupPort}`,
-    "-drive", `file=${image},format=raw,if=virtio`,
+    // virtio over MMIO, as the kernel has it built in (no PCI).
+    "-drive", `file=${image},format=raw,if=none,id=disk`,
+    "-device", "virtio-blk-device,drive=disk",
     "-netdev", "user,id=n0",
     "-device", "virtio-net-device,netdev=n0",
+    "-device", "virtio-rng-device",
   ];
   const dir = join(options.work, "machine-rig");
   mkdirSync(dir, { recursive: true });
@@ -182,12 +165,12 @@ export async function machineRows(options: MachineOptions): Promise<MachineResul
     if (done.accepted !== options.inputs) throw new Error(`machine: ${done.accepted} of ${options.inputs} inputs accepted`);
     return {
       figures: [
-        figure("riscv64", `dapp peak RSS in a ${USERLAND_MIB} MiB riscv64 machine @ ${store.count.toLocaleString("en-US")}`, "MiB", peakKiB / 1024, { name: "the guest's MemTotal", value: memTotalKiB / 1024 }, {
+        figure("riscv64", `dapp peak RSS in a ${RAM_MIB} MiB riscv64 machine @ ${store.count.toLocaleString("en-US")}`, "MiB", peakKiB / 1024, { name: "the guest's MemTotal", value: memTotalKiB / 1024 }, {
           target: { text: "not killed, <= 96 MiB", met: (v: number) => !killed && v <= 96 },
         }),
       ],
       note:
-        `machine: qemu-system-riscv64 -machine virt -m ${RAM} -smp 1 (Debian trixie's kernel, which keeps ~80 MB for itself: the guest's MemTotal was ${memTotal}; qemu's OpenSBI), ` +
+        `machine: qemu-system-riscv64 -machine virt -m ${RAM_MIB}M -smp 1 (a kernel from Debian's source configured as a Cartesi machine's, bench/machine-kernel.config: the guest's MemTotal was ${memTotal}; qemu's OpenSBI), ` +
         `the bundle's dapp with the image's NODE_OPTIONS on ${store.count.toLocaleString("en-US")} attestations; connected after ${bootSeconds.toFixed(0)} s; ` +
         `${options.inputs} inputs at ${(options.inputs / done.seconds).toFixed(1)}/s, inspect attestation p50 ${inspect.p50.toFixed(0)} ms (full-system emulation: only the memory figure is meant to carry over); ` +
         `OOM killer: ${killed ? "the dapp was killed" : "nothing killed"}.`,

@@ -68,8 +68,8 @@ async function measure(options: Riscv64Options, name: string, argv: readonly str
 
 /** The riscv64 rows and a note on what ran. */
 export async function riscv64Rows(options: Riscv64Options): Promise<{ figures: Figure[]; note: string }> {
-  prepareHost();
-  const rootfs = ensureRootfs(options.cache);
+  await prepareHost();
+  const rootfs = await ensureRootfs(options.cache);
   installBundle(rootfs, options.bundle.dir);
   const unmount = mountAll(rootfs);
   try {

@@ -25,8 +25,8 @@ runScript(async () => {
   if (!["rootfs", "e2e", "run"].includes(command)) throw new UsageError(`unknown step: ${command} (rootfs, e2e or run)`);
   if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest.join(" ")}`);
   const cache = resolve(options.get("--cache") ?? process.env.RISCV64_CACHE ?? DEFAULT_RISCV64_CACHE);
-  prepareHost();
-  const rootfs = ensureRootfs(cache);
+  await prepareHost();
+  const rootfs = await ensureRootfs(cache);
   step(`same recipe as Dockerfile.cartesi: ${checkSameRecipe(rootfs)}`);
   if (command === "rootfs") return 0;
   installBundle(rootfs);

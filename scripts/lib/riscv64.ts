@@ -5,13 +5,14 @@
  * `npm run bench -- --riscv64`. Cached outside the clone (RISCV64_CACHE), keyed by what it is made of;
  * the cache speeds later runs and is never needed. Needs root (debootstrap, chroot, mounts).
  */
-import { spawnSync, type SpawnSyncOptions } from "node:child_process";
+import { spawn, spawnSync, type SpawnOptions, type SpawnSyncOptions } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { imageNodeFlags, imageNodeMajor } from "../../bench/bundle.ts";
 import { UsageError } from "./cli.ts";
+import { DEBIAN_KEYRING, openArchiveView, type ArchiveView } from "./debian-archive.ts";
 
 const root = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 export const DEFAULT_RISCV64_CACHE = "/var/cache/rollup-attestation-riscv64";
@@ -27,6 +28,15 @@ function sh(file: string, args: readonly string[], options: SpawnSyncOptions = {
   if (result.status !== 0) throw new Error(`${file} ${args.join(" ")} failed (${result.error?.message ?? `exit ${String(result.status ?? result.signal)}`})`);
 }
 
+/** `sh` for steps during which this process must keep serving (the archive view answers debootstrap and apt). */
+function shAsync(file: string, args: readonly string[], options: SpawnOptions = {}): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: "inherit", ...options });
+    child.on("error", (error) => reject(new Error(`${file} ${args.join(" ")} failed (${error.message})`)));
+    child.on("exit", (code, signal) => (code === 0 ? resolve() : reject(new Error(`${file} ${args.join(" ")} failed (exit ${String(code ?? signal)})`))));
+  });
+}
+
 /** A command's stdout, or undefined when it fails. */
 function output(file: string, args: readonly string[]): string | undefined {
   const result = spawnSync(file, args, { encoding: "utf8" });
@@ -40,16 +50,58 @@ const PACKAGES = ["nodejs", "node-gyp", "libnode-dev", "build-essential", "pytho
 /** Pure-JS packages better-sqlite3 needs at run time, copied from the host's node_modules. */
 const RUNTIME_JS = ["bindings", "file-uri-to-path"];
 /** Network steps are retried: a mirror or the registry failing once must not fail CI. */
-function withRetries(what: string, attempt: () => void, tries = 3): void {
+async function withRetries(what: string, attempt: () => void | Promise<void>, tries = 3): Promise<void> {
   for (let i = 1; ; i++) {
     try {
-      attempt();
+      await attempt();
       return;
     } catch (error) {
       if (i >= tries) throw error;
-      step(`${what} failed (${error instanceof Error ? error.message : String(error)}); retrying (${i + 1}/${tries})`);
+      step(`${what} failed (${error instanceof Error ? error.message : String(error)}); retrying (${i + 1}/${tries}) in ${10 * i} s`);
+      await new Promise((resolve) => setTimeout(resolve, 10_000 * i));
     }
   }
+}
+
+/** Runs `use` with a consistent view of Debian's archive for riscv64 (scripts/lib/debian-archive.ts). */
+export async function withArchiveView<T>(use: (view: ArchiveView) => Promise<T>): Promise<T> {
+  let view: ArchiveView | undefined;
+  await withRetries("reading Debian's archive", async () => {
+    view = await openArchiveView({ mirror: MIRROR, suite: SUITE, arch: "riscv64", log: step });
+  });
+  if (view === undefined) throw new Error("no view of Debian's archive");
+  try {
+    return await use(view);
+  } finally {
+    await view.close();
+  }
+}
+
+/**
+ * apt-get install inside a riscv64 root file system, from the archive view; the root file system's
+ * sources.list names Debian's mirror again afterwards.
+ */
+export async function aptInstall(dir: string, packages: readonly string[]): Promise<void> {
+  await withArchiveView(async (view) => {
+    const sources = join(dir, "etc", "apt", "sources.list");
+    const conf = join(dir, "etc", "apt", "apt.conf.d", "90archive-view");
+    // trusted=yes: the view has checked the suite's signature itself and serves an unsigned Release.
+    writeFileSync(sources, `deb [trusted=yes] ${view.url} ${SUITE} main\n`);
+    writeFileSync(conf, 'Acquire::Languages "none";\n');
+    const unmount = mountAll({ dir, key: "" }, ["proc", "dev"]);
+    try {
+      await withRetries("apt-get install", () =>
+        shAsync("chroot", [dir, "/bin/sh", "-c", `apt-get update -q && apt-get install -y -q --no-install-recommends ${packages.join(" ")} && apt-get clean && rm -rf /var/lib/apt/lists/*`], {
+          env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+          stdio: ["ignore", "ignore", "inherit"],
+        }),
+      );
+    } finally {
+      unmount();
+      writeFileSync(sources, `deb ${MIRROR} ${SUITE} main\n`);
+      rmSync(conf, { force: true });
+    }
+  });
 }
 
 function lockedVersion(name: string): string {
@@ -59,15 +111,18 @@ function lockedVersion(name: string): string {
   return version;
 }
 
-/** qemu-user for riscv64 registered with binfmt_misc, and debootstrap; installed from Debian when missing. */
-export function prepareHost(): void {
+/** qemu-user for riscv64 registered with binfmt_misc, debootstrap and gpgv; installed from Debian when missing. */
+export async function prepareHost(): Promise<void> {
   if (process.getuid?.() !== 0) throw new UsageError("needs root (debootstrap, chroot and mounts)");
-  const missing = ["qemu-riscv64-static", "debootstrap", "update-binfmts"].filter((tool) => output("sh", ["-c", `command -v ${tool}`]) === undefined);
-  if (missing.length > 0) {
-    step(`installing qemu-user-static binfmt-support debootstrap (missing: ${missing.join(", ")})`);
-    withRetries("apt-get", () => {
+  const tools = ["qemu-riscv64-static", "debootstrap", "update-binfmts", "gpgv"];
+  const missing = tools.filter((tool) => output("sh", ["-c", `command -v ${tool}`]) === undefined);
+  if (missing.length > 0 || !existsSync(DEBIAN_KEYRING)) {
+    step(`installing qemu-user-static binfmt-support debootstrap gpgv debian-archive-keyring (missing: ${[...missing, ...(existsSync(DEBIAN_KEYRING) ? [] : [DEBIAN_KEYRING])].join(", ")})`);
+    await withRetries("apt-get", () => {
       sh("apt-get", ["update"]);
-      sh("apt-get", ["install", "-y", "--no-install-recommends", "qemu-user-static", "binfmt-support", "debootstrap"], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+      sh("apt-get", ["install", "-y", "--no-install-recommends", "qemu-user-static", "binfmt-support", "debootstrap", "gpgv", "debian-archive-keyring"], {
+        env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+      });
     });
   }
   if (!existsSync("/proc/sys/fs/binfmt_misc/register")) sh("mount", ["-t", "binfmt_misc", "binfmt_misc", "/proc/sys/fs/binfmt_misc"]);
@@ -81,7 +136,7 @@ export interface Rootfs {
 }
 
 /** Builds the root file system into the cache unless a complete one with the same key is there. */
-export function ensureRootfs(cache: string): Rootfs {
+export async function ensureRootfs(cache: string): Promise<Rootfs> {
   const sqliteVersion = lockedVersion("better-sqlite3");
   const key = createHash("sha256")
     .update(JSON.stringify({ SUITE, MIRROR, PACKAGES, sqliteVersion, RUNTIME_JS, recipe: 1 }))
@@ -95,33 +150,27 @@ export function ensureRootfs(cache: string): Rootfs {
   }
   const building = join(cache, key, "rootfs.building");
   // debootstrap resolves only the base system's dependencies well: it brings a minimal trixie (its second
-  // stage runs under qemu), and apt inside installs node and the toolchain with their dependencies.
-  step(`debootstrap ${SUITE} riscv64, minimal (second stage under qemu; ~5 min cold)`);
-  withRetries("debootstrap", () => {
-    rmSync(building, { recursive: true, force: true });
-    mkdirSync(building, { recursive: true });
-    sh("debootstrap", ["--arch=riscv64", "--variant=minbase", SUITE, building, MIRROR], { stdio: ["ignore", "ignore", "inherit"] });
-  });
+  // stage runs under qemu), and apt inside installs node and the toolchain with their dependencies. Both
+  // read Debian's archive through a view that checked the suite's signature (--no-check-gpg: the view's
+  // Release is unsigned).
+  step(`debootstrap ${SUITE} riscv64, minimal (second stage under qemu; ~1 min cold)`);
+  await withArchiveView((view) =>
+    withRetries("debootstrap", async () => {
+      rmSync(building, { recursive: true, force: true });
+      mkdirSync(building, { recursive: true });
+      await shAsync("debootstrap", ["--arch=riscv64", "--variant=minbase", "--no-check-gpg", SUITE, building, view.url], { stdio: ["ignore", "ignore", "inherit"] });
+    }),
+  );
   cpSync("/etc/resolv.conf", join(building, "etc", "resolv.conf"), { dereference: true });
-  step(`apt-get install ${PACKAGES.join(" ")} (inside, under qemu)`);
-  const unmountProc = mountAll({ dir: building, key }, ["proc"]);
-  try {
-    withRetries("apt-get install", () =>
-      sh("chroot", [building, "/bin/sh", "-c", `apt-get update -q && apt-get install -y -q --no-install-recommends ${PACKAGES.join(" ")}`], {
-        env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-        stdio: ["ignore", "ignore", "inherit"],
-      }),
-    );
-  } finally {
-    unmountProc();
-  }
+  step(`apt-get install ${PACKAGES.join(" ")} (inside, under qemu; ~2 min cold)`);
+  await aptInstall(building, PACKAGES);
 
   // better-sqlite3 from the registry (npm pack on the host; npm's own install scripts die under emulation),
   // compiled inside with node-gyp against Debian's node headers.
   const native = join(building, "opt", "native", "node_modules");
   mkdirSync(native, { recursive: true });
   step(`better-sqlite3 ${sqliteVersion}: fetched with npm pack, compiled under qemu with node-gyp (~8 min)`);
-  withRetries("npm pack", () => sh("npm", ["pack", `better-sqlite3@${sqliteVersion}`, "--pack-destination", native, "--silent"], { stdio: ["ignore", "ignore", "inherit"] }));
+  await withRetries("npm pack", () => sh("npm", ["pack", `better-sqlite3@${sqliteVersion}`, "--pack-destination", native, "--silent"], { stdio: ["ignore", "ignore", "inherit"] }));
   sh("tar", ["-xzf", join(native, `better-sqlite3-${sqliteVersion}.tgz`), "-C", native]);
   renameSync(join(native, "package"), join(native, "better-sqlite3"));
   rmSync(join(native, `better-sqlite3-${sqliteVersion}.tgz`));
@@ -129,7 +178,6 @@ export function ensureRootfs(cache: string): Rootfs {
   for (const name of RUNTIME_JS) cpSync(join(root, "node_modules", name), join(native, name), { recursive: true, dereference: true });
   rmSync(join(native, "better-sqlite3", "build", "Release", "obj.target"), { recursive: true, force: true });
   sh("chroot", [building, "/usr/bin/node", "-e", "const D=require('/opt/native/node_modules/better-sqlite3');const db=new D(':memory:');console.log('better-sqlite3 on '+process.arch+': sqlite '+db.prepare('select sqlite_version() v').get().v)"]);
-  sh("chroot", [building, "/bin/sh", "-c", "apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/*"]);
   rmSync(dir, { recursive: true, force: true });
   renameSync(building, dir);
   writeFileSync(complete, `${new Date().toISOString()}\n`);
