@@ -28,6 +28,8 @@ export interface ArchiveViewOptions {
   suite: string;
   arch: string;
   component?: string;
+  /** The keyring the suite's InRelease must verify against (Debian's archive keyring unless a test says). */
+  keyring?: string;
   log: (line: string) => void;
 }
 
@@ -72,14 +74,14 @@ interface IndexFile {
 }
 
 /** The signed text of an InRelease, checked by gpgv against Debian's keyring; throws when it does not verify. */
-function verifiedRelease(inRelease: Buffer): string {
+function verifiedRelease(inRelease: Buffer, keyring: string): string {
   const dir = mkdtempSync(join(tmpdir(), "inrelease-"));
   try {
     const file = join(dir, "InRelease");
     writeFileSync(file, inRelease);
-    const result = spawnSync("gpgv", ["--keyring", DEBIAN_KEYRING, "--output", "-", file], { encoding: "buffer" });
+    const result = spawnSync("gpgv", ["--keyring", keyring, "--output", "-", file], { encoding: "buffer" });
     if (result.status !== 0) {
-      throw new Error(`the suite's InRelease does not verify against ${DEBIAN_KEYRING}: ${result.stderr.toString("utf8").trim()}`);
+      throw new Error(`the suite's InRelease does not verify against ${keyring}: ${result.stderr.toString("utf8").trim()}`);
     }
     return result.stdout.toString("utf8");
   } finally {
@@ -130,7 +132,8 @@ export async function openArchiveView(options: ArchiveViewOptions): Promise<Arch
   const mirror = options.mirror.replace(/\/+$/, "");
   const component = options.component ?? "main";
   const dists = `${mirror}/dists/${options.suite}`;
-  const signed = verifiedRelease(await download(`${dists}/InRelease`));
+  const keyring = options.keyring ?? DEBIAN_KEYRING;
+  const signed = verifiedRelease(await download(`${dists}/InRelease`), keyring);
   const hashes = signedHashes(signed);
   const version = /^Version: (.*)$/m.exec(signed)?.[1] ?? "?";
   // One index, gzip (debootstrap and apt both read it), served with its uncompressed form: apt looks the
@@ -152,7 +155,7 @@ export async function openArchiveView(options: ArchiveViewOptions): Promise<Arch
         `the served index is used, and every package is checked against it`,
     );
   }
-  if (indexSigned) options.log(`Debian archive: ${options.suite} ${version} InRelease verified (${DEBIAN_KEYRING}); the ${options.arch} index is the signed one`);
+  if (indexSigned) options.log(`Debian archive: ${options.suite} ${version} InRelease verified (${keyring}); the ${options.arch} index is the signed one`);
   const release = viewRelease(signed, files);
   const served = new Map(files.map((file) => [`/dists/${options.suite}/${file.path}`, file.bytes]));
   served.set(`/dists/${options.suite}/Release`, Buffer.from(release));

@@ -14,6 +14,7 @@ import { PUBLIC_KEY, SCHEMA, UNKNOWN_ID } from "./fixtures.ts";
 
 let h: Harness;
 let lastAccepted = -1;
+let timestamp = 1_750_000_000;
 const s1 = schemaIdOf(SCHEMA);
 
 beforeAll(async () => {
@@ -45,12 +46,38 @@ const REJECTED: { name: string; payload: () => Hex; sender?: string; code: strin
     code: "SCHEMA_NOT_FOUND",
   },
   { name: "duplicate key", payload: () => utf8ToHex(JSON.stringify({ type: "register_encryption_key", params: { publicKey: PUBLIC_KEY, algorithm: "nacl-box" } })), code: "DUPLICATE" },
+  {
+    name: "grant_access to an unknown schema",
+    sender: ALICE,
+    payload: () => utf8ToHex(JSON.stringify({ type: "grant_access", params: { requester: BOB, schema_id: UNKNOWN_ID, expires_at: 4_000_000_000 } })),
+    code: "SCHEMA_NOT_FOUND",
+  },
+  { name: "revoke_grant of an unknown grant", sender: ALICE, payload: () => utf8ToHex(JSON.stringify({ type: "revoke_grant", params: { grant_id: UNKNOWN_ID } })), code: "GRANT_NOT_FOUND" },
+  {
+    name: "batch whose every item fails",
+    sender: ALICE,
+    payload: () =>
+      utf8ToHex(
+        JSON.stringify({
+          type: "batch",
+          params: {
+            items: [
+              { type: "grant_access", params: { requester: BOB, schema_id: s1, expires_at: 1 } },
+              { type: "revoke_grant", params: { grant_id: UNKNOWN_ID } },
+            ],
+          },
+        }),
+      ),
+    code: "INVALID_PARAMS",
+  },
 ];
 
 describe("a rejected input leaves no trace", () => {
   it.each(REJECTED)("$name: rejected with $code, the whole database unchanged, processed_inputs unchanged", async (c) => {
     const before = databaseDigest(h.db.$client);
-    const outcome = await h.raw(c.payload(), { sender: c.sender ?? ADMIN });
+    // A redelivery is the same input: same index, same block timestamp (a report may name it).
+    timestamp += 10;
+    const outcome = await h.raw(c.payload(), { sender: c.sender ?? ADMIN, timestamp });
     expect(outcome.status).toBe("reject");
     const report = JSON.parse(Buffer.from((outcome.reports[0] ?? "0x").slice(2), "hex").toString("utf8")) as { error: { code: string } };
     expect(report.error.code).toBe(c.code);
@@ -58,7 +85,7 @@ describe("a rejected input leaves no trace", () => {
     expect((await h.read<{ processed_inputs: number }>("health")).processed_inputs).toBe(lastAccepted + 1);
 
     // Delivered again at the same index (the dapp died before /finish): the same verdict and report.
-    const again = await h.raw(c.payload(), { sender: c.sender ?? ADMIN, index: outcome.index });
+    const again = await h.raw(c.payload(), { sender: c.sender ?? ADMIN, index: outcome.index, timestamp });
     expect([again.status, again.reports]).toEqual(["reject", outcome.reports]);
     expect(databaseDigest(h.db.$client)).toBe(before);
   });
