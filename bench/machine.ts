@@ -57,7 +57,10 @@ async function machineRootfs(rootfs: Rootfs, log: (line: string) => void): Promi
   return { dir };
 }
 
-/** PID 1 of the guest: network, then the dapp, then its VmHWM every 2 s; the kernel's OOM lines at the end. */
+/**
+ * PID 1 of the guest: network, then the dapp, then its VmHWM every 2 s; the kernel's OOM lines at the end.
+ * The machine's userland is minbase trixie: no poweroff, and none needed.
+ */
 function initScript(nodeFlags: readonly string[]): string {
   return `#!/bin/sh
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev 2>/dev/null; mount -t tmpfs tmp /tmp
@@ -70,7 +73,7 @@ while kill -0 $PID 2>/dev/null; do echo "machine: dapp $(grep VmHWM /proc/$PID/s
 echo "machine: dapp exited"
 dmesg | grep -i -E "out of memory|oom-kill|killed process" | sed 's/^/machine: kernel: /'
 echo "machine: end"
-poweroff -f
+# PID 1 ending stops the kernel (panic=-1), and qemu with it (-no-reboot).
 `;
 }
 
@@ -116,7 +119,8 @@ export async function machineRows(options: MachineOptions): Promise<MachineResul
     "-smp", "1",
     "-nographic",
     "-kernel", kernel,
-    "-append", `root=/dev/vda rw console=ttyS0 init=/opt/machine/init.sh dapp_rollup=http://10.0.2.2:${rollupPort}`,
+    "-no-reboot",
+    "-append", `root=/dev/vda rw console=ttyS0 panic=-1 init=/opt/machine/init.sh dapp_rollup=http://10.0.2.2:${rollupPort}`,
     // virtio over MMIO, as the kernel has it built in (no PCI).
     "-drive", `file=${image},format=raw,if=none,id=disk`,
     "-device", "virtio-blk-device,drive=disk",

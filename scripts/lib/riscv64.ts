@@ -211,7 +211,7 @@ function isMounted(path: string): boolean {
 export function mountAll(rootfs: Rootfs, only?: readonly string[]): () => void {
   const mounts = ([
     ["proc", ["-t", "proc", "proc"]],
-    ["dev", ["--bind", "/dev"]],
+    ["dev", ["--rbind", "/dev"]],
     ["tmp", ["--bind", "/tmp"]],
   ] as [string, string[]][]).filter(([name]) => only === undefined || only.includes(name));
   const done: string[] = [];
