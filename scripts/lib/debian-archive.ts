@@ -140,22 +140,24 @@ export async function openArchiveView(options: ArchiveViewOptions): Promise<Arch
   // index up in the Release by its uncompressed name.
   const path = `${component}/binary-${options.arch}/Packages.gz`;
   const gz = await download(`${dists}/${path}`);
+  const plain = gunzipSync(gz);
   const files: IndexFile[] = [
     { path, bytes: gz },
-    { path: path.replace(/\.gz$/, ""), bytes: gunzipSync(gz) },
+    { path: path.replace(/\.gz$/, ""), bytes: plain },
   ];
   // The uncompressed form follows from the gzip one, so the gzip one is what is compared.
   const expected = hashes.get(path);
   const sha256 = digest("sha256", gz);
   const indexSigned = expected !== undefined && expected.sha256 === sha256 && expected.size === gz.length;
-  if (!indexSigned) {
+  if (indexSigned) {
+    options.log(`Debian archive: ${options.suite} ${version} InRelease verified (${keyring}); the ${options.arch} index is the signed one`);
+  } else {
     options.log(
       `Debian archive: ${options.suite}/${path} as served (${gz.length} bytes, sha256 ${sha256.slice(0, 16)}) is not the one its signed Release ` +
         `${version} names (${expected === undefined ? "none" : `${expected.size} bytes, sha256 ${expected.sha256.slice(0, 16)}`}): the mirror is out of step; ` +
         `the served index is used, and every package is checked against it`,
     );
   }
-  if (indexSigned) options.log(`Debian archive: ${options.suite} ${version} InRelease verified (${keyring}); the ${options.arch} index is the signed one`);
   const release = viewRelease(signed, files);
   const served = new Map(files.map((file) => [`/dists/${options.suite}/${file.path}`, file.bytes]));
   served.set(`/dists/${options.suite}/Release`, Buffer.from(release));
@@ -191,7 +193,7 @@ export async function openArchiveView(options: ArchiveViewOptions): Promise<Arch
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  const index = files[1]?.bytes.toString("utf8") ?? "";
+  const index = plain.toString("utf8");
   return {
     url: `http://127.0.0.1:${port}`,
     indexSigned,

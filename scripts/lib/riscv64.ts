@@ -88,7 +88,7 @@ export async function aptInstall(dir: string, packages: readonly string[]): Prom
     // trusted=yes: the view has checked the suite's signature itself and serves an unsigned Release.
     writeFileSync(sources, `deb [trusted=yes] ${view.url} ${SUITE} main\n`);
     writeFileSync(conf, 'Acquire::Languages "none";\n');
-    const unmount = mountAll({ dir, key: "" }, ["proc", "dev"]);
+    const unmount = mountAll({ dir }, ["proc", "dev"]);
     try {
       await withRetries("apt-get install", () =>
         shAsync("chroot", [dir, "/bin/sh", "-c", `apt-get update -q && apt-get install -y -q --no-install-recommends ${packages.join(" ")} && apt-get clean && rm -rf /var/lib/apt/lists/*`], {
@@ -208,7 +208,7 @@ function isMounted(path: string): boolean {
  * /proc and /dev for node, and the host's /tmp: the stacks the suites start keep their DATA_DIR (and the
  * dapp's database, which the suites read) under /tmp, the same path inside and out.
  */
-export function mountAll(rootfs: Rootfs, only?: readonly string[]): () => void {
+export function mountAll(rootfs: Pick<Rootfs, "dir">, only?: readonly string[]): () => void {
   const mounts = ([
     ["proc", ["-t", "proc", "proc"]],
     ["dev", ["--rbind", "/dev"]],
