@@ -108,6 +108,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((resolve) => mirror.server.close(resolve));
+  // gpg started an agent for the throwaway home; it goes with it.
+  spawnSync("gpgconf", ["--homedir", home, "--kill", "gpg-agent"]);
   rmSync(home, { recursive: true, force: true });
 });
 
