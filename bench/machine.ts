@@ -10,7 +10,7 @@
  * beside it), an init script, the bundle and the store, as an ext4 image (mke2fs -d).
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULTS } from "../devnode/config.ts";
 import { aptInstall, ensureRootfs, prepareHost, type Rootfs } from "../scripts/lib/riscv64.ts";
