@@ -9,20 +9,15 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
-import { withArchiveView } from "../scripts/lib/riscv64.ts";
+import { basename, join } from "node:path";
+import { runQuietly as run, withArchiveView } from "../scripts/lib/riscv64.ts";
 
 const SOURCE_PACKAGE = "linux-source-6.12";
 const HOST_TOOLS: Record<string, string> = { "riscv64-linux-gnu-gcc": "gcc-riscv64-linux-gnu", flex: "flex", bison: "bison", bc: "bc", make: "make" };
 const MAKE = ["ARCH=riscv", "CROSS_COMPILE=riscv64-linux-gnu-"];
 
-function run(file: string, args: readonly string[], cwd?: string): void {
-  const result = spawnSync(file, args, { cwd, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-  if (result.status !== 0) throw new Error(`${file} ${args.join(" ")} failed (exit ${String(result.status ?? result.signal)})`);
-}
-
 /** The options the fragment sets that the configured tree does not have (a dependency it lacks). */
-function optionsNotTaken(fragment: string, config: string): string[] {
+export function optionsNotTaken(fragment: string, config: string): string[] {
   const have = new Set(config.split("\n"));
   return fragment.split("\n").filter((line) => line.startsWith("CONFIG_") && !have.has(line));
 }
@@ -45,7 +40,7 @@ export async function machineKernel(root: string, cacheDir: string, log: (line: 
   mkdirSync(work, { recursive: true });
   try {
     const deb = await withArchiveView((view) => view.fetchPackage(SOURCE_PACKAGE, work));
-    log(`machine: building a kernel from ${deb.split("/").pop() ?? deb} with ${fragmentPath} (cross-compiled, a few minutes)`);
+    log(`machine: building a kernel from ${basename(deb)} with ${fragmentPath} (cross-compiled, a few minutes)`);
     run("dpkg-deb", ["-x", deb, join(work, "deb")]);
     const tarball = readdirSync(join(work, "deb", "usr", "src")).find((name) => name.endsWith(".tar.xz"));
     if (tarball === undefined) throw new Error(`${deb} holds no kernel source tarball`);
@@ -57,7 +52,7 @@ export async function machineKernel(root: string, cacheDir: string, log: (line: 
     run("make", [...MAKE, `-j${String(availableParallelism())}`, "Image"], tree);
     mkdirSync(dir, { recursive: true });
     copyFileSync(join(tree, "arch", "riscv", "boot", "Image"), image);
-    writeFileSync(join(dir, "source"), `${deb.split("/").pop() ?? deb}\n`);
+    writeFileSync(join(dir, "source"), `${basename(deb)}\n`);
     return image;
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -13,7 +13,7 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULTS } from "../devnode/config.ts";
-import { aptInstall, ensureRootfs, prepareHost, type Rootfs } from "../scripts/lib/riscv64.ts";
+import { aptInstall, ensureRootfs, prepareHost, runQuietly as run, type Rootfs } from "../scripts/lib/riscv64.ts";
 import type { DappBundle } from "./bundle.ts";
 import { runLoad } from "./load.ts";
 import { machineKernel } from "./machine-kernel.ts";
@@ -36,11 +36,6 @@ const RAM_MIB = 128;
 /** The store the machine holds, whatever the bench's size: the issue's million. */
 const STORED = 1_000_000;
 const DB_IN_GUEST = "/var/opt/attestation/dapp.sqlite";
-
-function run(file: string, args: readonly string[]): void {
-  const result = spawnSync(file, args, { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-  if (result.status !== 0) throw new Error(`${file} ${args.join(" ")} failed (exit ${String(result.status ?? result.signal)})`);
-}
 
 /** The root file system with iproute2 (the guest's network): built once per root file system. */
 async function machineRootfs(rootfs: Rootfs, log: (line: string) => void): Promise<{ dir: string }> {

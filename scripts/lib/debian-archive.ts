@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { Readable } from "node:stream";
 import { gunzipSync } from "node:zlib";
 
@@ -105,8 +105,8 @@ function signedHashes(release: string): Map<string, { sha256: string; size: numb
   return hashes;
 }
 
-async function download(url: string): Promise<Buffer> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(120_000) });
+async function download(url: string, timeoutMs = 120_000): Promise<Buffer> {
+  const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   if (!response.ok) throw new Error(`GET ${url}: HTTP ${response.status}`);
   return Buffer.from(await response.arrayBuffer());
 }
@@ -200,10 +200,11 @@ export async function openArchiveView(options: ArchiveViewOptions): Promise<Arch
     async fetchPackage(name, dir) {
       const entry = packageEntries(index, name).reduce<PackageEntry | undefined>((best, e) => (best === undefined || newer(e.version, best.version) ? e : best), undefined);
       if (entry === undefined) throw new Error(`Debian archive: ${options.suite} has no package ${name} for ${options.arch}`);
-      const bytes = await download(`${mirror}/${entry.filename}`);
+      // A package may be large (the kernel source is 150 MB): ten minutes, as for a pool file.
+      const bytes = await download(`${mirror}/${entry.filename}`, 600_000);
       const sha256 = digest("sha256", bytes);
       if (sha256 !== entry.sha256) throw new Error(`Debian archive: ${entry.filename} has sha256 ${sha256}, its index says ${entry.sha256}`);
-      const file = join(dir, entry.filename.split("/").pop() ?? `${name}.deb`);
+      const file = join(dir, basename(entry.filename));
       writeFileSync(file, bytes);
       return file;
     },

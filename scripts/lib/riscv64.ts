@@ -28,6 +28,11 @@ function sh(file: string, args: readonly string[], options: SpawnSyncOptions = {
   if (result.status !== 0) throw new Error(`${file} ${args.join(" ")} failed (${result.error?.message ?? `exit ${String(result.status ?? result.signal)}`})`);
 }
 
+/** A command with only its errors shown (apt, tar, make: their output would bury the bench's); throws when it fails. */
+export function runQuietly(file: string, args: readonly string[], cwd?: string): void {
+  sh(file, args, { cwd, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+}
+
 /** `sh` for steps during which this process must keep serving (the archive view answers debootstrap and apt). */
 function shAsync(file: string, args: readonly string[], options: SpawnOptions = {}): Promise<void> {
   return new Promise((resolve, reject) => {
