@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: AGPL-3.0-only
+/**
+ * Configuration of the attestor process, validated once at start. Its signing key is ATTESTOR_PRIVATE_KEY,
+ * or a key generated into DATA_DIR/attestor-key on first start and kept, so its address (which admins
+ * register in the rollup) survives restarts.
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { z } from "zod";
+import { portSchema } from "../common/env.ts";
+
+const KEY_RE = /^0x[0-9a-fA-F]{64}$/;
+
+const envSchema = z.object({
+  ATTESTOR_PORT: portSchema.default(8003),
+  ATTESTOR_HOST: z.string().min(1).default("127.0.0.1"),
+  ATTESTOR_PRIVATE_KEY: z.string().regex(KEY_RE, "expected a 0x-prefixed 32-byte hex private key").optional(),
+  ATTESTOR_CA_FILES: z.string().default(""),
+  DATA_DIR: z.string().min(1).default(".data"),
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("warn"),
+});
+
+export interface AttestorConfig {
+  port: number;
+  host: string;
+  privateKey: `0x${string}`;
+  caFiles: string;
+  logLevel: string;
+}
+
+export function loadAttestorConfig(env: NodeJS.ProcessEnv = process.env): AttestorConfig {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`invalid configuration: ${String(issue?.path[0] ?? "environment")}: ${issue?.message ?? "invalid"}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.ATTESTOR_PORT,
+    host: e.ATTESTOR_HOST,
+    privateKey: (e.ATTESTOR_PRIVATE_KEY ?? keyInDataDir(e.DATA_DIR, "attestor-key")) as `0x${string}`,
+    caFiles: e.ATTESTOR_CA_FILES,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+/** A private key kept in `dataDir/name`, made on first use (`wx`: two processes never overwrite each other). */
+export function keyInDataDir(dataDir: string, name: string): string {
+  const file = join(resolve(dataDir), name);
+  if (!existsSync(file)) {
+    mkdirSync(resolve(dataDir), { recursive: true });
+    try {
+      writeFileSync(file, `0x${randomBytes(32).toString("hex")}\n`, { flag: "wx", mode: 0o600 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  }
+  const key = readFileSync(file, "utf8").trim();
+  if (!KEY_RE.test(key)) throw new Error(`invalid configuration: ${file} does not hold a 0x-prefixed 32-byte hex key`);
+  return key;
+}

@@ -1,0 +1,63 @@
+/**
+ * The messages between the api and its prover processes (attestor/prover.ts), sent over Node's IPC
+ * channel. The prover is a separate process because the code it links (Reclaim's attestor-core) is
+ * AGPL-3.0 and because proving blocks its event loop; this file is the whole of what the two share.
+ */
+import type { Address, Hex } from "viem";
+import type { ProofMode, TlsClaim } from "./tls-claim.ts";
+
+export interface ProveRequest {
+  id: number;
+  url: string;
+  method: "GET" | "POST";
+  /** Sent to the provider but never signed or shown to the attestor's claim (attestor-core's secret params). */
+  headers: Record<string, string>;
+  field: string;
+  mode: ProofMode;
+  /** The attestation's owner and schema, bound into the claim's context. */
+  owner: Address;
+  schemaId: Hex;
+}
+
+/** What went wrong, in words the api maps to its error codes. */
+export type ProveFailureKind =
+  | "attestor_unreachable" // no WebSocket to the attestor
+  | "tls" // the handshake with the provider failed (a version below TLS 1.2 among the causes)
+  | "provider_unreachable" // the attestor could not reach the provider
+  | "provider_status" // the provider answered with a non-2xx status (`status` says which)
+  | "extraction" // the attestor's pattern found no number at the field
+  | "refused" // the attestor refused to sign (a proof that did not verify, a bad request)
+  | "timeout"
+  | "internal";
+
+export interface ProveSuccess {
+  id: number;
+  ok: true;
+  claim: TlsClaim;
+  signature: Hex;
+  /** The address the attestor says signs for it (the api checks the signature recovers to it). */
+  attestor: Address;
+  /** The provider's response as the prover decrypted it: the api reads the schema's data keys from it. */
+  response: { status: number; body: string };
+  tlsVersion: string;
+  /** Time spent, and the prover process's peak resident memory so far. */
+  ms: number;
+  maxRssBytes: number;
+}
+
+export interface ProveFailure {
+  id: number;
+  ok: false;
+  kind: ProveFailureKind;
+  reason: string;
+  status?: number;
+}
+
+export type ProveResult = ProveSuccess | ProveFailure;
+
+/** The first message of a prover once it can take requests. */
+export interface ProverReady {
+  ready: true;
+  /** The address claims are made by (the claim's `owner`). */
+  address: Address;
+}
