@@ -12,6 +12,7 @@ import { router } from "./operations.ts";
 import type { ClientAddressOf } from "./rate-limit.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { attestationRoutes } from "./routes/attestations.ts";
+import { attestorRoutes } from "./routes/attestors.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { attestationDataRoutes } from "./routes/data.ts";
 import { grantRoutes } from "./routes/grants.ts";
@@ -61,6 +62,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
   app.route("/", healthRoutes(services, clientOf));
   app.route("/", schemaRoutes(services, clientOf));
   app.route("/", adminRoutes(services, clientOf));
+  app.route("/", attestorRoutes(services, clientOf));
   app.route("/", attestationRoutes(services, clientOf));
   app.route("/", attestationDataRoutes(services, clientOf));
   app.route("/", proofRoutes(services, clientOf));

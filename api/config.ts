@@ -8,6 +8,8 @@ import { join, resolve } from "node:path";
 import type { Address, Hex } from "viem";
 import { z } from "zod";
 import { configAddressSchema, flagSchema, httpUrlSchema, portSchema } from "../common/env.ts";
+import { PROOF_MODES } from "../common/tls-claim.ts";
+import type { AttestorSettings } from "./provider/attestor.ts";
 
 /** Hardhat account #0: the local stack makes it the dapp's admin. */
 export const DEFAULT_PRIVATE_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
@@ -59,6 +61,13 @@ const envSchema = z.object({
   // 1 KiB leaves room for one claim; 120 KiB keeps a transaction under geth's 128 KiB pool limit.
   WRITE_BATCH_MAX_BYTES: z.coerce.number().int().min(1024).max(120 * 1024).default(120 * 1024),
   ENCRYPTION_SECRET_KEY: boxSecretKey.optional(),
+  // The TLS attestor (docs/provider.md): claims for schemas that require proof go through it.
+  ATTESTOR_URL: z.string().regex(/^wss?:\/\/[^\s]+$/, "expected a ws:// or wss:// URL").default("ws://127.0.0.1:8003/ws"),
+  ATTESTOR_MODE: z.enum(PROOF_MODES).default("reveal"),
+  ATTESTOR_PROVERS: z.coerce.number().int().min(1).max(16).default(2),
+  ATTESTOR_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
+  ATTESTOR_CA_FILES: z.string().default(""),
+  PROVER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key").optional(),
 });
 
 export interface ApiConfig {
@@ -85,6 +94,8 @@ export interface ApiConfig {
    * also answers the opened plaintext. Unset, the api never holds a key that opens attestations.
    */
   encryptionSecretKey?: Uint8Array;
+  /** The TLS attestor and the prover processes that make claims through it. */
+  attestor: AttestorSettings;
 }
 
 export class ConfigError extends Error {
@@ -131,6 +142,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     noticePollMs: e.NOTICE_POLL_MS,
     writeBatch: { maxItems: e.WRITE_BATCH_MAX_ITEMS, maxBytes: e.WRITE_BATCH_MAX_BYTES },
     ...(e.ENCRYPTION_SECRET_KEY === undefined ? {} : { encryptionSecretKey: e.ENCRYPTION_SECRET_KEY }),
+    attestor: {
+      url: e.ATTESTOR_URL,
+      mode: e.ATTESTOR_MODE,
+      provers: e.ATTESTOR_PROVERS,
+      timeoutMs: e.ATTESTOR_TIMEOUT_MS,
+      caFiles: e.ATTESTOR_CA_FILES,
+      dataDir: e.DATA_DIR,
+      ...(e.PROVER_PRIVATE_KEY === undefined ? {} : { proverPrivateKey: e.PROVER_PRIVATE_KEY as Hex }),
+    },
   };
 }
 

@@ -54,6 +54,7 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
     hub,
     async stop() {
       await services.follower.stop();
+      await services.attestor.close();
       await hub.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -7,6 +7,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { errorResponses, jsonContent } from "./operations.ts";
 import { registerKeyRoute, registerSchemaRoute } from "./routes/admin.ts";
 import { attestationInputRoute, attestationRoute, attestationsByOwnerRoute, claimRoute } from "./routes/attestations.ts";
+import { attestorsRoute, registerAttestorRoute } from "./routes/attestors.ts";
 import { loginRoute, nonceRoute } from "./routes/auth.ts";
 import { attestationDataRoute } from "./routes/data.ts";
 import { accessRoute, grantRoute, grantsOfRoute, revokeRoute } from "./routes/grants.ts";
@@ -33,6 +34,8 @@ export const API_ROUTES = [
   schemaRoute,
   registerSchemaRoute,
   registerKeyRoute,
+  registerAttestorRoute,
+  attestorsRoute,
   claimRoute,
   attestationRoute,
   attestationInputRoute,

@@ -7,6 +7,7 @@ import type { Hex } from "viem";
 import type { InputKind, InputParams } from "../common/wire.ts";
 import type { ApiConfig } from "./config.ts";
 import { NonceStore } from "./auth/siwe.ts";
+import { ProverPool } from "./provider/attestor.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { RegistryCatalog } from "./rollup/catalog.ts";
 import { NoticeFollower } from "./rollup/follower.ts";
@@ -38,6 +39,10 @@ export interface ApiServices {
   write<K extends InputKind>(kind: K, params: InputParams[K], context?: { schemaId?: Hex }): Promise<CommittedWrite>;
   /** provider_type of a schema; schemas are immutable, so the answer is cached for good. */
   providerTypeOf(schemaId: Hex): Promise<string>;
+  /** Prover processes that make claims through the TLS attestor, started on first use. */
+  attestor: ProverPool;
+  /** The TLS attestors the rollup trusts now (query `tls_attestors`), lower-case. */
+  registeredAttestors(): Promise<ReadonlySet<string>>;
   /** Where relayed notices go; `main.ts` points it at the WebSocket hub. */
   setEventSink(sink: (event: WsEvent) => void): void;
 }
@@ -85,6 +90,11 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     catalog,
     follower,
     nonces: new NonceStore(now),
+    attestor: new ProverPool(config.attestor),
+    async registeredAttestors() {
+      const attestors = await reader.query("tls_attestors", {});
+      return new Set(attestors.map((a) => a.address.toLowerCase()));
+    },
     limiter: config.rateLimits ? new RateLimiter(now) : undefined,
     commits,
     async write(kind, params, context = {}) {

@@ -3,7 +3,7 @@
  * devnode, the dapp and the api (when api/main.ts exists), each once the previous one is ready; restarts
  * the dapp and the api when they die; stops everything on Ctrl-C.
  *
- *   npm start [-- --reset] [-- --bundle] [-- --no-api]      (configuration: docs/devnode.md)
+ *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider]   (configuration: docs/devnode.md)
  */
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -11,12 +11,13 @@ import { fileURLToPath } from "node:url";
 import { wipeDataDir } from "./lib/data-dir.ts";
 import { wantsHelp } from "./lib/cli.ts";
 import { loadStartOptions, StartConfigError } from "./lib/stack-config.ts";
+import { localAttestorAddress, registerLocalAttestor } from "./lib/attestor-registration.ts";
 import { apiEnabled, stackUrls, Supervisor, type PieceName } from "./lib/stack.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (line: string): void => console.log(`[stack] ${line}`);
 
-const USAGE = "npm start [-- --reset] [--bundle] [--no-api]    (configuration by environment: docs/devnode.md)";
+const USAGE = "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider]    (configuration by environment: docs/devnode.md)";
 
 async function main(): Promise<number> {
   if (wantsHelp()) {
@@ -45,7 +46,7 @@ async function main(): Promise<number> {
     return shuttingDown;
   };
   const supervisor = new Supervisor(settings, {
-    autoRestart: ["dapp", "api"],
+    autoRestart: ["dapp", "attestor", "api"],
     readyTimeoutMs: 60_000,
     log: say,
     onUnexpectedExit: (piece: PieceName, code, signal) => {
@@ -74,6 +75,18 @@ async function main(): Promise<number> {
     if (shuttingDown === undefined) say(error instanceof Error ? error.message : String(error));
     await shutdown(1);
   }
+  let attestorNote = "";
+  if (shuttingDown === undefined && settings.attestor !== undefined) {
+    const address = localAttestorAddress(settings.dataDir);
+    attestorNote = `${address}`;
+    if (apiEnabled(settings)) {
+      try {
+        attestorNote += `, ${await registerLocalAttestor(urls.api, settings.dataDir, process.env)} in the rollup`;
+      } catch (error) {
+        attestorNote += ` (not registered: ${error instanceof Error ? error.message : String(error)})`;
+      }
+    }
+  }
   if (shuttingDown === undefined) {
     const chainNote = settings.externalRpcUrl === undefined ? `hardhat, log ${supervisor.logPath("chain")}` : "external";
     console.log(
@@ -85,6 +98,8 @@ async function main(): Promise<number> {
         `  graphql   ${urls.graphql}`,
         apiEnabled(settings) ? `  api       ${urls.api}` : "  api       (not started: api/main.ts not found or disabled)",
         apiEnabled(settings) ? `  ws        ${urls.ws}` : "",
+        urls.attestor !== undefined ? `  attestor  ${urls.attestor} (${attestorNote})` : "",
+        urls.demoProvider !== undefined ? `  provider  ${urls.demoProvider}/balance.json (demo, CA ${settings.dataDir}/demo-provider/ca.pem)` : "",
         `  InputBox  ${settings.inputBoxAddress}`,
         `  dapp      ${settings.dappAddress} (admins ${settings.dappAdmins})`,
         `  data      ${settings.dataDir}`,

@@ -2,6 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { bucketDefinitionProblem } from "../../common/buckets.ts";
 import { keyIdOf, type SchemaContent } from "../../common/ids.ts";
+import { PROOF_KINDS, proofFieldProblem } from "../../common/tls-claim.ts";
 import { requireRole } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
@@ -34,6 +35,16 @@ export const schemaRegistrationSchema = z.object({
   freshnessHalfLife: z.number().positive(),
   name: z.string().max(200).optional(),
   description: z.string().max(2000).optional(),
+  proof: z
+    .enum(PROOF_KINDS)
+    .optional()
+    .openapi({ description: 'extension: "attestor" makes every claim of the schema go through the TLS attestor, and the rollup check its signed claim (default "none")' }),
+}).superRefine((body, ctx) => {
+  if (body.proof !== "attestor") return;
+  for (const field of Object.keys(body.bucketDefinitions)) {
+    const problem = proofFieldProblem(field);
+    if (problem !== undefined) ctx.addIssue({ code: "custom", path: ["bucketDefinitions", field], message: problem });
+  }
 }).openapi("SchemaRegistration");
 
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -105,6 +116,8 @@ export function adminRoutes(services: ApiServices, clientOf: ClientAddressOf) {
         bucketDefinitions: body.bucketDefinitions,
         dataKeys: body.dataKeys,
         freshnessHalfLife: body.freshnessHalfLife,
+        // "none" stays out of the content: schemas without proof keep the ids they always had.
+        ...(body.proof === "attestor" ? { proof: "attestor" as const } : {}),
       };
       await services.write("register_schema", {
         ...content,

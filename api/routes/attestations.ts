@@ -8,6 +8,7 @@ import { inputTransaction } from "../rollup/chain-reader.ts";
 import type { Hex } from "viem";
 import { bucketDefinitionProblem, bucketOf, sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
 import { writeIdOf } from "../../common/ids.ts";
+import type { ProofKind, TlsProof } from "../../common/tls-claim.ts";
 import type { AttestationView } from "../../common/wire.ts";
 import type { AuthVariables } from "../auth/middleware.ts";
 import { requireRole } from "../auth/middleware.ts";
@@ -18,6 +19,7 @@ import {
   fetchProviderJson,
   readNumericField,
 } from "../provider/index.ts";
+import { fetchProven } from "../provider/proven.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import { sealForKey } from "../seal.ts";
 import type { ApiServices } from "../services.ts";
@@ -111,9 +113,10 @@ export const attestationRoute = createRoute({
           schemaId: id32,
           inputIndex: z.number().int().nonnegative(),
           itemIndex: z.number().int().nonnegative().nullable().describe("its position in a batch input, null when its input was not a batch"),
+          attestor: addressOut.nullable().describe("the TLS attestor whose signed claim the rollup checked, null when the value was not proven"),
         }),
       ),
-      "The attestation (schemaId, inputIndex and itemIndex are extensions)",
+      "The attestation (schemaId, inputIndex, itemIndex and attestor are extensions)",
     ),
     ...errorResponses(attestationTraits),
   },
@@ -180,6 +183,7 @@ interface ChosenSchema {
   schemaId: Hex;
   definition: BucketDefinition;
   dataKeys: string[];
+  proof: ProofKind;
 }
 
 export function attestationRoutes(services: ApiServices, clientOf: ClientAddressOf) {
@@ -205,7 +209,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       }
       const definition = schema.bucket_definitions[field];
       if (definition === undefined) throw noDefinition(schemaId, field);
-      return { schemaId, definition, dataKeys: schema.data_keys } satisfies ChosenSchema;
+      return { schemaId, definition, dataKeys: schema.data_keys, proof: schema.proof } satisfies ChosenSchema;
     }
     const candidates = services.catalog.schemasFor(provider, host);
     const latest = candidates[candidates.length - 1];
@@ -219,7 +223,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
     const chosen = [...candidates].reverse().find((s) => s.content.bucketDefinitions[field] !== undefined);
     const definition = chosen?.content.bucketDefinitions[field];
     if (chosen === undefined || definition === undefined) throw noDefinition(latest.schemaId, field);
-    return { schemaId: chosen.schemaId, definition, dataKeys: chosen.content.dataKeys } satisfies ChosenSchema;
+    return { schemaId: chosen.schemaId, definition, dataKeys: chosen.content.dataKeys, proof: chosen.content.proof ?? "none" } satisfies ChosenSchema;
   }
 
   return router<{ Variables: AuthVariables }>()
@@ -252,15 +256,33 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       }
       const key = services.catalog.latestKey;
       if (key === undefined) throw new ApiError("ENCRYPTION_KEY_MISSING", "No encryption key is registered");
-      const fetched = await fetchProviderJson(
-        { url: body.params.url, method: body.params.method, headers: body.params.headers },
-        {
-          allowedHosts: services.config.providerAllowedHosts,
-          timeoutMs: DEFAULT_PROVIDER_TIMEOUT_MS,
-          maxBodyBytes: DEFAULT_PROVIDER_MAX_BODY_BYTES,
-        },
-      );
-      const value = readNumericField(fetched.body, field);
+      // A schema that requires proof gets its value through the TLS attestor, with the signed claim to show.
+      let fetched: { body: unknown };
+      let value: number;
+      let proof: TlsProof | undefined;
+      if (schema.proof === "attestor") {
+        const proven = await fetchProven(
+          { url: body.params.url, method: body.params.method, headers: body.params.headers, field, owner, schemaId: schema.schemaId },
+          {
+            pool: services.attestor,
+            allowedHosts: services.config.providerAllowedHosts,
+            registeredAttestors: services.registeredAttestors,
+          },
+        );
+        fetched = proven;
+        value = proven.value;
+        proof = proven.proof;
+      } else {
+        fetched = await fetchProviderJson(
+          { url: body.params.url, method: body.params.method, headers: body.params.headers },
+          {
+            allowedHosts: services.config.providerAllowedHosts,
+            timeoutMs: DEFAULT_PROVIDER_TIMEOUT_MS,
+            maxBodyBytes: DEFAULT_PROVIDER_MAX_BODY_BYTES,
+          },
+        );
+        value = readNumericField(fetched.body, field);
+      }
       const bucket = bucketOf(value, schema.definition);
       if (bucket === undefined) {
         // Never echo the value: it is private, only its bucket is ever published.
@@ -281,6 +303,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
           provider: body.provider,
           encrypted_data: encrypted,
           bucket_values: { [field]: bucket },
+          ...(proof === undefined ? {} : { proof }),
         },
         { schemaId: schema.schemaId },
       );
@@ -311,6 +334,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
             schemaId: view.schema_id,
             inputIndex: view.input_index,
             itemIndex: view.item_index,
+            attestor: view.attestor,
           },
         },
         200,

@@ -31,9 +31,13 @@ const envSchema = z.object({
   DAPP_COMMAND: z.string().min(1).optional(),
   DAPP_BUNDLE: flag.default(false),
   START_API: z.enum(["auto", "on", "off"]).default("auto"),
+  ATTESTOR_PORT: port.default(8003),
+  ATTESTOR_CA_FILES: z.string().default(""),
+  START_ATTESTOR: z.enum(["on", "off"]).default("on"),
+  DEMO_PROVIDER_PORT: port.default(8443),
 });
 
-export const START_FLAGS = ["--reset", "--bundle", "--no-api"] as const;
+export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider"] as const;
 
 export interface StartOptions {
   settings: StackSettings;
@@ -73,6 +77,8 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, argv: readonly string[]
       dappAdmins: e.DAPP_ADMINS ?? privateKeyToAccount(e.PRIVATE_KEY as `0x${string}`).address,
       dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
       api: argv.includes("--no-api") || e.START_API === "off" ? false : e.START_API === "on" ? true : "auto",
+      attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { port: e.ATTESTOR_PORT, caFiles: e.ATTESTOR_CA_FILES },
+      demoProvider: argv.includes("--demo-provider") ? { port: e.DEMO_PROVIDER_PORT } : undefined,
       env: {},
       logDir: undefined,
     },

@@ -8,10 +8,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, type WriteStream } from "node:fs";
 import { join, resolve } from "node:path";
+import { connect } from "node:net";
 import { createInterface } from "node:readline";
 import type { Address } from "viem";
 
-export const PIECES = ["chain", "devnode", "dapp", "api"] as const;
+export const PIECES = ["chain", "devnode", "dapp", "provider", "attestor", "api"] as const;
 export type PieceName = (typeof PIECES)[number];
 
 /** Everything needed to run the stack; scripts/lib/stack-config.ts builds it from the environment. */
@@ -35,6 +36,10 @@ export interface StackSettings {
   dappCommand: readonly string[] | string;
   /** Start the api: `true`, `false`, or `"auto"` (when api/main.ts exists). */
   api: boolean | "auto";
+  /** The TLS attestor (attestor/server.ts) on loopback, or undefined to run none. */
+  attestor: { port: number; caFiles: string } | undefined;
+  /** The demo HTTPS provider (scripts/demo-provider.ts), or undefined to run none. */
+  demoProvider: { port: number } | undefined;
   /** Extra environment for every child (after the stack's own variables, so it can override them). */
   env: Readonly<Record<string, string>>;
   /** Where the children's output goes: files under this directory, or (undefined) the console. */
@@ -42,6 +47,8 @@ export interface StackSettings {
 }
 
 export interface StackUrls {
+  attestor: string | undefined;
+  demoProvider: string | undefined;
   rpc: string;
   node: string;
   inspect: string;
@@ -58,6 +65,8 @@ function loopback(host: string): string {
 export function stackUrls(s: StackSettings): StackUrls {
   const node = `http://${loopback(s.nodeHost)}:${s.nodePort}`;
   return {
+    attestor: s.attestor === undefined ? undefined : `ws://127.0.0.1:${s.attestor.port}/ws`,
+    demoProvider: s.demoProvider === undefined ? undefined : `https://localhost:${s.demoProvider.port}`,
     rpc: s.externalRpcUrl ?? `http://127.0.0.1:${s.chainPort}`,
     node,
     inspect: `${node}/inspect`,
@@ -75,6 +84,34 @@ export function defaultDappCommand(bundle: boolean): readonly string[] {
 
 export function apiEnabled(s: StackSettings): boolean {
   return s.api === "auto" ? existsSync(join(s.root, "api", "main.ts")) : s.api;
+}
+
+/** Where the demo provider keeps its local CA (scripts/lib/local-ca.ts). */
+export function demoProviderCa(s: StackSettings): string {
+  return join(s.dataDir, "demo-provider", "ca.pem");
+}
+
+/** Root certificates the attestor's TLS library needs beyond its own list: the operator's, and the demo CA. */
+function attestorCaFiles(s: StackSettings): string {
+  const files = (s.attestor?.caFiles ?? "").split(",").filter((f) => f.trim() !== "");
+  if (s.demoProvider !== undefined) files.push(demoProviderCa(s));
+  return files.join(",");
+}
+
+/** The api's environment for the attestor and the demo provider. */
+function apiProviderEnv(s: StackSettings): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (s.attestor !== undefined) {
+    env.ATTESTOR_URL = `ws://127.0.0.1:${s.attestor.port}/ws`;
+    env.ATTESTOR_CA_FILES = attestorCaFiles(s);
+  }
+  if (s.demoProvider !== undefined) {
+    // The demo provider is on loopback with a local CA: the api's own fetch must allow and trust it too.
+    const allowed = (process.env.PROVIDER_ALLOWED_HOSTS ?? "").split(",").filter((h) => h.trim() !== "");
+    env.PROVIDER_ALLOWED_HOSTS = [...allowed, "localhost"].join(",");
+    env.NODE_EXTRA_CA_CERTS = demoProviderCa(s);
+  }
+  return env;
 }
 
 interface Command {
@@ -119,11 +156,21 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
       if (file === undefined) throw new Error("the dapp command is empty");
       return { file, args, env };
     }
+    case "provider":
+      if (s.demoProvider === undefined) return undefined;
+      return { ...tsx("scripts/demo-provider.ts"), env: { DEMO_PROVIDER_PORT: String(s.demoProvider.port), DATA_DIR: s.dataDir } };
+    case "attestor":
+      if (s.attestor === undefined) return undefined;
+      return {
+        ...tsx("attestor/server.ts"),
+        env: { ATTESTOR_PORT: String(s.attestor.port), ATTESTOR_HOST: "127.0.0.1", ATTESTOR_CA_FILES: attestorCaFiles(s), DATA_DIR: s.dataDir },
+      };
     case "api":
       if (!apiEnabled(s)) return undefined;
       return {
         ...tsx("api/main.ts"),
         env: {
+          ...apiProviderEnv(s),
           API_PORT: String(s.apiPort),
           ROLLUP_URL: urls.node,
           GRAPHQL_URL: urls.graphql,
@@ -174,7 +221,22 @@ export function readinessCheck(piece: PieceName, s: StackSettings): () => Promis
       };
     case "api":
       return async () => (await fetch(`${urls.api}/healthcheck`, { signal: timeout() })).ok;
+    case "provider":
+      return () => acceptsConnections(s.demoProvider?.port ?? 0);
+    case "attestor":
+      // Its HTTP server answers 404 outside its WebSocket and browser paths: any answer means it listens.
+      return async () => (await fetch(`http://127.0.0.1:${s.attestor?.port ?? 0}/`, { signal: timeout() })).status > 0;
   }
+}
+
+function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolveProbe) => {
+    const socket = connect({ host: "127.0.0.1", port }, () => {
+      socket.destroy();
+      resolveProbe(true);
+    });
+    socket.once("error", () => resolveProbe(false));
+  });
 }
 
 // ---- processes ----

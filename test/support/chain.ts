@@ -39,6 +39,8 @@ export async function startChain(): Promise<TestChain> {
       dappAdmins: DEFAULTS.adminAddress,
       dappCommand: [],
       api: false,
+      attestor: undefined,
+      demoProvider: undefined,
       env: {},
       logDir: join(dataDir, "logs"),
     },

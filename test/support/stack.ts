@@ -48,11 +48,17 @@ export interface StackPorts {
   node: number;
   rollupHttp: number;
   api: number;
+  attestor: number;
+  demoProvider: number;
 }
 
 export interface StartStackOptions {
   /** Start the api too (api/main.ts). Default false. */
   api?: boolean;
+  /** Start the TLS attestor (attestor/server.ts) before the api. Default false. */
+  attestor?: boolean;
+  /** Start the demo HTTPS provider (scripts/demo-provider.ts), trusted by the attestor and the api. Default false. */
+  demoProvider?: boolean;
   /** Extra environment for every child; it overrides the stack's own variables (e.g. `RATE_LIMITS: "off"`). */
   env?: Record<string, string>;
   /**
@@ -133,12 +139,14 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "devnode-stack-"));
   if (options.reset === true) wipeDataDir(dataDir, PROJECT_ROOT);
-  const [chain, node, rollupHttp, api] = await freePorts(4);
+  const [chain, node, rollupHttp, api, attestor, demoProvider] = await freePorts(6);
   const ports: StackPorts = {
     chain: options.ports?.chain ?? (chain as number),
     node: options.ports?.node ?? (node as number),
     rollupHttp: options.ports?.rollupHttp ?? (rollupHttp as number),
     api: options.ports?.api ?? (api as number),
+    attestor: options.ports?.attestor ?? (attestor as number),
+    demoProvider: options.ports?.demoProvider ?? (demoProvider as number),
   };
   const admin = privateKeyToAccount(DEFAULTS.privateKey).address;
   const settings: StackSettings = {
@@ -158,6 +166,8 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     // TEST_DAPP_COMMAND (set by `npm run riscv64 -- e2e`) runs another dapp, the riscv64 one under qemu.
     dappCommand: options.dappCommand ?? nonEmpty(process.env.TEST_DAPP_COMMAND) ?? defaultDappCommand(process.env.TEST_DAPP_BUNDLE === "1"),
     api: options.api === true,
+    attestor: options.attestor === true ? { port: ports.attestor, caFiles: "" } : undefined,
+    demoProvider: options.demoProvider === true ? { port: ports.demoProvider } : undefined,
     env: options.env ?? {},
     logDir: join(dataDir, "logs"),
   };

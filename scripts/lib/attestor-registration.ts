@@ -1,0 +1,33 @@
+/**
+ * `npm start`'s last step when it runs the TLS attestor: register the attestor's address in the rollup
+ * through the api (an admin's `POST /api/core/attestors`), once, so a schema that requires proof works out
+ * of the box. A stack pointed at a real deployment does this by hand: trusting an attestor is an admin's
+ * decision (docs/provider.md).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Address } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { issueToken } from "../../api/auth/tokens.ts";
+import { DEFAULT_PRIVATE_KEY, resolveJwtSecret } from "../../api/config.ts";
+
+/** The address the local attestor signs with (its key is made in DATA_DIR on its first start). */
+export function localAttestorAddress(dataDir: string): Address {
+  const key = readFileSync(join(dataDir, "attestor-key"), "utf8").trim() as `0x${string}`;
+  return privateKeyToAccount(key).address;
+}
+
+export async function registerLocalAttestor(apiUrl: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<"registered" | "already registered"> {
+  const address = localAttestorAddress(dataDir);
+  const listed = (await (await fetch(`${apiUrl}/api/core/attestors`)).json()) as { data?: { address: string }[] };
+  if (listed.data?.some((a) => a.address.toLowerCase() === address.toLowerCase())) return "already registered";
+  const admin = privateKeyToAccount((env.PRIVATE_KEY || DEFAULT_PRIVATE_KEY) as `0x${string}`).address;
+  const { token } = await issueToken(resolveJwtSecret(env.JWT_SECRET, dataDir), admin, "admin", 300);
+  const response = await fetch(`${apiUrl}/api/core/attestors`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ address, name: "local attestor (npm start)" }),
+  });
+  if (!response.ok) throw new Error(`registering the attestor ${address} failed: HTTP ${response.status} ${await response.text()}`);
+  return "registered";
+}
