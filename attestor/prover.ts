@@ -6,6 +6,7 @@
  * mode, with Stwo) and returns the attestor's signed claim. One request at a time: Stwo proves
  * synchronously and holds this process's event loop, never the api's.
  */
+import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import { resourceUsage } from "node:process";
 import type { Address, Hex } from "viem";
@@ -182,7 +183,7 @@ async function prove(request: ProveRequest): Promise<ProveResult> {
       name: "http",
       params: claimParameters(request),
       secretParams: { headers: request.headers },
-      context: claimContext(request.owner, request.schemaId),
+      context: claimContext(request.owner, request.schemaId, `0x${randomBytes(16).toString("hex")}`),
       ownerPrivateKey: privateKey,
       client: { url: env.ATTESTOR_URL },
       zkEngine: "snarkjs",

@@ -114,8 +114,14 @@ export function claimParameters({ url, method, field, mode }: ClaimRequest): Pro
 
 /**
  * The client's part of the context: the attestation's owner and schema, so a claim made for one
- * attestation cannot be replayed for another owner or schema.
+ * attestation cannot be replayed for another owner or schema; and a nonce, so two claims of the same
+ * value in the same second are two claims (the dapp refuses a signed claim it has seen).
  */
-export function claimContext(owner: Address, schemaId: Hex): { contextAddress: Address; contextMessage: Hex } {
-  return { contextAddress: owner.toLowerCase() as Address, contextMessage: schemaId.toLowerCase() as Hex };
+export function claimContext(
+  owner: Address,
+  schemaId: Hex,
+  nonce?: Hex,
+): { contextAddress: Address; contextMessage: Hex; nonce?: Hex } {
+  const context = { contextAddress: owner.toLowerCase() as Address, contextMessage: schemaId.toLowerCase() as Hex };
+  return nonce === undefined ? context : { ...context, nonce };
 }

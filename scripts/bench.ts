@@ -7,6 +7,7 @@
  *   ci:             1k–5k attestations and a few hundred requests (what CI runs, test/bench/bench.test.ts)
  *   --riscv64:      adds the dapp under riscv64 (qemu-user) beside the native dapp (needs root; scripts/lib/riscv64.ts)
  *   --machine:      adds the dapp's peak RSS in a 128 MiB, one-hart riscv64 machine (qemu-system) on the largest store
+ *   --attestor:     only the claims proven by the TLS attestor, both modes, against a plain claim (bench/attestor.ts)
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -22,19 +23,29 @@ const argsSchema = z.object({
   out: z.string().min(1).default(join(root, "bench-results")),
 });
 
-export function parseBenchArgs(argv: readonly string[]): { size: BenchSize; out: string; riscv64: boolean; machine: boolean } {
+export interface BenchArgs {
+  size: BenchSize;
+  out: string;
+  riscv64: boolean;
+  machine: boolean;
+  attestor: boolean;
+}
+
+export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const raw: Record<string, string> = {};
   let riscv64 = false;
   let machine = false;
+  let attestor = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === "--riscv64" || arg === "--machine") {
+    if (arg === "--riscv64" || arg === "--machine" || arg === "--attestor") {
       if (arg === "--riscv64") riscv64 = true;
-      else machine = true;
+      else if (arg === "--machine") machine = true;
+      else attestor = true;
       continue;
     }
     const match = /^--(size|out)(?:=(.*))?$/.exec(arg);
-    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --riscv64, --machine)`);
+    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --riscv64, --machine, --attestor)`);
     const value = match[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
     raw[match[1] as string] = value;
@@ -43,13 +54,31 @@ export function parseBenchArgs(argv: readonly string[]): { size: BenchSize; out:
   if (!parsed.success) {
     throw new UsageError(`invalid arguments: ${parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
-  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine };
+  if (attestor && (riscv64 || machine)) throw new UsageError("--attestor runs on its own: leave out --riscv64 and --machine");
+  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor };
 }
 
-const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--riscv64] [--machine]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root)`;
+const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only)`;
+
+/** Claims per mode in the attestor rows. */
+const ATTESTOR_CLAIMS: Record<BenchSize, number> = { full: 40, ci: 4 };
+
+async function attestorMain(args: BenchArgs): Promise<number> {
+  const { attestorRows } = await import("../bench/attestor.ts");
+  const { formatTable } = await import("../bench/report.ts");
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(signal === "SIGINT" ? 130 : 143));
+  const log = (line: string): void => void process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+  const { figures, notes } = await attestorRows({ claims: ATTESTOR_CLAIMS[args.size], log });
+  mkdirSync(args.out, { recursive: true });
+  const jsonFile = join(args.out, `bench-attestor${args.size === "full" ? "" : `-${args.size}`}.json`);
+  writeFileSync(jsonFile, `${JSON.stringify({ size: args.size, figures, notes }, null, 2)}\n`);
+  process.stdout.write([`npm run bench -- --attestor --size ${args.size}`, "", formatTable(figures), "", ...notes.map((n) => `- ${n}`), "", `wrote ${jsonFile}`, ""].join("\n"));
+  return 0;
+}
 
 async function main(): Promise<number> {
   const args = parseBenchArgs(process.argv.slice(2));
+  if (args.attestor) return attestorMain(args);
   // The rig (chain, stacks, seeding) loads only once the arguments are known to be good.
   const { runBench } = await import("../bench/run.ts");
   const { formatTable, scaleChart } = await import("../bench/report.ts");

@@ -85,9 +85,9 @@ export class ProverPool {
    * with a `reason` for everything on the attestor's path, and the provider's own codes
    * (PROVIDER_AUTH_FAILED, PROVIDER_UNAVAILABLE) when the provider answered badly or not at all.
    */
-  async prove(request: Omit<ProveRequest, "id" | "mode">): Promise<ProvenValue> {
+  async prove(request: Omit<ProveRequest, "id" | "mode"> & { mode?: ProofMode }): Promise<ProvenValue> {
     if (this.closed) throw proofFailed("the api is shutting down");
-    const full: ProveRequest = { ...request, mode: this.settings.mode, id: this.nextId++ };
+    const full: ProveRequest = { ...request, mode: request.mode ?? this.settings.mode, id: this.nextId++ };
     const result = await new Promise<ProveResult | Error>((settle) => {
       this.queue.push({ request: full, settle });
       this.dispatch();

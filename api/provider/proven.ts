@@ -18,6 +18,8 @@ export interface ProvenRequest {
   field: string;
   owner: Address;
   schemaId: Hex;
+  /** The api's configured mode unless the claim asks for one. */
+  mode?: ProofMode;
 }
 
 export interface ProvenDeps {
@@ -61,7 +63,15 @@ export async function fetchProven(request: ProvenRequest, deps: ProvenDeps): Pro
   const trusted = await deps.registeredAttestors();
   if (trusted.size === 0) throw proofFailed("no attestor is registered in the rollup (an admin registers one with set_tls_attestor)");
 
-  const proven = await deps.pool.prove({ url: url.href, method, headers, field: request.field, owner: request.owner, schemaId: request.schemaId });
+  const proven = await deps.pool.prove({
+    url: url.href,
+    method,
+    headers,
+    field: request.field,
+    owner: request.owner,
+    schemaId: request.schemaId,
+    ...(request.mode === undefined ? {} : { mode: request.mode }),
+  });
   if (!trusted.has(proven.attestor)) throw proofFailed(`attestor ${proven.attestor} is not registered in the rollup`);
 
   let body: unknown;

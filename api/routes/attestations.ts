@@ -8,7 +8,7 @@ import { inputTransaction } from "../rollup/chain-reader.ts";
 import type { Hex } from "viem";
 import { bucketDefinitionProblem, bucketOf, sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
 import { writeIdOf } from "../../common/ids.ts";
-import type { ProofKind, TlsProof } from "../../common/tls-claim.ts";
+import { PROOF_MODES, type ProofKind, type TlsProof } from "../../common/tls-claim.ts";
 import type { AttestationView } from "../../common/wire.ts";
 import type { AuthVariables } from "../auth/middleware.ts";
 import { requireRole } from "../auth/middleware.ts";
@@ -57,6 +57,13 @@ const claimSchema = z.object({
       if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
     }),
   schemaId: hex32Schema.optional(),
+  proofMode: z
+    .enum(PROOF_MODES)
+    .optional()
+    .openapi({
+      description:
+        'extension, for schemas that require proof: "reveal" lets the attestor read the whole response (fast); "zk" shows it only the field and proves the rest in zero knowledge (slower). Default: the api\'s ATTESTOR_MODE',
+    }),
 });
 
 const claimTraits: OperationTraits = {
@@ -262,7 +269,15 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       let proof: TlsProof | undefined;
       if (schema.proof === "attestor") {
         const proven = await fetchProven(
-          { url: body.params.url, method: body.params.method, headers: body.params.headers, field, owner, schemaId: schema.schemaId },
+          {
+            url: body.params.url,
+            method: body.params.method,
+            headers: body.params.headers,
+            field,
+            owner,
+            schemaId: schema.schemaId,
+            ...(body.proofMode === undefined ? {} : { mode: body.proofMode }),
+          },
           {
             pool: services.attestor,
             allowedHosts: services.config.providerAllowedHosts,

@@ -11,6 +11,8 @@ interface Attestation {
   schemaId: string;
   inputIndex: number;
   itemIndex: number | null;
+  /** The TLS attestor whose signed claim the rollup checked; null for a value only the api vouches for. */
+  attestor: string | null;
 }
 
 interface Proof {
@@ -48,6 +50,12 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
         ["Bucket", h("strong", {}, attestation.bucket)],
         ["Owner", addressLink(attestation.owner)],
         ["Provider", attestation.provider],
+        [
+          "Proven by",
+          attestation.attestor === null
+            ? h("span", { class: "muted", id: "attestor" }, "not proven: the api's word")
+            : h("span", { id: "attestor" }, "TLS attestor ", addressLink(attestation.attestor)),
+        ],
         ["Time", `${when(attestation.timestamp)} (${ago(attestation.timestamp)})`],
         ["Schema", schemaLink(attestation.schemaId)],
         ["Input", attestation.itemIndex === null ? `#${attestation.inputIndex}` : `#${attestation.inputIndex}, item ${attestation.itemIndex} of a batch`],

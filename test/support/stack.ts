@@ -59,6 +59,8 @@ export interface StartStackOptions {
   attestor?: boolean;
   /** Start the demo HTTPS provider (scripts/demo-provider.ts), trusted by the attestor and the api. Default false. */
   demoProvider?: boolean;
+  /** Extra root certificates (comma-separated PEM paths) the attestor and the api's provers trust. */
+  attestorCaFiles?: string;
   /** Extra environment for every child; it overrides the stack's own variables (e.g. `RATE_LIMITS: "off"`). */
   env?: Record<string, string>;
   /**
@@ -166,7 +168,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     // TEST_DAPP_COMMAND (set by `npm run riscv64 -- e2e`) runs another dapp, the riscv64 one under qemu.
     dappCommand: options.dappCommand ?? nonEmpty(process.env.TEST_DAPP_COMMAND) ?? defaultDappCommand(process.env.TEST_DAPP_BUNDLE === "1"),
     api: options.api === true,
-    attestor: options.attestor === true ? { port: ports.attestor, caFiles: "" } : undefined,
+    attestor: options.attestor === true ? { port: ports.attestor, caFiles: options.attestorCaFiles ?? "" } : undefined,
     demoProvider: options.demoProvider === true ? { port: ports.demoProvider } : undefined,
     env: options.env ?? {},
     logDir: join(dataDir, "logs"),
