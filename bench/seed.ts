@@ -78,6 +78,7 @@ export function seededRow(i: number, count: number, ids?: Buffer): NewRow<Attest
     bucketValues: JSON.stringify({ "data.balance": bucketLabel(i) }),
     timestamp: T0 + i,
     blockNumber: 1 + i,
+    attestor: null,
   };
 }
 
@@ -96,6 +97,7 @@ export function schemaRow(): NewRow<SchemaRow> {
     dataKeys: JSON.stringify(BENCH_SCHEMA.dataKeys),
     freshnessHalfLife: BENCH_SCHEMA.freshnessHalfLife,
     createdAt: T0 - 1,
+    proof: "none",
   };
 }
 

@@ -1,6 +1,7 @@
 import { encodeAbiParameters, keccak256, stringToBytes, type Hex } from "viem";
 import type { BucketDefinition } from "./buckets.ts";
 import { canonicalJson } from "./canonical.ts";
+import type { ProofKind } from "./tls-claim.ts";
 
 /** The content a schema id is derived from (DECISIONS.md section 3): registration fields, camelCase. */
 export interface SchemaContent {
@@ -10,11 +11,14 @@ export interface SchemaContent {
   bucketDefinitions: Record<string, BucketDefinition>;
   dataKeys: string[];
   freshnessHalfLife: number;
+  /** "attestor" is part of the content; "none" (the default) is not, so unproven schemas keep their ids. */
+  proof?: ProofKind;
 }
 
 export function schemaIdOf(content: SchemaContent): Hex {
   const { provider, flowType, domain, bucketDefinitions, dataKeys, freshnessHalfLife } = content;
-  const canonical = canonicalJson({ provider, flowType, domain, bucketDefinitions, dataKeys, freshnessHalfLife });
+  const base = { provider, flowType, domain, bucketDefinitions, dataKeys, freshnessHalfLife };
+  const canonical = canonicalJson(content.proof === "attestor" ? { ...base, proof: "attestor" } : base);
   return keccak256(stringToBytes(canonical));
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Address, Hex } from "viem";
 import type { BucketDefinition } from "./buckets.ts";
+import type { ProofKind, TlsProof } from "./tls-claim.ts";
 
 export const INPUT_KINDS = [
   "register_schema",
@@ -13,6 +14,7 @@ export const INPUT_KINDS = [
   "grant_access",
   "revoke_grant",
   "set_role",
+  "set_tls_attestor",
 ] as const;
 export type InputKind = (typeof INPUT_KINDS)[number];
 
@@ -24,6 +26,7 @@ export const QUERY_TYPES = [
   "check_access",
   "grants_by_owner",
   "health",
+  "tls_attestors",
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
@@ -46,6 +49,8 @@ export interface InputParams {
     freshnessHalfLife: number;
     name?: string;
     description?: string;
+    /** Extension: "attestor" makes the schema take only attestations with a TLS attestor's signed claim. */
+    proof?: ProofKind;
   };
   register_encryption_key: { publicKey: string; algorithm: "nacl-box" };
   create_attestation: {
@@ -54,10 +59,14 @@ export interface InputParams {
     provider: string;
     encrypted_data: Hex;
     bucket_values: Record<string, string>;
+    /** The TLS attestor's signed claim about the bucketed value (required by a schema with proof "attestor"). */
+    proof?: TlsProof;
   };
   grant_access: { requester: Address; schema_id: Hex; expires_at: number; owner?: Address };
   revoke_grant: { grant_id: Hex; owner?: Address };
   set_role: { address: Address; role: Role; enabled: boolean };
+  /** Trusts (or with enabled: false, stops trusting) a TLS attestor's signing address. */
+  set_tls_attestor: { address: Address; enabled: boolean; name?: string };
 }
 
 /**
@@ -79,7 +88,8 @@ export interface BatchItemErrorReport {
 /** The specification's WebSocket `attestation:created` data: the notice's record without schema and bucket. */
 export interface AttestationCreatedEvent {
   event: "attestation:created";
-  data: { claimId: Hex; owner: Address; provider: string };
+  /** `attestor` (an extension) only when a TLS attestor proved the value. */
+  data: { claimId: Hex; owner: Address; provider: string; attestor?: Address };
 }
 
 /** Notices the dapp emits for accepted inputs: `{event, data}`; the api relays them on its WebSocket. */
@@ -87,12 +97,14 @@ export type NoticeEvent =
   | {
       event: "attestation:created";
       /** schema_id and bucket_values make the notice a record a contract can check; the WebSocket relays the first three. */
-      data: { claimId: Hex; owner: Address; provider: string; schema_id: Hex; bucket_values: Record<string, string> };
+      data: { claimId: Hex; owner: Address; provider: string; schema_id: Hex; bucket_values: Record<string, string>; attestor?: Address };
     }
   | { event: "grant:created"; data: { grantId: Hex; owner: Address; requester: Address } }
   | { event: "grant:revoked"; data: { grantId: Hex; owner: Address } }
   | { event: "schema:registered"; data: { schema_id: Hex } }
-  | { event: "key:registered"; data: { keyId: Hex } };
+  | { event: "key:registered"; data: { keyId: Hex } }
+  | { event: "attestor:registered"; data: { address: Address; name: string } }
+  | { event: "attestor:removed"; data: { address: Address } };
 
 /** Codes of a rejected advance input, reported as `{"error": {"code", "message"}}`. */
 export const DAPP_ERROR_CODES = [
@@ -104,6 +116,7 @@ export const DAPP_ERROR_CODES = [
   "SCHEMA_NOT_FOUND",
   "GRANT_NOT_FOUND",
   "DUPLICATE",
+  "PROOF_REJECTED", // an attestor's claim that does not check out (dapp/proof.ts)
   "INTERNAL_ERROR",
 ] as const;
 export type DappErrorCode = (typeof DAPP_ERROR_CODES)[number];
@@ -126,6 +139,8 @@ export interface SchemaSummary {
 export interface SchemaDetail extends SchemaSummary {
   data_keys: string[];
   freshness_half_life: number;
+  /** Extension: whether the schema's attestations must be proven by a TLS attestor. */
+  proof: ProofKind;
 }
 
 export interface AttestationView {
@@ -142,6 +157,8 @@ export interface AttestationView {
   input_index: number;
   /** Extension: its position inside a `batch` input, or null when its input was not a batch. */
   item_index: number | null;
+  /** Extension: the TLS attestor whose signed claim the dapp checked, or null when the value was not proven. */
+  attestor: Address | null;
 }
 
 export interface AttestationListItem extends AttestationView {
@@ -169,6 +186,13 @@ export interface RollupHealth {
   processed_inputs: number;
 }
 
+/** A TLS attestor the rollup trusts (query `tls_attestors`, an extension). */
+export interface TlsAttestorView {
+  address: Address;
+  name: string;
+  added_at: number;
+}
+
 export interface QueryResults {
   all_provider_schemas: SchemaSummary[];
   provider_schema: SchemaDetail;
@@ -177,6 +201,7 @@ export interface QueryResults {
   check_access: AccessCheck;
   grants_by_owner: GrantView[];
   health: RollupHealth;
+  tls_attestors: TlsAttestorView[];
 }
 
 /** An input's completion status as the Cartesi Rollups Node v1 names it (GraphQL `CompletionStatus`). */

@@ -1,8 +1,8 @@
 /** Rows → the rollup view of common/wire.ts (snake_case, lower-case hex). */
 import type { BucketDefinition } from "../common/buckets.ts";
 import { bytesToHex } from "../common/hex.ts";
-import type { AttestationListItem, AttestationView, GrantView, SchemaDetail, SchemaSummary } from "../common/wire.ts";
-import type { AttestationRead, GrantRow, SchemaRow } from "./db/store.ts";
+import type { AttestationListItem, AttestationView, GrantView, SchemaDetail, SchemaSummary, TlsAttestorView } from "../common/wire.ts";
+import type { AttestationRead, GrantRow, SchemaRow, TlsAttestorRow } from "./db/store.ts";
 
 export function schemaSummary(row: SchemaRow, includeDescription: boolean): SchemaSummary {
   return {
@@ -19,6 +19,7 @@ export function schemaDetail(row: SchemaRow, includeDescription: boolean): Schem
     ...schemaSummary(row, includeDescription),
     data_keys: JSON.parse(row.dataKeys) as string[],
     freshness_half_life: row.freshnessHalfLife,
+    proof: row.proof,
   };
 }
 
@@ -32,6 +33,7 @@ export function attestationView(row: AttestationRead): AttestationView {
     timestamp: row.timestamp,
     input_index: row.inputIndex,
     item_index: row.itemIndex,
+    attestor: row.attestor,
   };
 }
 
@@ -47,4 +49,8 @@ export function grantView(row: GrantRow): GrantView {
     created_at: row.createdAt,
     expires_at: row.expiresAt,
   };
+}
+
+export function tlsAttestorView(row: TlsAttestorRow): TlsAttestorView {
+  return { address: bytesToHex(row.address), name: row.name, added_at: row.addedAt };
 }

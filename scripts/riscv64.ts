@@ -16,7 +16,7 @@ import { checkSameRecipe, dappCommand, DEFAULT_RISCV64_CACHE, describeRootfs, en
 const USAGE = "npm run riscv64 -- rootfs|e2e|run [--cache DIR]   (needs root; see docs/image.md)";
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 /** The suites .ci/run runs against the bundle, run again with the riscv64 dapp. */
-const E2E_SUITES = ["test/devnode", "test/api/e2e.test.ts"];
+const E2E_SUITES = ["test/devnode", "test/api/e2e.test.ts", "test/api/attestor.e2e.test.ts"];
 
 runScript(async () => {
   const { positional, options } = parseArgs(process.argv.slice(2), ["--cache"]);

@@ -95,11 +95,14 @@ export class NoticeFollower {
   }
 }
 
-/** The WebSocket carries the specification's fields: an attestation's notice also holds its schema and bucket. */
+/**
+ * The WebSocket carries the specification's fields (an attestation's notice also holds its schema and
+ * bucket), plus the attestor of a proven one (an extension).
+ */
 function relayed(event: NoticeEvent): NoticeEvent | AttestationCreatedEvent {
   if (event.event !== "attestation:created") return event;
-  const { claimId, owner, provider } = event.data;
-  return { event: event.event, data: { claimId, owner, provider } };
+  const { claimId, owner, provider, attestor } = event.data;
+  return { event: event.event, data: { claimId, owner, provider, ...(attestor === undefined ? {} : { attestor }) } };
 }
 
 function decodeNotice(payload: Hex): NoticeEvent | undefined {

@@ -26,6 +26,8 @@ export const schemas = sqliteTable(
     dataKeys: text("data_keys").notNull(),
     freshnessHalfLife: real("freshness_half_life").notNull(),
     createdAt: integer("created_at").notNull(),
+    /** "attestor": every attestation must carry a TLS attestor's signed claim (dapp/proof.ts). */
+    proof: text("proof", { enum: ["none", "attestor"] }).notNull().default("none"),
   },
   (t) => [uniqueIndex("schemas_schema_id_uq").on(t.schemaId)],
 );
@@ -58,6 +60,8 @@ export const attestations = sqliteTable(
     bucketValues: text("bucket_values").notNull(),
     timestamp: integer("timestamp").notNull(),
     blockNumber: integer("block_number").notNull(),
+    /** The TLS attestor whose claim proved the value; null when unproven (no index: a million rows stay lean). */
+    attestor: blob("attestor", { mode: "buffer" }),
   },
   (t) => [
     uniqueIndex("attestations_attestation_id_uq").on(t.attestationId),
@@ -85,6 +89,27 @@ export const grants = sqliteTable(
     index("grants_owner_idx").on(t.owner, t.id),
     index("grants_owner_requester_idx").on(t.owner, t.requester, t.id),
   ],
+);
+
+/**
+ * Every attestor claim an attestation has used, by the digest its signature covers: a claim proves one
+ * attestation, never a second (a replay). A table of its own so unproven attestations pay nothing.
+ */
+export const usedClaims = sqliteTable("used_claims", {
+  digest: blob("digest", { mode: "buffer" }).primaryKey(),
+  attestationId: blob("attestation_id", { mode: "buffer" }).notNull(),
+});
+
+/** TLS attestors admins trust (set_tls_attestor), in registration order. */
+export const tlsAttestors = sqliteTable(
+  "tls_attestors",
+  {
+    id: integer("id").primaryKey(),
+    address: blob("address", { mode: "buffer" }).notNull(),
+    name: text("name").notNull(),
+    addedAt: integer("added_at").notNull(),
+  },
+  (t) => [uniqueIndex("tls_attestors_address_uq").on(t.address)],
 );
 
 /** Roles granted with set_role. DAPP_ADMINS admins are configuration, not rows: they cannot be removed. */

@@ -8,17 +8,19 @@ import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Hex } from "viem";
 import type { Role } from "../../common/wire.ts";
 import type { DappDatabase } from "./open.ts";
-import { attestations, encryptionKeys, grants, meta, roles, schemas } from "./schema.ts";
+import { attestations, encryptionKeys, grants, meta, roles, schemas, tlsAttestors, usedClaims } from "./schema.ts";
 
 export type SchemaRow = typeof schemas.$inferSelect;
 export type AttestationRow = typeof attestations.$inferSelect;
 /** An attestation as the queries read it: the byte columns already as 0x-hex (see `attestationRead`). */
-export type AttestationRead = Omit<AttestationRow, "attestationId" | "schemaId" | "owner" | "encryptedData"> & {
+export type AttestationRead = Omit<AttestationRow, "attestationId" | "schemaId" | "owner" | "encryptedData" | "attestor"> & {
   attestationId: Hex;
   schemaId: Hex;
   owner: Hex;
   encryptedData: Hex;
+  attestor: Hex | null;
 };
+export type TlsAttestorRow = typeof tlsAttestors.$inferSelect;
 export type GrantRow = typeof grants.$inferSelect;
 export type KeyRow = typeof encryptionKeys.$inferSelect;
 export type MetaRow = typeof meta.$inferSelect;
@@ -48,6 +50,7 @@ const attestationRead = {
   bucketValues: attestations.bucketValues,
   timestamp: attestations.timestamp,
   blockNumber: attestations.blockNumber,
+  attestor: sql<Hex | null>`case when ${attestations.attestor} is null then null else '0x' || lower(hex(${attestations.attestor})) end`,
 };
 const SCHEMA_CACHE_MAX = 1024;
 
@@ -100,6 +103,7 @@ export function createStore(db: DappDatabase) {
       dataKeys: ph("dataKeys"),
       freshnessHalfLife: ph("freshnessHalfLife"),
       createdAt: ph("createdAt"),
+      proof: ph("proof"),
     }).prepare(),
 
     keyById: db.select({ id: encryptionKeys.id }).from(encryptionKeys).where(eq(encryptionKeys.keyId, ph("id"))).prepare(),
@@ -131,7 +135,10 @@ export function createStore(db: DappDatabase) {
       bucketValues: ph("bucketValues"),
       timestamp: ph("timestamp"),
       blockNumber: ph("blockNumber"),
+      attestor: ph("attestor"),
     }).prepare(),
+    claimUse: db.select({ attestationId: usedClaims.attestationId }).from(usedClaims).where(eq(usedClaims.digest, ph("digest"))).prepare(),
+    useClaim: db.insert(usedClaims).values({ digest: ph("digest"), attestationId: ph("attestationId") }).prepare(),
 
     grantById: db.select().from(grants).where(eq(grants.grantId, ph("id"))).prepare(),
     grantsByOwner: db
@@ -176,6 +183,15 @@ export function createStore(db: DappDatabase) {
     addRole: db.insert(roles).values({ address: ph("address"), role: ph("role") }).onConflictDoNothing().prepare(),
     removeRole: db.delete(roles).where(and(eq(roles.address, ph("address")), eq(roles.role, ph("role")))).prepare(),
     admins: db.select({ address: roles.address }).from(roles).where(eq(roles.role, "admin")).prepare(),
+
+    tlsAttestor: db.select({ id: tlsAttestors.id }).from(tlsAttestors).where(eq(tlsAttestors.address, ph("address"))).prepare(),
+    tlsAttestors: db.select().from(tlsAttestors).orderBy(asc(tlsAttestors.id)).prepare(),
+    addTlsAttestor: db
+      .insert(tlsAttestors)
+      .values({ address: ph("address"), name: ph("name"), addedAt: ph("addedAt") })
+      .onConflictDoUpdate({ target: tlsAttestors.address, set: { name: sql`excluded.name` } })
+      .prepare(),
+    removeTlsAttestor: db.delete(tlsAttestors).where(eq(tlsAttestors.address, ph("address"))).prepare(),
   };
 
   const schemaCache = new Map<string, SchemaRow>();
@@ -236,6 +252,9 @@ export function createStore(db: DappDatabase) {
     attestationsByOwner: (owner: Buffer, limit: number, offset: number): AttestationRead[] =>
       q.attestationsByOwner.all({ owner, limit, offset }),
     insertAttestation: (row: NewRow<AttestationRow>): void => void q.insertAttestation.run(row),
+    /** The attestation that already used the attestor claim with this signed digest, if any. */
+    claimUsedBy: (digest: Buffer): Buffer | undefined => q.claimUse.get({ digest })?.attestationId,
+    useClaim: (digest: Buffer, attestationId: Buffer): void => void q.useClaim.run({ digest, attestationId }),
 
     grantById: (id: Buffer): GrantRow | undefined => q.grantById.get({ id }),
     grantsByOwner: (owner: Buffer, limit: number, offset: number): GrantRow[] => q.grantsByOwner.all({ owner, limit, offset }),
@@ -249,6 +268,13 @@ export function createStore(db: DappDatabase) {
     addRole: (address: Buffer, role: Role): void => void q.addRole.run({ address, role }),
     removeRole: (address: Buffer, role: Role): void => void q.removeRole.run({ address, role }),
     adminRows: (): Buffer[] => q.admins.all().map((r) => r.address),
+
+    isTlsAttestor: (address: Buffer): boolean => q.tlsAttestor.get({ address }) !== undefined,
+    tlsAttestors: (): TlsAttestorRow[] => q.tlsAttestors.all(),
+    /** Registers an attestor, or renames one already registered (its place in the order stays). */
+    addTlsAttestor: (address: Buffer, name: string, addedAt: number): void => void q.addTlsAttestor.run({ address, name, addedAt }),
+    /** True when there was one to remove. */
+    removeTlsAttestor: (address: Buffer): boolean => q.removeTlsAttestor.run({ address }).changes > 0,
 
     /** A trivial read that fails when the database is unusable (health). */
     ping(): boolean {

@@ -1,4 +1,4 @@
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
 import { z } from "zod";
 import { addressSchema } from "../../common/address.ts";
 import type { BucketDefinition } from "../../common/buckets.ts";
@@ -6,6 +6,7 @@ import { writeIdOf } from "../../common/ids.ts";
 import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { InputRejection } from "../errors.ts";
+import { checkProof, proofParams } from "../proof.ts";
 import { bytes32, fieldRecord, LIMITS, shortText } from "./fields.ts";
 
 export const params = z.object({
@@ -18,6 +19,7 @@ export const params = z.object({
     .regex(/^0x(?:[0-9a-fA-F]{2})+$/, "expected non-empty 0x-prefixed hex bytes"),
   bucket_values: fieldRecord(z.string().min(1).max(LIMITS.label))
     .refine((v) => Object.keys(v).length <= LIMITS.bucketFields, `at most ${LIMITS.bucketFields} fields`),
+  proof: proofParams.optional(),
 });
 
 export default defineInput({
@@ -40,6 +42,23 @@ export default defineInput({
       }
     }
     const attestationId = writeIdOf("create_attestation", input.index, input.item);
+    // A proof, when present, is checked whatever the schema; a schema with proof "attestor" requires one.
+    if (p.proof === undefined && schema.proof === "attestor") {
+      throw new InputRejection("PROOF_REJECTED", `proof: schema ${p.schema_id} requires an attestor proof`);
+    }
+    let attestor: Address | undefined;
+    if (p.proof !== undefined) {
+      const checked = checkProof(
+        { claim: p.proof.claim, signature: p.proof.signature as Hex },
+        { schemaId: p.schema_id, domain: schema.domain, definitions, owner: p.owner, bucketValues: p.bucket_values, now: input.timestamp },
+        (address) => store.isTlsAttestor(hexToBuffer(address)),
+      );
+      const digest = hexToBuffer(checked.digest);
+      const usedBy = store.claimUsedBy(digest);
+      if (usedBy !== undefined) throw new InputRejection("DUPLICATE", `proof: this claim was already used by attestation 0x${usedBy.toString("hex")}`);
+      store.useClaim(digest, hexToBuffer(attestationId));
+      attestor = checked.attestor;
+    }
     store.insertAttestation({
       inputIndex: input.index,
       itemIndex: input.item,
@@ -50,10 +69,19 @@ export default defineInput({
       bucketValues: JSON.stringify(p.bucket_values),
       timestamp: input.timestamp,
       blockNumber: input.blockNumber,
+      attestor: attestor === undefined ? null : hexToBuffer(attestor),
     });
     // The notice is the attestation's public record on the base layer (DECISIONS.md section 13): what a
     // contract can verify with its proof. The bucket, never the sealed value.
-    const data = { claimId: attestationId, owner: p.owner, provider: p.provider, schema_id: p.schema_id.toLowerCase() as Hex, bucket_values: p.bucket_values };
+    const data = {
+      claimId: attestationId,
+      owner: p.owner,
+      provider: p.provider,
+      schema_id: p.schema_id.toLowerCase() as Hex,
+      bucket_values: p.bucket_values,
+      // Only when proven, so an unproven attestation's notice keeps the bytes it always had.
+      ...(attestor === undefined ? {} : { attestor }),
+    };
     return [{ event: "attestation:created", data }];
   },
 });

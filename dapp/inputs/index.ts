@@ -6,6 +6,7 @@ import registerEncryptionKey from "./register_encryption_key.ts";
 import registerSchema from "./register_schema.ts";
 import revokeGrant from "./revoke_grant.ts";
 import setRole from "./set_role.ts";
+import setTlsAttestor from "./set_tls_attestor.ts";
 
 /** Every advance input kind; the record type makes a missing kind a compile error, and a test checks it too. */
 export const INPUTS: Readonly<Record<InputKind, InputModule>> = {
@@ -15,4 +16,5 @@ export const INPUTS: Readonly<Record<InputKind, InputModule>> = {
   grant_access: grantAccess,
   revoke_grant: revokeGrant,
   set_role: setRole,
+  set_tls_attestor: setTlsAttestor,
 };

@@ -7,6 +7,7 @@ import checkAccess from "./check_access.ts";
 import grantsByOwner from "./grants_by_owner.ts";
 import health from "./health.ts";
 import providerSchema from "./provider_schema.ts";
+import tlsAttestors from "./tls_attestors.ts";
 
 /** Every inspect query type; the record type makes a missing type a compile error, and a test checks it too. */
 export const QUERIES: Readonly<Record<QueryType, QueryModule>> = {
@@ -17,4 +18,5 @@ export const QUERIES: Readonly<Record<QueryType, QueryModule>> = {
   check_access: checkAccess,
   grants_by_owner: grantsByOwner,
   health,
+  tls_attestors: tlsAttestors,
 };

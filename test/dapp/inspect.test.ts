@@ -64,6 +64,7 @@ const att1 = () => ({
   timestamp: T0 + 4,
   input_index: at.att1 as number,
   item_index: null,
+  attestor: null,
 });
 const att2 = () => ({
   attestation_id: attId("att2"),
@@ -74,6 +75,7 @@ const att2 = () => ({
   timestamp: T0 + 5,
   input_index: at.att2 as number,
   item_index: null,
+  attestor: null,
 });
 
 describe("answered queries", () => {
@@ -95,7 +97,7 @@ describe("answered queries", () => {
       name: "provider_schema",
       type: "provider_schema",
       params: { schema_id: s2 },
-      expected: () => ({ ...summary2, data_keys: ["score", "age"], freshness_half_life: 86400 }),
+      expected: () => ({ ...summary2, data_keys: ["score", "age"], freshness_half_life: 86400, proof: "none" }),
     },
     {
       name: "provider_schema with description, id in upper case",
@@ -109,6 +111,7 @@ describe("answered queries", () => {
         bucket_definitions: summary1.bucket_definitions,
         data_keys: ["balance"],
         freshness_half_life: 3600,
+        proof: "none",
       }),
     },
     {

@@ -22,6 +22,7 @@ describe("registries", () => {
       grant_access: { owner: true },
       revoke_grant: { owner: true },
       set_role: { role: "admin" },
+      set_tls_attestor: { role: "admin" },
     });
   });
 });

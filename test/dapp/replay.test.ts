@@ -75,6 +75,8 @@ describe("replay", () => {
       meta: 1,
       roles: 2,
       schemas: 2,
+      tls_attestors: 0,
+      used_claims: 0,
     });
   });
 });

@@ -43,6 +43,7 @@ const VALID: { [K in (typeof INPUT_KINDS)[number]]: () => Record<string, unknown
   grant_access: () => ({ requester: OPERATOR, schema_id: s2, expires_at: FAR }),
   revoke_grant: () => ({ grant_id: aliceGrant }),
   set_role: () => ({ address: BOB, role: "attestor", enabled: true }),
+  set_tls_attestor: () => ({ address: BOB, enabled: true, name: "fuzz attestor" }),
 };
 const SENDER: Record<(typeof INPUT_KINDS)[number], Address> = {
   register_schema: ADMIN,
@@ -51,6 +52,7 @@ const SENDER: Record<(typeof INPUT_KINDS)[number], Address> = {
   grant_access: ALICE,
   revoke_grant: ALICE,
   set_role: ADMIN,
+  set_tls_attestor: ADMIN,
 };
 
 type FieldType = "string" | "number" | "integer" | "boolean" | "object" | "array";
@@ -80,6 +82,11 @@ const FIELDS: { kind: (typeof INPUT_KINDS)[number]; field: string; type: FieldTy
   { kind: "set_role", field: "address", type: "string", pattern: true },
   { kind: "set_role", field: "role", type: "string", pattern: true },
   { kind: "set_role", field: "enabled", type: "boolean" },
+  { kind: "set_tls_attestor", field: "address", type: "string", pattern: true },
+  { kind: "set_tls_attestor", field: "enabled", type: "boolean" },
+  { kind: "set_tls_attestor", field: "name", type: "string", max: 256 },
+  { kind: "create_attestation", field: "proof", type: "object" },
+  { kind: "register_schema", field: "proof", type: "string", pattern: true },
 ];
 
 const scalarOrContainer = fc.oneof(
