@@ -47,6 +47,9 @@ export type GrantResult = Data<"/api/core/grant", "post">;
 export type AccessCheck = Data<"/api/core/access/{owner}/{requester}", "get">;
 export type AttestationInput = Data<"/api/core/attestation/{claimId}/input", "get">;
 export type GrantsOf = Data<"/api/core/grants/{address}", "get">;
+/** `enabled` defaults to true (the generated component lists it as the server reads it, defaulted). */
+export type AttestorRegistration = Omit<components["schemas"]["AttestorRegistration"], "enabled"> & { enabled?: boolean };
+export type Attestor = Data<"/api/core/attestors", "get">[number];
 export type AuthNonce = Data<"/api/core/auth/nonce", "get">;
 export type AuthToken = Data<"/api/core/auth/login", "post">;
 export type ErrorBody = components["schemas"]["Error"];
@@ -176,6 +179,14 @@ export class AttestationClient {
   }
   async registerEncryptionKey(key: { publicKey: string; algorithm: "nacl-box" }): Promise<Data<"/api/core/encryption-key", "post">> {
     return (await this.ok(this.api.POST("/api/core/encryption-key", { body: key }))).data;
+  }
+  /** Extension: trust (or with `enabled: false`, stop trusting) a TLS attestor (admin). */
+  async registerAttestor(registration: AttestorRegistration): Promise<Data<"/api/core/attestors", "post">> {
+    return (await this.ok(this.api.POST("/api/core/attestors", { body: { enabled: true, ...registration } }))).data;
+  }
+  /** Extension: the TLS attestors the rollup trusts. */
+  async attestors(): Promise<Attestor[]> {
+    return (await this.ok(this.api.GET("/api/core/attestors"))).data;
   }
   async claim(request: ClaimRequest): Promise<ClaimResult> {
     return (await this.ok(this.api.POST("/api/core/claim", { body: request }))).data;

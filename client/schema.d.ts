@@ -632,6 +632,192 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/core/attestors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension: the TLS attestors the rollup trusts, in registration order */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every registered attestor */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 20-byte hex address */
+                                address: `0x${string}`;
+                                name: string;
+                                /** @description Unix seconds */
+                                addedAt: number;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Extension: register (or with enabled: false, remove) a TLS attestor the rollup trusts (admin) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AttestorRegistration"];
+                };
+            };
+            responses: {
+                /** @description Registered or removed */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 20-byte hex address */
+                                address: `0x${string}`;
+                                enabled: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: INVALID_REQUEST */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: AUTH_MISSING, AUTH_INVALID */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: AUTH_INSUFFICIENT */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: NONCE_TOO_LOW */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_REJECTED */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INPUT_TX_FAILED */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE, RPC_UNAVAILABLE, INSUFFICIENT_FUNDS */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/core/claim": {
         parameters: {
             query?: never;
@@ -670,6 +856,11 @@ export interface paths {
                             labels: string[];
                         };
                         schemaId?: `0x${string}`;
+                        /**
+                         * @description extension, for schemas that require proof: "reveal" lets the attestor read the whole response (fast); "zk" shows it only the field and proves the rest in zero knowledge (slower). Default: the api's ATTESTOR_MODE
+                         * @enum {string}
+                         */
+                        proofMode?: "reveal" | "zk";
                     };
                 };
             };
@@ -811,7 +1002,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The attestation (schemaId, inputIndex and itemIndex are extensions) */
+                /** @description The attestation (schemaId, inputIndex, itemIndex and attestor are extensions) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -834,6 +1025,8 @@ export interface paths {
                                 inputIndex: number;
                                 /** @description its position in a batch input, null when its input was not a batch */
                                 itemIndex: number | null;
+                                /** @description the TLS attestor whose signed claim the rollup checked, null when the value was not proven */
+                                attestor: `0x${string}` | null;
                             };
                         };
                     };
@@ -1975,6 +2168,21 @@ export interface components {
             freshnessHalfLife: number;
             name?: string;
             description?: string;
+            /**
+             * @description extension: "attestor" makes every claim of the schema go through the TLS attestor, and the rollup check its signed claim (default "none")
+             * @enum {string}
+             */
+            proof?: "none" | "attestor";
+        };
+        AttestorRegistration: {
+            /** @description the address the attestor signs claims with */
+            address: string;
+            name?: string;
+            /**
+             * @description false removes the attestor
+             * @default true
+             */
+            enabled: boolean;
         };
     };
     responses: never;

@@ -4,8 +4,7 @@
  * by one of them.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Address } from "viem";
-import { addressSchema } from "../../common/address.ts";
+import { ADDRESS_RE, normalizeAddress } from "../../common/address.ts";
 import { requireRole } from "../auth/middleware.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
@@ -14,7 +13,11 @@ import { jsonSyntax, limitBody } from "../validation.ts";
 
 const registrationSchema = z
   .object({
-    address: addressSchema.openapi({ type: "string", description: "the address the attestor signs claims with" }),
+    address: z
+      .string()
+      .regex(ADDRESS_RE, "expected a 0x-prefixed 20-byte hex address")
+      .transform(normalizeAddress)
+      .openapi({ type: "string", description: "the address the attestor signs claims with" }),
     name: z.string().min(1).max(200).optional(),
     enabled: z.boolean().default(true).openapi({ description: "false removes the attestor" }),
   })
@@ -60,7 +63,7 @@ export function attestorRoutes(services: ApiServices, clientOf: ClientAddressOf)
       { ...registerAttestorRoute, middleware: [rateLimit(services.limiter, "admin", clientOf), admin, limitBody, jsonSyntax] },
       async (c) => {
         const { address, name, enabled } = c.req.valid("json");
-        await services.write("set_tls_attestor", { address: address as Address, enabled, ...(name === undefined ? {} : { name }) });
+        await services.write("set_tls_attestor", { address, enabled, ...(name === undefined ? {} : { name }) });
         return c.json({ success: true as const, data: { address, enabled } }, 200);
       },
     )

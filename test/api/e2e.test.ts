@@ -200,6 +200,7 @@ describe("claims and attestations", () => {
       schemaId,
       inputIndex: expect.any(Number),
       itemIndex: null,
+      attestor: null,
     });
     // The transaction that carried it, found on the chain from the input's block.
     expect(await client.attestationInput(claimId)).toEqual({ claimId, inputIndex: attestation.inputIndex, itemIndex: null, blockNumber: expect.any(Number), txHash: result.txHash });
@@ -487,6 +488,12 @@ describe("the OpenAPI document against this suite's traffic", () => {
       (error: unknown) => (error instanceof AttestationApiError ? error.code : String(error)),
     );
     expect(["ready", "PROOF_NOT_READY"]).toContain(proof);
+    // TLS attestors (test/api/attestor.e2e.test.ts proves claims through one): register, list, remove.
+    const someAttestor = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
+    expect(await asClient(admin).registerAttestor({ address: someAttestor, name: "e2e" })).toEqual({ address: someAttestor, enabled: true });
+    expect(await asClient(anon).attestors()).toContainEqual({ address: someAttestor, name: "e2e", addedAt: expect.any(Number) });
+    expect(await asClient(admin).registerAttestor({ address: someAttestor, enabled: false })).toEqual({ address: someAttestor, enabled: false });
+    expect(await asClient(anon).attestors()).not.toContainEqual(expect.objectContaining({ address: someAttestor }));
     await asClient(anon).openapi();
     expect(conformance.problems).toEqual([]);
     expect(conformance.operations.filter((op) => !conformance.exercised.has(op))).toEqual([]);

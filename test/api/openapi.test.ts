@@ -18,9 +18,9 @@ describe("GET /api/core/openapi.json", () => {
     const served = api.app.routes
       .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
       .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`);
-    // The 13 endpoints of the specification, the two auth endpoints, the attestation-data, proof, input and
-    // grants-of-an-address extensions and the document itself.
-    expect(new Set(served).size).toBe(20);
+    // The 13 endpoints of the specification, the two auth endpoints, the attestation-data, proof, input,
+    // grants-of-an-address and attestor (register, list) extensions and the document itself.
+    expect(new Set(served).size).toBe(22);
     for (const route of served) {
       const [method, path] = route.split(" ") as [string, string];
       expect(doc.paths[path]?.[method], route).toBeDefined();
