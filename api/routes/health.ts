@@ -57,7 +57,17 @@ export const healthRoute = createRoute({
   summary: "Health of the attestor, the rollup and the chain: ok | degraded | down",
   ...operationTraits({ group: "health" }),
   responses: {
-    200: jsonContent(envelope(z.object({ attestor: healthStatus, rollup: healthStatus, blockchain: healthStatus })), "Health"),
+    200: jsonContent(
+      envelope(
+        z.object({
+          attestor: healthStatus,
+          rollup: healthStatus,
+          blockchain: healthStatus,
+          tlsAttestor: healthStatus.describe("extension: whether the TLS attestor that proves claims (ATTESTOR_URL) answers: ok or down"),
+        }),
+      ),
+      "Health (tlsAttestor is an extension)",
+    ),
     ...errorResponses({ group: "health" }),
   },
 });
@@ -99,8 +109,8 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       );
     })
     .openapi({ ...healthRoute, middleware: [limited] }, async (c) => {
-      const [rollup, blockchain] = await Promise.all([probeRollup(services), probeChain(services)]);
-      return c.json({ success: true as const, data: { attestor: attestorStatus(rollup, blockchain), rollup, blockchain } }, 200);
+      const [rollup, blockchain, tlsAttestor] = await Promise.all([probeRollup(services), probeChain(services), probeTlsAttestor(services)]);
+      return c.json({ success: true as const, data: { attestor: attestorStatus(rollup, blockchain), rollup, blockchain, tlsAttestor } }, 200);
     });
 }
 
@@ -121,6 +131,17 @@ function attestorStatus(rollup: HealthStatus, blockchain: HealthStatus): HealthS
   if (rollup === "down") return "down";
   if (rollup === "ok" && blockchain === "ok") return "ok";
   return "degraded";
+}
+
+/** attestor-core's HTTP server answers (404) outside its WebSocket path: any answer means it is up. */
+async function probeTlsAttestor(services: ApiServices): Promise<HealthStatus> {
+  const url = services.config.attestor.url.replace(/^ws/, "http");
+  try {
+    await fetch(new URL("/", url), { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    return "ok";
+  } catch {
+    return "down";
+  }
 }
 
 async function probeRollup(services: ApiServices): Promise<HealthStatus> {

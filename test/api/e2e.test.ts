@@ -67,7 +67,13 @@ beforeAll(async () => {
   provider = await startProviderServer();
   stack = await startStack({
     api: true,
-    env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", TRUST_PROXY: "true", JWT_SECRET: TEST_JWT_SECRET, NOTICE_POLL_MS: "100" },
+    env: {
+      PROVIDER_ALLOWED_HOSTS: "127.0.0.1",
+      TRUST_PROXY: "true",
+      JWT_SECRET: TEST_JWT_SECRET,
+      NOTICE_POLL_MS: "100",
+      ATTESTOR_URL: `ws://127.0.0.1:${await closedPort()}/ws`,
+    },
   });
   const document = (await new AttestationClient({ baseUrl: stack.urls.api }).openapi()) as unknown as OpenApiDoc;
   conformance = new ConformanceRecorder(document);
@@ -100,7 +106,8 @@ describe("health", () => {
       latestClaim: status.latestClaim === null ? null : { epochHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), firstIndex: expect.any(Number), lastIndex: expect.any(Number), blockNumber: expect.any(Number) },
     });
     expect(status.inputsPerMinute).toHaveLength(60);
-    expect(await client.health()).toEqual({ attestor: "ok", rollup: "ok", blockchain: "ok" });
+    // No TLS attestor runs in this suite (test/api/attestor.e2e.test.ts runs one).
+    expect(await client.health()).toEqual({ attestor: "ok", rollup: "ok", blockchain: "ok", tlsAttestor: "down" });
     expect(client.lastHeaders?.get("X-RateLimit-Limit")).toBe("100");
     // The dapp behind it is the one the suite asked for (riscv64 under npm run riscv64 -- e2e).
     expect(stack.logs("dapp")).toContain(`on ${process.env.TEST_DAPP_ARCH ?? process.arch};`);

@@ -189,7 +189,7 @@ describe("failures of what the api depends on", () => {
   it("health with everything down, and status", async () => {
     const health = await call("/api/core/health");
     expect(health.status).toBe(200);
-    expect(health.body).toEqual({ success: true, data: { attestor: "down", rollup: "down", blockchain: "down" } });
+    expect(health.body).toEqual({ success: true, data: { attestor: "down", rollup: "down", blockchain: "down", tlsAttestor: "down" } });
     const status = await call("/api/core/status");
     expect(status.body).toEqual({
       success: true,

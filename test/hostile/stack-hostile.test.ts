@@ -20,7 +20,6 @@ import { schemaIdOf } from "../../common/ids.ts";
 import { QUERY_TYPES, type InspectEnvelope } from "../../common/wire.ts";
 import { failure, startApiOn, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
-import { PIECES } from "../../scripts/lib/stack.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
 import { closeAgent, idleHalfRequests, rawExchange, rawRequest } from "./http.ts";
 import { HARDHAT_ADDRESSES } from "./mixed-log.ts";
@@ -51,7 +50,7 @@ const claimFor = (url: string, headers: Record<string, string> = {}) => ({
 });
 
 function expectAllUp(): void {
-  for (const piece of PIECES) expect([piece, stack.isRunning(piece)]).toEqual([piece, true]);
+  for (const piece of stack.pieces) expect([piece, stack.isRunning(piece)]).toEqual([piece, true]);
 }
 
 /** SSRF targets, as URL hosts: the host name the URL parser makes of each, and why it is refused. */
@@ -83,6 +82,8 @@ beforeAll(async () => {
   provider = await startProviderServer();
   stack = await startStack({
     api: true,
+    // The TLS attestor is a piece of the stack too: it must stay up, and its log hold no secret.
+    attestor: true,
     env: {
       JWT_SECRET: TEST_JWT_SECRET,
       // Only the provider's name is trusted; every IP spelling of loopback must be refused.
@@ -455,7 +456,7 @@ describe("floods on the api's real port", () => {
 
 describe("secrets", () => {
   it("no log of any piece holds the JWT secret, the wallet key, a token or a provider credential", () => {
-    for (const piece of PIECES) {
+    for (const piece of stack.pieces) {
       const log = stack.logs(piece);
       expect(log.length).toBeGreaterThan(0);
       // The hardhat node prints its well-known development keys at start (public test accounts): only

@@ -50,6 +50,7 @@ export async function offlineApi(env: Record<string, string> = {}): Promise<Offl
     DATA_DIR: dataDir,
     ROLLUP_URL: `http://127.0.0.1:${down}`,
     RPC_URL: `http://127.0.0.1:${down}`,
+    ATTESTOR_URL: `ws://127.0.0.1:${down}/ws`,
     ...env,
   });
   const services = createServices(config);

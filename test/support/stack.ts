@@ -93,6 +93,8 @@ export interface TestStack {
   ports: StackPorts;
   addresses: { inputBox: Address; dapp: Address; admin: Address };
   dataDir: string;
+  /** The pieces this stack runs, in start order. */
+  pieces: PieceName[];
   /** Sends inputs and reads verdicts and inspects (scripts/lib/rollup-client.ts). */
   client: RollupClient;
   /** Sends an input (JSON value or hex) from `sender` (hardhat account number, default #0) and waits for its verdict. */
@@ -204,6 +206,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     ports,
     addresses: { inputBox: settings.inputBoxAddress, dapp: settings.dappAddress, admin },
     dataDir,
+    pieces: supervisor.pieces(),
     client,
     send: (input, sender = 0) => client.send(input, sender),
     inspect: (query, method = "GET") => client.inspect(query, method),
