@@ -18,6 +18,8 @@ contract AttestationGate {
         uint256 inputIndex;
         string field;
         string bucket;
+        /// The TLS attestor that proved the value (zero when only the api vouched for it).
+        address attestor;
     }
 
     /// The fields of an `attestation:created` notice, as the dapp writes them.
@@ -28,6 +30,8 @@ contract AttestationGate {
         bytes32 schemaId;
         string field;
         string bucket;
+        /// The TLS attestor named by the notice of a proven attestation; zero for an unproven one.
+        address attestor;
     }
 
     ICartesiDApp public immutable application;
@@ -53,7 +57,7 @@ contract AttestationGate {
         uint256 inputIndex = firstInputIndex + proof.validity.inputIndexWithinEpoch;
         Record storage current = latest[a.owner][a.schemaId];
         if (current.claimId != bytes32(0) && current.inputIndex >= inputIndex) revert NotNewer(current.inputIndex, inputIndex);
-        latest[a.owner][a.schemaId] = Record(a.claimId, inputIndex, a.field, a.bucket);
+        latest[a.owner][a.schemaId] = Record(a.claimId, inputIndex, a.field, a.bucket, a.attestor);
         emit AttestationRecorded(a.owner, a.schemaId, a.claimId, inputIndex, a.field, a.bucket);
     }
 
@@ -77,7 +81,10 @@ contract AttestationGate {
             abi.encodePacked('{"event":"attestation:created","data":{"claimId":"', _hex(abi.encodePacked(a.claimId))),
             abi.encodePacked('","owner":"', _hex(abi.encodePacked(a.owner)), '","provider":"', a.provider),
             abi.encodePacked('","schema_id":"', _hex(abi.encodePacked(a.schemaId)), '","bucket_values":{"'),
-            abi.encodePacked(a.field, '":"', a.bucket, '"}}}')
+            abi.encodePacked(a.field, '":"', a.bucket, '"}'),
+            // A proven attestation's notice names its attestor after the buckets; an unproven one does not.
+            a.attestor == address(0) ? bytes("") : abi.encodePacked(',"attestor":"', _hex(abi.encodePacked(a.attestor)), '"'),
+            "}}"
         );
     }
 

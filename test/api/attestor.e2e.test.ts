@@ -7,8 +7,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import nacl from "tweetnacl";
-import { hexToString, type Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { createWalletClient, hexToString, http, zeroAddress, type Address, type Hex } from "viem";
+import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
+import { compiledContract } from "../../contracts/compile.ts";
+import { DEFAULTS } from "../../devnode/config.ts";
+import { contractProof } from "../../devnode/proofs.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schemaIdOf } from "../../common/ids.ts";
 import { claimIdentifier, claimSignText, type TlsClaim, type TlsProof } from "../../common/tls-claim.ts";
@@ -198,6 +201,37 @@ describe("a schema that requires proof", () => {
       }
     });
   });
+});
+
+describe("on the base layer", () => {
+  it("the consumer contract records a proven attestation with its attestor, and refuses it without", async () => {
+    provider.route("/balance", { kind: "json", value: { data: { balance: 512.5, currency: "EUR" } } });
+    const answer = await call("POST", "/api/core/claim", userToken, claimBody(provider.url("/balance")));
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const claimId = answer.body.data?.claimId as Hex;
+    expect((await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).status).toBe(200);
+    const proof = (await call("GET", `/api/core/attestation/${claimId}/proof`)).body.data as {
+      applicationAddress: Address;
+      proof: { validity: Parameters<typeof contractProof>[0]; context: Hex };
+    };
+    const gate = compiledContract("AttestationGate");
+    const wallet = createWalletClient({ transport: http(stack.urls.rpc), account: mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: 9 }) });
+    const reader = stack.client.publicClient;
+    const deployed = await reader.waitForTransactionReceipt({
+      hash: await wallet.deployContract({ abi: gate.abi, bytecode: gate.bytecode, args: [proof.applicationAddress], chain: null }),
+    });
+    const address = deployed.contractAddress as Address;
+    const attestor = privateKeyToAccount(attestorKey()).address;
+    const attestation = { claimId, owner: USER_A, provider: "http", schemaId, field, bucket: "mid", attestor };
+    const record = (a: typeof attestation) =>
+      ({ address, abi: gate.abi, functionName: "record", args: [a, contractProof(proof.proof.validity, proof.proof.context)] }) as const;
+    // Without its attestor the notice bytes differ, so the proof does not hold for them.
+    await expect(reader.simulateContract({ ...record({ ...attestation, attestor: zeroAddress }), account: wallet.account })).rejects.toThrow(/reverted/);
+    const hash = await wallet.writeContract({ ...record(attestation), chain: null });
+    expect((await reader.waitForTransactionReceipt({ hash })).status).toBe("success");
+    const recorded = (await reader.readContract({ address, abi: gate.abi, functionName: "attestationOf", args: [USER_A, schemaId] })) as { attestor: Address };
+    expect(recorded.attestor.toLowerCase()).toBe(attestor.toLowerCase());
+  }, 120_000);
 });
 
 describe("claims sent straight to the InputBox", () => {

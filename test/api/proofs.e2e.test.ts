@@ -6,7 +6,7 @@
  */
 import { spawn } from "node:child_process";
 import nacl from "tweetnacl";
-import { createWalletClient, http, type Address, type Hex } from "viem";
+import { createWalletClient, http, zeroAddress, type Address, type Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttestationClient, type AttestationProof } from "../../client/index.ts";
@@ -134,11 +134,18 @@ describe("GET /api/core/attestation/:claimId/proof", () => {
         hash: await wallet.deployContract({ abi: gate.abi, bytecode: gate.bytecode, args: [found.applicationAddress], chain: null }),
       });
       const address = deployed.contractAddress as Address;
-      const attestation = { claimId, owner: USER_A, provider: "http", schemaId, field: FIELD, bucket: "mid" };
+      const attestation = { claimId, owner: USER_A, provider: "http", schemaId, field: FIELD, bucket: "mid", attestor: zeroAddress as Address };
       const proof = contractProof(found.proof.validity, found.proof.context);
       const call = (a: typeof attestation) => ({ address, abi: gate.abi, functionName: "record", args: [a, proof] }) as const;
 
-      for (const forged of [{ ...attestation, bucket: "high" }, { ...attestation, owner: stack.addresses.admin }, { ...attestation, schemaId: `0x${"11".repeat(32)}` as Hex }]) {
+      const forgeries = [
+        { ...attestation, bucket: "high" },
+        { ...attestation, owner: stack.addresses.admin },
+        { ...attestation, schemaId: `0x${"11".repeat(32)}` as Hex },
+        // An unproven attestation cannot pass for a proven one.
+        { ...attestation, attestor: stack.addresses.admin },
+      ];
+      for (const forged of forgeries) {
         await expect(reader.simulateContract({ ...call(forged), account: wallet.account })).rejects.toThrow(/reverted/);
       }
       const hash = await wallet.writeContract({ ...call(attestation), chain: null });
