@@ -1,0 +1,50 @@
+/**
+ * `npm run bench -- --attestor --size ci` end to end: the whole stack with the real attestor and a prover,
+ * a plain claim and proven claims in both modes. It asserts that the run finished and produced every
+ * figure with a finite value and a floor; never how fast anything was.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Figure } from "../../bench/report.ts";
+import { PROJECT_ROOT } from "../support/stack.ts";
+
+const out = mkdtempSync(join(tmpdir(), "bench-attestor-"));
+
+afterAll(() => {
+  rmSync(out, { recursive: true, force: true });
+});
+
+describe("npm run bench -- --attestor --size ci", () => {
+  it("measures proven claims in both modes against a plain claim, time and memory", { timeout: 10 * 60_000 }, async () => {
+    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench.ts", "--attestor", "--size", "ci", "--out", out], {
+        cwd: PROJECT_ROOT,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let text = "";
+      child.stdout.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+      child.stderr.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+      child.once("error", reject);
+      child.once("exit", (exit) => resolve({ code: exit, output: text }));
+    });
+    expect(code, output).toBe(0);
+    const report = JSON.parse(readFileSync(join(out, "bench-attestor-ci.json"), "utf8")) as { figures: Figure[]; notes: string[] };
+    expect(report.figures.map((f) => [f.name, f.unit])).toEqual([
+      ["claim p50, reveal (TLS 1.3 keys shown to the attestor)", "ms"],
+      ["claim p99, reveal", "ms"],
+      ["claim p50, zk (ChaCha20 records proven with Stwo)", "ms"],
+      ["claim p99, zk", "ms"],
+      ["prover peak RSS after reveal claims", "MiB"],
+      ["prover peak RSS after zk claims", "MiB"],
+      ["attestor peak RSS (it verifies the zk proofs)", "MiB"],
+    ]);
+    for (const f of report.figures) {
+      expect([f.name, Number.isFinite(f.value) && f.value > 0, Number.isFinite(f.floor.value) && f.floor.value > 0]).toEqual([f.name, true, true]);
+    }
+    // The table is what a reader sees.
+    expect(output).toMatch(/\| attestor \| claim p50, zk/);
+  });
+});
