@@ -3,10 +3,9 @@
  * start; a bad value stops the start with a message naming the variable.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
 import type { Address, Hex } from "viem";
 import { z } from "zod";
+import { secretInDataDir } from "../common/data-secret.ts";
 import { configAddressSchema, flagSchema, httpUrlSchema, portSchema } from "../common/env.ts";
 import { PROOF_MODES } from "../common/tls-claim.ts";
 import type { AttestorSettings } from "./provider/attestor.ts";
@@ -160,17 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
  */
 export function resolveJwtSecret(explicit: string | undefined, dataDir: string): Uint8Array {
   if (explicit !== undefined && explicit !== "") return new TextEncoder().encode(explicit);
-  const file = join(resolve(dataDir), "jwt-secret");
-  if (!existsSync(file)) {
-    mkdirSync(resolve(dataDir), { recursive: true });
-    try {
-      // `wx` so two processes starting together never overwrite each other's secret.
-      writeFileSync(file, randomBytes(32).toString("hex") + "\n", { flag: "wx", mode: 0o600 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-  }
-  const secret = readFileSync(file, "utf8").trim();
+  const { value: secret, file } = secretInDataDir(dataDir, "jwt-secret", () => randomBytes(32).toString("hex"));
   if (secret.length < 32) throw new ConfigError("JWT_SECRET", `${file} holds fewer than 32 characters`);
   return new TextEncoder().encode(secret);
 }

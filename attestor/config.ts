@@ -5,9 +5,8 @@
  * register in the rollup) survives restarts.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
 import { z } from "zod";
+import { secretInDataDir } from "../common/data-secret.ts";
 import { portSchema } from "../common/env.ts";
 
 const KEY_RE = /^0x[0-9a-fA-F]{64}$/;
@@ -46,18 +45,9 @@ export function loadAttestorConfig(env: NodeJS.ProcessEnv = process.env): Attest
   };
 }
 
-/** A private key kept in `dataDir/name`, made on first use (`wx`: two processes never overwrite each other). */
+/** A private key kept in `dataDir/name`, made on first start. */
 export function keyInDataDir(dataDir: string, name: string): string {
-  const file = join(resolve(dataDir), name);
-  if (!existsSync(file)) {
-    mkdirSync(resolve(dataDir), { recursive: true });
-    try {
-      writeFileSync(file, `0x${randomBytes(32).toString("hex")}\n`, { flag: "wx", mode: 0o600 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-  }
-  const key = readFileSync(file, "utf8").trim();
+  const { value: key, file } = secretInDataDir(dataDir, name, () => `0x${randomBytes(32).toString("hex")}`);
   if (!KEY_RE.test(key)) throw new Error(`invalid configuration: ${file} does not hold a 0x-prefixed 32-byte hex key`);
   return key;
 }

@@ -7,14 +7,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import nacl from "tweetnacl";
-import { createWalletClient, hexToString, http, zeroAddress, type Address, type Hex } from "viem";
-import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts";
-import { compiledContract } from "../../contracts/compile.ts";
-import { DEFAULTS } from "../../devnode/config.ts";
+import { hexToString, zeroAddress, type Address, type Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { contractProof } from "../../devnode/proofs.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schemaIdOf } from "../../common/ids.ts";
 import { claimIdentifier, claimSignText, type TlsClaim, type TlsProof } from "../../common/tls-claim.ts";
+import { deployAttestationGate } from "../support/gate.ts";
 import { bearer, JSON_HEADERS, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
 import { startProviderServer, TLS_1_1_ONLY, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
@@ -214,22 +213,16 @@ describe("on the base layer", () => {
       applicationAddress: Address;
       proof: { validity: Parameters<typeof contractProof>[0]; context: Hex };
     };
-    const gate = compiledContract("AttestationGate");
-    const wallet = createWalletClient({ transport: http(stack.urls.rpc), account: mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: 9 }) });
-    const reader = stack.client.publicClient;
-    const deployed = await reader.waitForTransactionReceipt({
-      hash: await wallet.deployContract({ abi: gate.abi, bytecode: gate.bytecode, args: [proof.applicationAddress], chain: null }),
-    });
-    const address = deployed.contractAddress as Address;
+    const { address, abi, wallet, reader } = await deployAttestationGate(stack, proof.applicationAddress);
     const attestor = privateKeyToAccount(attestorKey()).address;
     const attestation = { claimId, owner: USER_A, provider: "http", schemaId, field, bucket: "mid", attestor };
     const record = (a: typeof attestation) =>
-      ({ address, abi: gate.abi, functionName: "record", args: [a, contractProof(proof.proof.validity, proof.proof.context)] }) as const;
+      ({ address, abi, functionName: "record", args: [a, contractProof(proof.proof.validity, proof.proof.context)] }) as const;
     // Without its attestor the notice bytes differ, so the proof does not hold for them.
     await expect(reader.simulateContract({ ...record({ ...attestation, attestor: zeroAddress }), account: wallet.account })).rejects.toThrow(/reverted/);
     const hash = await wallet.writeContract({ ...record(attestation), chain: null });
     expect((await reader.waitForTransactionReceipt({ hash })).status).toBe("success");
-    const recorded = (await reader.readContract({ address, abi: gate.abi, functionName: "attestationOf", args: [USER_A, schemaId] })) as { attestor: Address };
+    const recorded = (await reader.readContract({ address, abi, functionName: "attestationOf", args: [USER_A, schemaId] })) as { attestor: Address };
     expect(recorded.attestor.toLowerCase()).toBe(attestor.toLowerCase());
   }, 120_000);
 });

@@ -6,16 +6,15 @@
  */
 import { spawn } from "node:child_process";
 import nacl from "tweetnacl";
-import { createWalletClient, http, zeroAddress, type Address, type Hex } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { zeroAddress, type Address, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttestationClient, type AttestationProof } from "../../client/index.ts";
-import { compiledContract } from "../../contracts/compile.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
 import { contractProof } from "../../devnode/proofs.ts";
 import { CARTESI_DAPP_ABI } from "../../devnode/v1-contracts.ts";
 import { failure, TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
 import { recorderFor, type ConformanceRecorder } from "../support/conformance.ts";
+import { deployAttestationGate } from "../support/gate.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 
@@ -127,13 +126,8 @@ describe("GET /api/core/attestation/:claimId/proof", () => {
     });
 
     it("the consumer contract records the verified bucket and refuses forged fields", async () => {
-      const gate = compiledContract("AttestationGate");
-      const wallet = createWalletClient({ transport: http(stack.urls.rpc), account: mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: 9 }) });
-      const reader = stack.client.publicClient;
-      const deployed = await reader.waitForTransactionReceipt({
-        hash: await wallet.deployContract({ abi: gate.abi, bytecode: gate.bytecode, args: [found.applicationAddress], chain: null }),
-      });
-      const address = deployed.contractAddress as Address;
+      const { address, abi, wallet, reader } = await deployAttestationGate(stack, found.applicationAddress);
+      const gate = { abi };
       const attestation = { claimId, owner: USER_A, provider: "http", schemaId, field: FIELD, bucket: "mid", attestor: zeroAddress as Address };
       const proof = contractProof(found.proof.validity, found.proof.context);
       const call = (a: typeof attestation) => ({ address, abi: gate.abi, functionName: "record", args: [a, proof] }) as const;
