@@ -164,10 +164,16 @@ export class ProverPool {
         waiting.settle(result);
       },
     };
-    prover.ready.then(
-      () => prover.child.send(waiting.request),
-      (error: unknown) => prover.current?.settle(error instanceof Error ? error : new Error(String(error))),
-    );
+    const fail = (error: unknown): void => {
+      if (prover.current?.id === waiting.request.id) prover.current.settle(error instanceof Error ? error : new Error(String(error)));
+    };
+    prover.ready.then(() => {
+      // The claim may have timed out, or the prover died, while it was starting.
+      if (prover.current?.id !== waiting.request.id || !prover.child.connected) return;
+      prover.child.send(waiting.request, (error) => {
+        if (error !== null) fail(error);
+      });
+    }, fail);
   }
 
   /** Kills a prover (it may be deep in a synchronous proof), failing its claim with `why`. */

@@ -1,0 +1,94 @@
+/**
+ * The api's pool of prover processes (api/provider/attestor.ts) with real provers (attestor/prover.ts,
+ * forked as the api forks them) against attestors that are not there or never answer: the failures a
+ * claim meets before any proof, mapped to ZKTLS_PROOF_FAILED with their reasons, and a prover that
+ * overruns its time killed and replaced.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApiError } from "../../api/errors.ts";
+import { ProverPool, type AttestorSettings } from "../../api/provider/attestor.ts";
+import { closedPort } from "../support/api-fixtures.ts";
+
+const dataDir = mkdtempSync(join(tmpdir(), "prover-pool-"));
+const request = {
+  url: "https://localhost:1/balance",
+  method: "GET" as const,
+  headers: {},
+  field: "data.balance",
+  owner: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8" as const,
+  schemaId: `0x${"ab".repeat(32)}` as const,
+};
+
+/** A TCP server that accepts connections and never says a word: a WebSocket handshake to it never ends. */
+let silent: Server;
+const sockets: Socket[] = [];
+beforeAll(async () => {
+  silent = createServer((socket) => sockets.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", () => resolve()));
+});
+afterAll(async () => {
+  for (const socket of sockets) socket.destroy();
+  await new Promise<void>((resolve) => silent.close(() => resolve()));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function settings(url: string, timeoutMs: number): AttestorSettings {
+  return { url, mode: "reveal", provers: 1, timeoutMs, caFiles: "", dataDir };
+}
+
+async function failureOf(promise: Promise<unknown>): Promise<ApiError> {
+  const outcome = await promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  if (!(outcome instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(outcome)}`);
+  return outcome;
+}
+
+describe("the prover pool", () => {
+  it("an attestor that is not there: ZKTLS_PROOF_FAILED, attestor unreachable", { timeout: 60_000 }, async () => {
+    const pool = new ProverPool(settings(`ws://127.0.0.1:${await closedPort()}/ws`, 30_000));
+    try {
+      const error = await failureOf(pool.prove(request));
+      expect([error.code, error.status]).toEqual(["ZKTLS_PROOF_FAILED", 502]);
+      expect(String(error.details?.reason)).toMatch(/^attestor unreachable: /);
+      // The prover survived its failed claim and waits for the next one.
+      expect(pool.size).toBe(1);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("a claim that overruns its time: the prover is killed, the claim fails, the next one gets a new prover", { timeout: 60_000 }, async () => {
+    const address = silent.address();
+    if (address === null || typeof address === "string") throw new Error("no port");
+    const pool = new ProverPool(settings(`ws://127.0.0.1:${address.port}/ws`, 3_000));
+    try {
+      const error = await failureOf(pool.prove(request));
+      expect([error.code, error.details]).toEqual(["ZKTLS_PROOF_FAILED", { reason: "the proof took longer than 3 s" }]);
+      expect(pool.size).toBe(0);
+      const again = await failureOf(pool.prove(request));
+      expect(again.details).toEqual({ reason: "the proof took longer than 3 s" });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("closing fails the claims under way and waiting, and refuses new ones", { timeout: 60_000 }, async () => {
+    const address = silent.address();
+    if (address === null || typeof address === "string") throw new Error("no port");
+    const pool = new ProverPool(settings(`ws://127.0.0.1:${address.port}/ws`, 30_000));
+    const running = failureOf(pool.prove(request));
+    const waiting = failureOf(pool.prove(request));
+    await new Promise((r) => setTimeout(r, 500));
+    await pool.close();
+    expect((await running).details).toEqual({ reason: "the api is shutting down" });
+    expect((await waiting).details).toEqual({ reason: "the api is shutting down" });
+    expect((await failureOf(pool.prove(request))).details).toEqual({ reason: "the api is shutting down" });
+    expect(pool.size).toBe(0);
+  });
+});
