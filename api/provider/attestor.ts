@@ -48,14 +48,24 @@ export const spawnProver: ProverSpawner = (settings) =>
     cwd: ROOT,
     execArgv: ["--import", "tsx"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
+    // Only what a prover needs: never the api's wallet key or token secret.
     env: {
-      ...process.env,
+      ...pickEnv(["PATH", "HOME", "TMPDIR", "LANG", "TZ", "LOG_LEVEL"]),
       ATTESTOR_URL: settings.url,
       ATTESTOR_CA_FILES: settings.caFiles,
       DATA_DIR: settings.dataDir,
       ...(settings.proverPrivateKey === undefined ? {} : { PROVER_PRIVATE_KEY: settings.proverPrivateKey }),
     },
   });
+
+function pickEnv(names: readonly string[]): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const name of names) {
+    const value = process.env[name];
+    if (value !== undefined) picked[name] = value;
+  }
+  return picked;
+}
 
 interface Prover {
   child: ChildProcess;
