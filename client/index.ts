@@ -238,7 +238,8 @@ export class AttestationClient {
 export type EventName = "attestation:created" | "grant:created" | "grant:revoked" | "schema:registered";
 
 export type ApiEvent =
-  | { event: "attestation:created"; data: { claimId: Hex; owner: Address; provider: string } }
+  /** `attestor` (an extension) only when a TLS attestor proved the value. */
+  | { event: "attestation:created"; data: { claimId: Hex; owner: Address; provider: string; attestor?: Address } }
   | { event: "grant:created"; data: { grantId: Hex; owner: Address; requester: Address } }
   | { event: "grant:revoked"; data: { grantId: Hex; owner: Address } }
   | { event: "schema:registered"; data: { schema_id: Hex } }

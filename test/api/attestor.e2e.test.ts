@@ -11,6 +11,7 @@ import { hexToString, zeroAddress, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { contractProof } from "../../devnode/proofs.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectEvents } from "../../client/index.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { claimIdentifier, claimSignText, type TlsClaim, type TlsProof } from "../../common/tls-claim.ts";
 import { deployAttestationGate } from "../support/gate.ts";
@@ -137,11 +138,16 @@ describe("a schema that requires proof", () => {
 
   it.each(["reveal", "zk"] as const)("a %s claim is recorded with its attestor, sealed, and checked by the dapp", async (mode) => {
     provider.route("/balance", { kind: "json", value: { data: { balance: 512.5, currency: "EUR" } } });
+    const events = await connectEvents(stack.urls.ws);
     const answer = await call("POST", "/api/core/claim", userToken, claimBody(provider.url("/balance"), { proofMode: mode }));
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     expect(answer.body.data?.bucket).toBe("mid");
     const claimId = answer.body.data?.claimId as Hex;
     const attestor = privateKeyToAccount(attestorKey()).address.toLowerCase();
+    // The WebSocket event names the attestor too (an extension of the specification's three fields).
+    const event = await events.waitFor((e) => e.event === "attestation:created" && e.data.claimId === claimId);
+    await events.close();
+    expect(event.data).toEqual({ claimId, owner: USER_A.toLowerCase(), provider: "http", attestor });
 
     const view = await call("GET", `/api/core/attestation/${claimId}`);
     expect(view.body.data).toMatchObject({ claimId, bucket: "mid", owner: USER_A.toLowerCase(), schemaId, attestor });

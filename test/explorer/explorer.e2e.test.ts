@@ -141,6 +141,8 @@ describe("the explorer", () => {
     await open(`#/attestation/${claimId}`);
     await expect(page.locator("#claim-id").textContent()).resolves.toBe(claimId);
     await expect(page.locator("#view").textContent()).resolves.toContain("mid");
+    // No TLS attestor proved this one: the page says whose word it is.
+    await expect(page.locator("#attestor").textContent()).resolves.toBe("not proven: the api's word");
     await expect(page.locator("#view").textContent()).resolves.toMatch(/Input#\d+/);
     await page.locator("#tx-hash").waitFor();
     await expect(page.locator("#tx-hash").textContent()).resolves.toMatch(/^0x[0-9a-f]{64}$/);
