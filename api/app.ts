@@ -49,6 +49,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
     ((error: unknown, c: Context) => console.error(`[api] ${c.req.method} ${c.req.path} failed:`, error));
 
   const app = router();
+  app.use("*", services.metrics.middleware);
   app.use(
     "*",
     cors({

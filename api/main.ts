@@ -25,6 +25,7 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
   const services = createServices(config);
   const hub = new WsHub();
   services.setEventSink((event) => hub.broadcast(event));
+  services.setWsClientCount(() => hub.clientCount);
   const app = createApi(services);
   const site = explorerSite(await loadExplorer());
 
@@ -34,7 +35,13 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
   services.follower.start();
 
   const server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: (request, env) => (isExplorerPath(new URL(request.url).pathname) ? site.fetch(request, env) : app.fetch(request, env)), port: config.port, hostname: config.host }, () => resolve(s));
+    const fetch = (request: Request, env: object | undefined): Response | Promise<Response> => {
+      const path = new URL(request.url).pathname;
+      // Served beside the api, not by it: the scrape is not an operation of the OpenAPI document, nor rate limited.
+      if (path === "/metrics" && request.method === "GET") return metricsResponse(services);
+      return isExplorerPath(path) ? site.fetch(request, env) : app.fetch(request, env);
+    };
+    const s = serve({ fetch, port: config.port, hostname: config.host }, () => resolve(s));
   });
   hub.attach(server as Server);
   // Idle keep-alive connections stay open longer than clients keep them (undici: 4 s, proxies: 60 s), so the
@@ -63,6 +70,10 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
       });
     },
   };
+}
+
+async function metricsResponse(services: ApiServices): Promise<Response> {
+  return new Response(await services.metrics.text(), { headers: { "content-type": services.metrics.registry.contentType } });
 }
 
 async function main(): Promise<void> {

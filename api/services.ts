@@ -7,6 +7,7 @@ import type { Hex } from "viem";
 import type { InputKind, InputParams } from "../common/wire.ts";
 import type { ApiConfig } from "./config.ts";
 import { NonceStore } from "./auth/siwe.ts";
+import { createApiMetrics, type ApiMetrics } from "./metrics.ts";
 import { ProverPool } from "./provider/attestor.ts";
 import { RateLimiter } from "./rate-limit.ts";
 import { RegistryCatalog } from "./rollup/catalog.ts";
@@ -45,6 +46,10 @@ export interface ApiServices {
   registeredAttestors(): Promise<ReadonlySet<string>>;
   /** Where relayed notices go; `main.ts` points it at the WebSocket hub. */
   setEventSink(sink: (event: WsEvent) => void): void;
+  /** The api's Prometheus registry and recorders (`GET /metrics`). */
+  metrics: ApiMetrics;
+  /** How many WebSocket clients are connected; `main.ts` points it at the hub. */
+  setWsClientCount(count: () => number): void;
 }
 
 export function packageVersion(): string {
@@ -77,7 +82,11 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     },
   });
   const providerTypes = new Map<string, string>();
-  const commits = new GroupCommit((payload) => submitter.submitPayload(payload), config.writeBatch);
+  let wsClients = (): number => 0;
+  let attestor: ProverPool | undefined;
+  const metrics = createApiMetrics({ wsClients: () => wsClients(), provers: () => attestor?.size ?? 0 });
+  attestor = new ProverPool(config.attestor, undefined, metrics.observeProof);
+  const commits = new GroupCommit((payload) => submitter.submitPayload(payload), config.writeBatch, metrics.observeGroup);
   const verdicts = new VerdictWatch(graphql, { timeoutMs: config.verdictTimeoutMs });
 
   return {
@@ -90,7 +99,11 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     catalog,
     follower,
     nonces: new NonceStore(now),
-    attestor: new ProverPool(config.attestor),
+    attestor,
+    metrics,
+    setWsClientCount(count) {
+      wsClients = count;
+    },
     async registeredAttestors() {
       const attestors = await reader.query("tls_attestors", {});
       return new Set(attestors.map((a) => a.address.toLowerCase()));

@@ -12,6 +12,7 @@ import { InputFollower } from "./chain.ts";
 import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts";
 import { EpochManager } from "./epochs.ts";
 import { createGraphqlApi } from "./graphql.ts";
+import { createDevnodeMetrics } from "./metrics.ts";
 import { RollupModel } from "./model.ts";
 import { createQueryServer } from "./query-server.ts";
 import { createRollupServer } from "./rollup-server.ts";
@@ -83,7 +84,8 @@ async function main(): Promise<void> {
   for (const input of pending) model.enqueueAdvance(input);
 
   const rollupServer = createRollupServer(model);
-  const queryServer = createQueryServer(model, createGraphqlApi(store, epochs), epochs);
+  const metrics = createDevnodeMetrics({ inputCountsByStatus: () => store.inputCountsByStatus(), epochs: () => epochs.status() });
+  const queryServer = createQueryServer(model, createGraphqlApi(store, epochs), epochs, metrics);
   await listen(rollupServer, config.rollupHttpPort, config.rollupHttpHost);
   await listen(queryServer, config.nodePort, config.nodeHost);
   follower.start();
@@ -96,7 +98,7 @@ async function main(): Promise<void> {
   log(`Authority ${app.authority}  History ${app.history}  claimer ${application.account.address}${app.canClaim ? "" : " (not the Authority's owner: no claims)"}`);
   log(`epochs: ${config.epochIntervalMs > 0 ? `every ${config.epochIntervalMs} ms` : "on demand only"}; close one now: POST http://${config.nodeHost === "0.0.0.0" ? "127.0.0.1" : config.nodeHost}:${config.nodePort}/epoch/close (npm run epoch)`);
   log(`rollup HTTP server for the dapp: http://${config.rollupHttpHost}:${config.rollupHttpPort}`);
-  log(`inspect: http://${shown}:${config.nodePort}/inspect/<payload>  graphql: http://${shown}:${config.nodePort}/graphql`);
+  log(`inspect: http://${shown}:${config.nodePort}/inspect/<payload>  graphql: http://${shown}:${config.nodePort}/graphql  metrics: http://${shown}:${config.nodePort}/metrics`);
   log(`record ${config.databasePath}: ${store.inputCount()} input(s), ${pending.length} waiting for the dapp`);
   log("ready");
 

@@ -10,6 +10,7 @@ import { messageOf } from "../common/errors.ts";
 import type { InspectEnvelope } from "../common/wire.ts";
 import type { EpochManager } from "./epochs.ts";
 import type { GraphqlApi } from "./graphql.ts";
+import type { DevnodeMetrics } from "./metrics.ts";
 import { BodyTooLargeError, readBody, sendJson, sendText } from "./http.ts";
 import type { InspectOutcome, RollupModel } from "./model.ts";
 
@@ -92,8 +93,14 @@ async function settledModel(model: RollupModel): Promise<void> {
   }
 }
 
-export function createQueryServer(model: RollupModel, graphql: GraphqlApi, epochs?: EpochManager): Server {
+export function createQueryServer(model: RollupModel, graphql: GraphqlApi, epochs?: EpochManager, metrics?: DevnodeMetrics): Server {
   const graphqlHandler = createHandler({ schema: graphql.schema, rootValue: graphql.rootValue });
+  const inspect = async (payload: Buffer): Promise<InspectOutcome> => {
+    const started = performance.now();
+    const outcome = await model.inspect(toHex(payload));
+    metrics?.observeInspect(outcome.ok ? outcome.status : outcome.reason, (performance.now() - started) / 1000);
+    return outcome;
+  };
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = req.url ?? "/";
@@ -110,10 +117,15 @@ export function createQueryServer(model: RollupModel, graphql: GraphqlApi, epoch
     if (url.startsWith(INSPECT_PREFIX) || url === "/inspect" || url.startsWith("/inspect?")) {
       if (method === "GET") {
         const payload = url.startsWith(INSPECT_PREFIX) ? decodeInspectPath(url.slice(INSPECT_PREFIX.length)) : Buffer.alloc(0);
-        return answerInspect(res, await model.inspect(toHex(payload)));
+        return answerInspect(res, await inspect(payload));
       }
-      if (method === "POST") return answerInspect(res, await model.inspect(toHex(await readBody(req))));
+      if (method === "POST") return answerInspect(res, await inspect(await readBody(req)));
       return sendText(res, 405, "method not allowed", CORS);
+    }
+    if (url === "/metrics" && method === "GET" && metrics !== undefined) {
+      const body = await metrics.text();
+      res.writeHead(200, { "content-type": metrics.registry.contentType, "content-length": Buffer.byteLength(body) });
+      return void res.end(body);
     }
     if (url === "/graphql" || url.startsWith("/graphql?")) {
       res.setHeader("access-control-allow-origin", "*");

@@ -175,6 +175,7 @@ export class DevnodeStore {
       ),
       inputCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM inputs"),
       processedCount: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM inputs WHERE status <> 'UNPROCESSED'"),
+      countsByStatus: db.prepare<[], { status: string; n: number }>("SELECT status, COUNT(*) AS n FROM inputs GROUP BY status"),
       unprocessed: db.prepare<[], InputRow>(
         "SELECT * FROM inputs WHERE status = 'UNPROCESSED' ORDER BY input_index",
       ),
@@ -282,6 +283,11 @@ export class DevnodeStore {
 
   processedCount(): number {
     return this.stmt.processedCount.get()?.n ?? 0;
+  }
+
+  /** Inputs by completion status (UNPROCESSED, ACCEPTED, REJECTED, ...): the devnode's metrics. */
+  inputCountsByStatus(): { status: string; n: number }[] {
+    return this.stmt.countsByStatus.all();
   }
 
   unprocessedInputs(): InputRecord[] {

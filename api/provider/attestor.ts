@@ -88,6 +88,8 @@ export class ProverPool {
   constructor(
     readonly settings: AttestorSettings,
     private readonly spawn: ProverSpawner = spawnProver,
+    /** Told each claim's mode, outcome and time (the api's metrics). */
+    private readonly observe: (mode: ProofMode, outcome: "ok" | "failed", seconds: number) => void = () => {},
   ) {}
 
   /**
@@ -98,10 +100,12 @@ export class ProverPool {
   async prove(request: Omit<ProveRequest, "id" | "mode"> & { mode?: ProofMode }): Promise<ProvenValue> {
     if (this.closed) throw proofFailed("the api is shutting down");
     const full: ProveRequest = { ...request, mode: request.mode ?? this.settings.mode, id: this.nextId++ };
+    const started = performance.now();
     const result = await new Promise<ProveResult | Error>((settle) => {
       this.queue.push({ request: full, settle });
       this.dispatch();
     });
+    this.observe(full.mode, !(result instanceof Error) && result.ok ? "ok" : "failed", (performance.now() - started) / 1000);
     if (result instanceof Error) throw proofFailed(result.message);
     if (!result.ok) throw failureError(result, request.url);
     return checkSignedClaim(result, request.field);

@@ -48,6 +48,8 @@ export class GroupCommit {
     /** Sends one encoded input and resolves at its receipt (InputSubmitter.submitPayload). */
     private readonly send: (payload: Hex) => Promise<SubmittedInput>,
     private readonly limits: GroupLimits = DEFAULT_GROUP_LIMITS,
+    /** Told the size of every group sent (the api's metrics). */
+    private readonly observeGroup: (writes: number) => void = () => {},
   ) {}
 
   write<K extends InputKind>(kind: K, params: InputParams[K]): Promise<CommittedWrite> {
@@ -86,6 +88,7 @@ export class GroupCommit {
     this.stats.transactions += 1;
     this.stats.writes += group.length;
     this.stats.largestGroup = Math.max(this.stats.largestGroup, group.length);
+    this.observeGroup(group.length);
     try {
       const submitted = await this.send(utf8ToHex(json));
       group.forEach((pending, i) => pending.resolve({ ...submitted, item: lone ? null : i }));

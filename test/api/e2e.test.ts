@@ -14,6 +14,7 @@ import { AttestationApiError, AttestationClient, connectEvents, type EventStream
 import { hexToUtf8 } from "../../common/hex.ts";
 import { keyIdOf, schemaIdOf } from "../../common/ids.ts";
 import { ConformanceRecorder, type OpenApiDoc } from "../support/conformance.ts";
+import { seriesValue } from "../support/prometheus.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
 import { closedPort, TEST_JWT_SECRET, tokenFor, USER_A, USER_A_KEY, USER_B, failure, startApiOn } from "../support/api-fixtures.ts";
@@ -478,6 +479,20 @@ describe("chain and rollup failures (extra api instances on the same stack)", ()
       input_index: expect.any(Number),
       tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
     });
+  });
+});
+
+describe("metrics", () => {
+  it("GET /metrics on the api's port: Prometheus text with this suite's requests and its transactions", async () => {
+    const response = await fetch(`${stack.urls.api}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await response.text();
+    expect(seriesValue(text, 'api_http_requests_total{route="/api/core/claim",method="POST",status="200"}')).toBeGreaterThanOrEqual(1);
+    expect(seriesValue(text, "api_writes_per_transaction_count")).toBeGreaterThanOrEqual(1);
+    expect(seriesValue(text, 'api_http_request_duration_seconds_count{route="/api/core/schemas",method="GET"}')).toBeGreaterThanOrEqual(1);
+    // The events client of this suite is connected.
+    expect(seriesValue(text, "api_websocket_clients")).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -12,6 +12,7 @@ import { utf8ToHex } from "../../common/hex.ts";
 import type { InspectEnvelope } from "../../common/wire.ts";
 import { decodePayload } from "../../scripts/lib/rollup-client.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+import { seriesValue } from "../support/prometheus.ts";
 import { schemaInput } from "./fixtures.ts";
 
 let stack: TestStack;
@@ -144,6 +145,25 @@ describe("inspect", () => {
     expect(envelope.processed_input_count).toBe(await processedCount());
     // The dapp counts the inputs it processed, accepted or rejected: the same inputs the node processed.
     expect(health.processed_inputs).toBe(envelope.processed_input_count);
+  });
+});
+
+describe("metrics", () => {
+  it("GET /metrics on the query port counts inputs by status, epochs and inspects by outcome, in Prometheus text", async () => {
+    await stack.inspect({ type: "health", params: {} });
+    await stack.inspect({ type: "no_such_query", params: {} });
+    const response = await fetch(`${stack.urls.node}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await response.text();
+    const value = (series: string): number => seriesValue(text, series);
+    // The inputs above: at least one accepted and one rejected, each counted once per input.
+    expect(value('devnode_inputs{status="ACCEPTED"}')).toBeGreaterThanOrEqual(1);
+    expect(value('devnode_inputs{status="REJECTED"}')).toBeGreaterThanOrEqual(1);
+    expect(value('devnode_inspect_duration_seconds_count{outcome="Accepted"}')).toBeGreaterThanOrEqual(1);
+    expect(value('devnode_inspect_duration_seconds_count{outcome="Rejected"}')).toBeGreaterThanOrEqual(1);
+    expect(value("devnode_epochs_closed")).toBeGreaterThanOrEqual(0);
+    expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
   });
 });
 

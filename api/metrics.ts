@@ -1,0 +1,64 @@
+/**
+ * The api's Prometheus metrics (`GET /metrics`, docs/operations.md): one registry per api, made at start
+ * and handed to what records into it. Request counts and latencies are recorded by one middleware, by
+ * route pattern (never the raw path, which holds ids); the rest is read from the services when scraped,
+ * so nothing is added to the write path but one histogram observation per transaction.
+ */
+import type { MiddlewareHandler } from "hono";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+export interface ApiMetrics {
+  registry: Registry;
+  /** Counts and times every request; put first, so it sees every answer, errors included. */
+  middleware: MiddlewareHandler;
+  /** Group commit: the writes each transaction carried. */
+  observeGroup(writes: number): void;
+  /** The TLS attestor's claims, by mode and outcome, and how long they took. */
+  observeProof(mode: string, outcome: "ok" | "failed", seconds: number): void;
+  /** The Prometheus text exposition. */
+  text(): Promise<string>;
+}
+
+export interface MetricSources {
+  /** WebSocket clients connected now. */
+  wsClients(): number;
+  /** Prover processes running now. */
+  provers(): number;
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createApiMetrics(sources: MetricSources): ApiMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const requests = new Counter({ name: "api_http_requests_total", help: "HTTP requests answered, by route pattern, method and status", labelNames: ["route", "method", "status"], registers });
+  const latency = new Histogram({ name: "api_http_request_duration_seconds", help: "Time to answer an HTTP request, by route pattern and method", labelNames: ["route", "method"], buckets: LATENCY_BUCKETS, registers });
+  const refused = new Counter({ name: "api_rate_limited_total", help: "Requests refused with 429 RATE_LIMITED, by route pattern", labelNames: ["route"], registers });
+  const groups = new Histogram({ name: "api_writes_per_transaction", help: "Writes one InputBox transaction carried (group commit)", buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers });
+  const proofs = new Histogram({ name: "api_attestor_claim_duration_seconds", help: "Claims made through the TLS attestor, by proof mode and outcome, and their time", labelNames: ["mode", "outcome"], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers });
+  new Gauge({ name: "api_websocket_clients", help: "WebSocket clients connected", registers, collect() { this.set(sources.wsClients()); } });
+  new Gauge({ name: "api_prover_processes", help: "Prover processes running (TLS attestor claims)", registers, collect() { this.set(sources.provers()); } });
+
+  const middleware: MiddlewareHandler = async (c, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      // Unknown paths share one label: a scanner must not mint a series per path.
+      const route = c.req.routePath === "*" || c.req.routePath === "/*" ? "(unmatched)" : c.req.routePath;
+      const status = String(c.res.status);
+      requests.inc({ route, method: c.req.method, status });
+      latency.observe({ route, method: c.req.method }, (performance.now() - started) / 1000);
+      if (status === "429") refused.inc({ route });
+    }
+  };
+
+  return {
+    registry,
+    middleware,
+    observeGroup: (writes) => groups.observe(writes),
+    observeProof: (mode, outcome, seconds) => proofs.observe({ mode, outcome }, seconds),
+    text: () => registry.metrics(),
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * The devnode's Prometheus metrics (`GET /metrics` on the query port, docs/operations.md): inputs by
+ * completion status and epochs are read from the record when scraped; inspects are counted and timed
+ * as they are answered. One registry per devnode, made at start.
+ */
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { EpochStatus } from "./epochs.ts";
+
+export interface DevnodeMetricSources {
+  inputCountsByStatus(): { status: string; n: number }[];
+  epochs(): EpochStatus | undefined;
+}
+
+export interface DevnodeMetrics {
+  registry: Registry;
+  /** An inspect answered: `Accepted`, `Rejected`, or the node's own failure (`timeout`, `unavailable`). */
+  observeInspect(outcome: string, seconds: number): void;
+  text(): Promise<string>;
+}
+
+export function createDevnodeMetrics(sources: DevnodeMetricSources): DevnodeMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  new Gauge({
+    name: "devnode_inputs",
+    help: "Inputs the devnode holds, by completion status (ACCEPTED, REJECTED, UNPROCESSED, ...)",
+    labelNames: ["status"],
+    registers,
+    collect() {
+      this.reset();
+      for (const { status, n } of sources.inputCountsByStatus()) this.set({ status }, n);
+    },
+  });
+  new Gauge({ name: "devnode_epochs_closed", help: "Epochs closed (each with at least one input)", registers, collect() { this.set(sources.epochs()?.epochs ?? 0); } });
+  new Gauge({ name: "devnode_epochs_claimed", help: "Closed epochs whose claim the History holds", registers, collect() { this.set(sources.epochs()?.claimed ?? 0); } });
+  const inspects = new Histogram({
+    name: "devnode_inspect_duration_seconds",
+    help: "Time to answer an inspect, by outcome",
+    labelNames: ["outcome"],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5, 30],
+    registers,
+  });
+  return {
+    registry,
+    observeInspect(outcome, seconds) {
+      // The histogram's _count is the number of inspects per outcome.
+      inspects.observe({ outcome }, seconds);
+    },
+    text: () => registry.metrics(),
+  };
+}
