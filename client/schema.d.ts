@@ -154,7 +154,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Health */
+                /** @description Health (tlsAttestor is an extension) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -170,6 +170,11 @@ export interface paths {
                                 rollup: "ok" | "degraded" | "down";
                                 /** @enum {string} */
                                 blockchain: "ok" | "degraded" | "down";
+                                /**
+                                 * @description extension: whether the TLS attestor that proves claims (ATTESTOR_URL) answers: ok or down
+                                 * @enum {string}
+                                 */
+                                tlsAttestor: "ok" | "degraded" | "down";
                             };
                         };
                     };
