@@ -3,6 +3,7 @@
  * start; a bad value stops the start with a message naming the variable.
  */
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import type { Address, Hex } from "viem";
 import { z } from "zod";
 import { secretInDataDir } from "../common/data-secret.ts";
@@ -65,9 +66,20 @@ const envSchema = z.object({
   ATTESTOR_MODE: z.enum(PROOF_MODES).default("reveal"),
   ATTESTOR_PROVERS: z.coerce.number().int().min(1).max(16).default(2),
   ATTESTOR_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
-  ATTESTOR_CA_FILES: z.string().default(""),
+  ATTESTOR_CA_FILES: z
+    .string()
+    .default("")
+    .superRefine((value, ctx) => {
+      const missing = caFilePaths(value).find((path) => !existsSync(path));
+      if (missing !== undefined) ctx.addIssue({ code: "custom", message: `no such file: ${missing}` });
+    }),
   PROVER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key").optional(),
 });
+
+/** The comma-separated PEM paths of ATTESTOR_CA_FILES. */
+export function caFilePaths(value: string): string[] {
+  return value.split(",").map((p) => p.trim()).filter((p) => p.length > 0);
+}
 
 export interface ApiConfig {
   port: number;

@@ -15,6 +15,12 @@ declare global {
 export function trustExtraRoots(files: string | undefined): number {
   const paths = (files ?? "").split(",").map((p) => p.trim()).filter((p) => p.length > 0);
   const list = (globalThis.TLS_ADDITIONAL_ROOT_CA_LIST ??= []);
-  for (const path of paths) list.push(readFileSync(path, "utf8"));
+  for (const path of paths) {
+    try {
+      list.push(readFileSync(path, "utf8"));
+    } catch {
+      throw new Error(`invalid configuration: ATTESTOR_CA_FILES: cannot read ${path}`);
+    }
+  }
   return paths.length;
 }

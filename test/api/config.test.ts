@@ -66,6 +66,11 @@ describe("loadConfig", () => {
     ["WRITE_BATCH_MAX_ITEMS", "257"],
     ["WRITE_BATCH_MAX_ITEMS", "0"],
     ["WRITE_BATCH_MAX_BYTES", "200000"],
+    ["ATTESTOR_URL", "http://127.0.0.1:8003"],
+    ["ATTESTOR_MODE", "fast"],
+    ["ATTESTOR_PROVERS", "0"],
+    ["ATTESTOR_CA_FILES", "/no/such/ca.pem"],
+    ["PROVER_PRIVATE_KEY", "0x12"],
   ])("rejects a bad %s naming the variable", (variable, value) => {
     let thrown: unknown;
     try {
