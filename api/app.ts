@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { ApiError, errorBody } from "./errors.ts";
+import { requestLogging } from "./log.ts";
 import { openApiDocument, openApiRoute } from "./openapi.ts";
 import { router } from "./operations.ts";
 import type { ClientAddressOf } from "./rate-limit.ts";
@@ -46,9 +47,11 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
   const clientOf = clientAddressResolver(services.config.trustProxy);
   const logError =
     options.logError ??
-    ((error: unknown, c: Context) => console.error(`[api] ${c.req.method} ${c.req.path} failed:`, error));
+    ((error: unknown, c: Context) =>
+      services.logger.error({ err: error, reqId: c.get("requestId"), method: c.req.method, path: c.req.path }, "unexpected fault"));
 
   const app = router();
+  app.use("*", requestLogging(services.logger));
   app.use("*", services.metrics.middleware);
   app.use(
     "*",
@@ -56,7 +59,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
       origin: "*",
       allowHeaders: ["Authorization", "Content-Type"],
       allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"],
+      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-Id"],
     }),
   );
   // Each router declares full paths (api/openapi.ts lists the same declarations for the document).

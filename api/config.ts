@@ -9,6 +9,7 @@ import { z } from "zod";
 import { secretInDataDir } from "../common/data-secret.ts";
 import { configAddressSchema, flagSchema, httpUrlSchema, portSchema } from "../common/env.ts";
 import { PROOF_MODES } from "../common/tls-claim.ts";
+import { LOG_LEVELS, type LogLevel } from "./log.ts";
 import type { AttestorSettings } from "./provider/attestor.ts";
 
 /** Hardhat account #0: the local stack makes it the dapp's admin. */
@@ -74,6 +75,7 @@ const envSchema = z.object({
       if (missing !== undefined) ctx.addIssue({ code: "custom", message: `no such file: ${missing}` });
     }),
   PROVER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key").optional(),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
 });
 
 /** The comma-separated PEM paths of ATTESTOR_CA_FILES. */
@@ -107,6 +109,8 @@ export interface ApiConfig {
   encryptionSecretKey?: Uint8Array;
   /** The TLS attestor and the prover processes that make claims through it. */
   attestor: AttestorSettings;
+  /** The structured log's level (api/log.ts). */
+  logLevel: LogLevel;
 }
 
 export class ConfigError extends Error {
@@ -153,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     noticePollMs: e.NOTICE_POLL_MS,
     writeBatch: { maxItems: e.WRITE_BATCH_MAX_ITEMS, maxBytes: e.WRITE_BATCH_MAX_BYTES },
     ...(e.ENCRYPTION_SECRET_KEY === undefined ? {} : { encryptionSecretKey: e.ENCRYPTION_SECRET_KEY }),
+    logLevel: e.LOG_LEVEL,
     attestor: {
       url: e.ATTESTOR_URL,
       mode: e.ATTESTOR_MODE,

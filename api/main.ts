@@ -88,16 +88,17 @@ async function main(): Promise<void> {
     throw error;
   }
   const api = await startApi(config);
-  console.log(`attestation api listening on ${api.url} (WebSocket ${api.wsUrl}), wallet ${api.services.submitter.wallet}`);
+  const { logger } = api.services;
+  logger.info({ url: api.url, ws: api.wsUrl, wallet: api.services.submitter.wallet }, "attestation api listening");
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`[api] ${signal}: stopping`);
+    logger.info({ signal }, "stopping");
     api.stop().then(
       () => process.exit(0),
       (error: unknown) => {
-        console.error("[api] failed to stop cleanly:", error);
+        logger.error({ err: error }, "failed to stop cleanly");
         process.exit(1);
       },
     );

@@ -7,6 +7,8 @@ import type { Hex } from "viem";
 import type { InputKind, InputParams } from "../common/wire.ts";
 import type { ApiConfig } from "./config.ts";
 import { NonceStore } from "./auth/siwe.ts";
+import type { DestinationStream } from "pino";
+import { createApiLogger, type ApiLogger } from "./log.ts";
 import { createApiMetrics, type ApiMetrics } from "./metrics.ts";
 import { ProverPool } from "./provider/attestor.ts";
 import { RateLimiter } from "./rate-limit.ts";
@@ -48,6 +50,8 @@ export interface ApiServices {
   setEventSink(sink: (event: WsEvent) => void): void;
   /** The api's Prometheus registry and recorders (`GET /metrics`). */
   metrics: ApiMetrics;
+  /** The structured log (JSON lines). */
+  logger: ApiLogger;
   /** How many WebSocket clients are connected; `main.ts` points it at the hub. */
   setWsClientCount(count: () => number): void;
 }
@@ -57,8 +61,9 @@ export function packageVersion(): string {
   return pkg.version;
 }
 
-export function createServices(config: ApiConfig, overrides: { now?: () => number } = {}): ApiServices {
+export function createServices(config: ApiConfig, overrides: { now?: () => number; logDestination?: DestinationStream } = {}): ApiServices {
   const now = overrides.now ?? (() => Math.floor(Date.now() / 1000));
+  const logger = createApiLogger(config.logLevel, overrides.logDestination);
   const reader = new RollupReader({ rollupUrl: config.rollupUrl });
   const graphql = new GraphqlReader(config.graphqlUrl);
   const submitter = new InputSubmitter({
@@ -76,8 +81,8 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     onEvent: (event) => sink(event as WsEvent),
     onPoll: (error) => {
       // The node may start after the api: say so once, and once more when it recovers, not every poll.
-      if (error !== undefined && !failing) console.warn(`[api] cannot read notices from ${config.graphqlUrl}: ${String(error)}`);
-      if (error === undefined && failing) console.warn(`[api] reading notices from ${config.graphqlUrl} again`);
+      if (error !== undefined && !failing) logger.warn({ url: config.graphqlUrl, error: String(error) }, "cannot read notices");
+      if (error === undefined && failing) logger.warn({ url: config.graphqlUrl }, "reading notices again");
       failing = error !== undefined;
     },
   });
@@ -101,6 +106,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     nonces: new NonceStore(now),
     attestor,
     metrics,
+    logger,
     setWsClientCount(count) {
       wsClients = count;
     },

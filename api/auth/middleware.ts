@@ -4,9 +4,11 @@
  */
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../errors.ts";
+import type { RequestIdVariables } from "../log.ts";
 import { verifyToken, type TokenClaims, type TokenRole } from "./tokens.ts";
 
-export interface AuthVariables {
+/** What authenticated routes may read from the context: the token's claims, and the request's id (api/log.ts). */
+export interface AuthVariables extends RequestIdVariables {
   auth: TokenClaims;
 }
 

@@ -8,7 +8,7 @@ import { inputTransaction } from "../rollup/chain-reader.ts";
 import type { Hex } from "viem";
 import { bucketDefinitionProblem, bucketOf, sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
 import { writeIdOf } from "../../common/ids.ts";
-import { PROOF_MODES, type ProofKind, type TlsProof } from "../../common/tls-claim.ts";
+import { PROOF_MODES, type ProofKind } from "../../common/tls-claim.ts";
 import type { AttestationView } from "../../common/wire.ts";
 import type { AuthVariables } from "../auth/middleware.ts";
 import { requireRole } from "../auth/middleware.ts";
@@ -19,7 +19,7 @@ import {
   fetchProviderJson,
   readNumericField,
 } from "../provider/index.ts";
-import { fetchProven } from "../provider/proven.ts";
+import { fetchProven, type ProvenFetch } from "../provider/proven.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import { sealForKey } from "../seal.ts";
 import type { ApiServices } from "../services.ts";
@@ -266,9 +266,9 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       // A schema that requires proof gets its value through the TLS attestor, with the signed claim to show.
       let fetched: { body: unknown };
       let value: number;
-      let proof: TlsProof | undefined;
+      let proven: ProvenFetch | undefined;
       if (schema.proof === "attestor") {
-        const proven = await fetchProven(
+        proven = await fetchProven(
           {
             url: body.params.url,
             method: body.params.method,
@@ -286,7 +286,6 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
         );
         fetched = proven;
         value = proven.value;
-        proof = proven.proof;
       } else {
         fetched = await fetchProviderJson(
           { url: body.params.url, method: body.params.method, headers: body.params.headers },
@@ -318,17 +317,25 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
           provider: body.provider,
           encrypted_data: encrypted,
           bucket_values: { [field]: bucket },
-          ...(proof === undefined ? {} : { proof }),
+          ...(proven === undefined ? {} : { proof: proven.proof }),
         },
         { schemaId: schema.schemaId },
       );
-      return c.json(
+      const claimId = writeIdOf("create_attestation", submitted.inputIndex, submitted.item);
+      // The line that ties the request to its input and its notice (the notice's claimId).
+      services.logger.info(
         {
-          success: true as const,
-          data: { claimId: writeIdOf("create_attestation", submitted.inputIndex, submitted.item), txHash: submitted.txHash, bucket },
+          reqId: c.get("requestId"),
+          claimId,
+          inputIndex: submitted.inputIndex,
+          item: submitted.item,
+          txHash: submitted.txHash,
+          schemaId: schema.schemaId,
+          ...(proven === undefined ? {} : { attestor: proven.attestor, mode: proven.mode }),
         },
-        200,
+        "claim recorded",
       );
+      return c.json({ success: true as const, data: { claimId, txHash: submitted.txHash, bucket } }, 200);
     })
     .openapi({ ...attestationRoute, middleware: [limited] }, async (c) => {
       const { claimId } = c.req.valid("param");

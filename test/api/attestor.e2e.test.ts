@@ -163,6 +163,33 @@ describe("a schema that requires proof", () => {
     expect("responseRedactions" in (JSON.parse(proof.claim.parameters) as object)).toBe(mode === "zk");
   }, 120_000);
 
+  it("a claim can be followed in the api's log from its request id to its input and notice", async () => {
+    provider.route("/balance", { kind: "json", value: { data: { balance: 512.5, currency: "EUR" } } });
+    const response = await fetch(`${stack.urls.api}/api/core/claim`, {
+      method: "POST",
+      headers: { ...JSON_HEADERS, ...bearer(userToken), "x-request-id": "trace-claim-1" },
+      body: JSON.stringify(claimBody(provider.url("/balance"))),
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-request-id")).toBe("trace-claim-1");
+    const { claimId } = ((await response.json()) as { data: { claimId: string } }).data;
+    // The api's lines reach its log file through the stack's pipe: wait for the request's own line too.
+    const traced = (): Record<string, unknown>[] =>
+      stack
+        .logs("api")
+        .split("\n")
+        .map((line) => line.slice(line.indexOf("{")))
+        .filter((line) => line.includes('"reqId":"trace-claim-1"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    for (let tries = 0; traced().length < 2 && tries < 50; tries++) await new Promise((r) => setTimeout(r, 100));
+    const lines = traced();
+    const attestor = privateKeyToAccount(attestorKey()).address.toLowerCase();
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: "claim recorded", claimId, inputIndex: expect.any(Number), txHash: expect.stringMatching(/^0x/), attestor, mode: "reveal" }),
+    );
+    expect(lines).toContainEqual(expect.objectContaining({ msg: "request", route: "/api/core/claim", status: 200 }));
+  }, 60_000);
+
   describe("what the attestor path refuses, and why", () => {
     it("a provider that only speaks TLS 1.1: ZKTLS_PROOF_FAILED, TLS 1.2 or later required", async () => {
       legacy.route("/balance", { kind: "json", value: { data: { balance: 5 } } });

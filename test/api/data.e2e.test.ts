@@ -61,6 +61,7 @@ function stackConfig(env: Record<string, string>) {
     JWT_SECRET: TEST_JWT_SECRET,
     DATA_DIR: dataDir,
     RATE_LIMITS: "off",
+    LOG_LEVEL: "warn",
     ...env,
   });
 }

@@ -51,6 +51,8 @@ export async function offlineApi(env: Record<string, string> = {}): Promise<Offl
     ROLLUP_URL: `http://127.0.0.1:${down}`,
     RPC_URL: `http://127.0.0.1:${down}`,
     ATTESTOR_URL: `ws://127.0.0.1:${down}/ws`,
+    // In-process apis would write their request lines into the test runner's output.
+    LOG_LEVEL: "silent",
     ...env,
   });
   const services = createServices(config);
@@ -110,6 +112,7 @@ export function startApiOn(stack: { urls: { node: string; rpc: string }; dataDir
       JWT_SECRET: TEST_JWT_SECRET,
       DATA_DIR: stack.dataDir,
       RATE_LIMITS: "off",
+      LOG_LEVEL: "warn",
       ...env,
     }),
   );

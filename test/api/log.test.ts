@@ -1,0 +1,59 @@
+/**
+ * The api's structured log (api/log.ts) on the real app: one JSON line per request with its id, route
+ * pattern, status and time; the id is the client's when it is a sane token, else a new one, and it is
+ * answered in X-Request-Id.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { afterAll, describe, expect, it } from "vitest";
+import { createApi } from "../../api/app.ts";
+import { loadConfig } from "../../api/config.ts";
+import { createServices } from "../../api/services.ts";
+import { closedPort, TEST_JWT_SECRET } from "../support/api-fixtures.ts";
+
+const dataDir = mkdtempSync(join(tmpdir(), "api-log-"));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+async function loggingApi() {
+  const down = await closedPort();
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString("utf8").split("\n")) if (line.trim() !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const config = loadConfig({ JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: dataDir, ROLLUP_URL: `http://127.0.0.1:${down}`, RPC_URL: `http://127.0.0.1:${down}`, LOG_LEVEL: "info" });
+  const app = createApi(createServices(config, { logDestination: sink }));
+  return { app, lines };
+}
+
+describe("the api's log", () => {
+  it("writes one JSON line per request with the client's request id, which the answer carries", async () => {
+    const { app, lines } = await loggingApi();
+    const response = await app.request("/healthcheck", { headers: { "x-request-id": "trace-1.a_b" } });
+    expect(response.headers.get("x-request-id")).toBe("trace-1.a_b");
+    const unknown = await app.request(`/api/core/attestation/0x${"ab".repeat(32)}`, { headers: { "x-request-id": "trace-2" } });
+    expect(unknown.status).toBe(503);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 30, service: "api", msg: "request", reqId: "trace-1.a_b", method: "GET", route: "/healthcheck", status: 200, ms: expect.any(Number) }),
+      expect.objectContaining({ msg: "request", reqId: "trace-2", route: "/api/core/attestation/:claimId", status: 503 }),
+    ]);
+    expect(typeof lines[0]?.time).toBe("string");
+  });
+
+  it.each([
+    ["absent", undefined],
+    ["with spaces", "a b"],
+    ["too long", "x".repeat(65)],
+    ["JSON-looking", '{"reqId":"forged"}'],
+  ])("an id that is %s is replaced by a new one", async (_, offered) => {
+    const { app, lines } = await loggingApi();
+    const response = await app.request("/healthcheck", offered === undefined ? {} : { headers: { "x-request-id": offered } });
+    const id = response.headers.get("x-request-id");
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(lines[0]?.reqId).toBe(id);
+  });
+});
