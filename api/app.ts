@@ -52,6 +52,14 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
 
   const app = router();
   app.use("*", requestLogging(services.logger));
+  if (services.config.replica !== "api") {
+    const replica = services.config.replica;
+    // Behind a load balancer, which replica answered: for operators and the replica tests.
+    app.use("*", async (c, next) => {
+      await next();
+      c.res.headers.set("X-Api-Replica", replica);
+    });
+  }
   app.use("*", services.metrics.middleware);
   app.use(
     "*",
@@ -59,7 +67,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
       origin: "*",
       allowHeaders: ["Authorization", "Content-Type"],
       allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-Id"],
+      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-Id", "X-Api-Replica"],
     }),
   );
   // Each router declares full paths (api/openapi.ts lists the same declarations for the document).

@@ -76,6 +76,10 @@ const envSchema = z.object({
     }),
   PROVER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key").optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  // Replicas share rate limits and login nonces here (docs/operations.md); unset, each process keeps its own.
+  REDIS_URL: z.string().regex(/^rediss?:\/\/[^\s]+$/, "expected a redis:// or rediss:// URL").optional(),
+  // A name for this process in logs and metrics (`npm start -- --api-replicas N` sets api-1, api-2, ...).
+  API_REPLICA: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "expected 1 to 64 letters, digits, '.', '_' or '-'").default("api"),
 });
 
 /** The comma-separated PEM paths of ATTESTOR_CA_FILES. */
@@ -111,6 +115,10 @@ export interface ApiConfig {
   attestor: AttestorSettings;
   /** The structured log's level (api/log.ts). */
   logLevel: LogLevel;
+  /** Where replicas share rate limits and login nonces; undefined keeps them in this process. */
+  redisUrl: string | undefined;
+  /** This process's name among replicas (logs, metrics, the X-Api-Replica header). */
+  replica: string;
 }
 
 export class ConfigError extends Error {
@@ -158,6 +166,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     writeBatch: { maxItems: e.WRITE_BATCH_MAX_ITEMS, maxBytes: e.WRITE_BATCH_MAX_BYTES },
     ...(e.ENCRYPTION_SECRET_KEY === undefined ? {} : { encryptionSecretKey: e.ENCRYPTION_SECRET_KEY }),
     logLevel: e.LOG_LEVEL,
+    redisUrl: e.REDIS_URL,
+    replica: e.API_REPLICA,
     attestor: {
       url: e.ATTESTOR_URL,
       mode: e.ATTESTOR_MODE,

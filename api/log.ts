@@ -15,8 +15,10 @@ export interface RequestIdVariables {
   requestId: string;
 }
 
-export function createApiLogger(level: LogLevel, destination?: DestinationStream): ApiLogger {
-  const options = { level, base: { service: "api" }, timestamp: pino.stdTimeFunctions.isoTime };
+export function createApiLogger(level: LogLevel, destination?: DestinationStream, replica = "api"): ApiLogger {
+  // Replicas write into one log stream: each line names the replica that wrote it.
+  const base = replica === "api" ? { service: "api" } : { service: "api", replica };
+  const options = { level, base, timestamp: pino.stdTimeFunctions.isoTime };
   return destination === undefined ? pino(options) : pino(options, destination);
 }
 
@@ -36,6 +38,9 @@ export function requestLogging(logger: ApiLogger) {
     const started = performance.now();
     await next();
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    logger.info({ reqId, method: c.req.method, route: c.req.routePath, status: c.res.status, ms }, "request");
+    const line = { reqId, method: c.req.method, route: c.req.routePath, status: c.res.status, ms };
+    // A load balancer's health checks come every half second: worth a line only when debugging.
+    if (c.req.routePath === "/healthcheck" && c.res.status === 200) logger.debug(line, "request");
+    else logger.info(line, "request");
   });
 }

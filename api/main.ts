@@ -62,6 +62,7 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
     async stop() {
       await services.follower.stop();
       await services.attestor.close();
+      await services.redis?.close();
       await hub.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

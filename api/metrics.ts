@@ -15,6 +15,8 @@ export interface ApiMetrics {
   observeGroup(writes: number): void;
   /** The TLS attestor's claims, by mode and outcome, and how long they took. */
   observeProof(mode: string, outcome: "ok" | "failed", seconds: number): void;
+  /** Redis could not answer a rate-limit or nonce call: the replica used its own state. */
+  observeSharedStateFallback(): void;
   /** The Prometheus text exposition. */
   text(): Promise<string>;
 }
@@ -24,6 +26,8 @@ export interface MetricSources {
   wsClients(): number;
   /** Prover processes running now. */
   provers(): number;
+  /** Whether the shared Redis is connected; undefined when there is none. */
+  redisUp(): boolean | undefined;
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -38,6 +42,16 @@ export function createApiMetrics(sources: MetricSources): ApiMetrics {
   const groups = new Histogram({ name: "api_writes_per_transaction", help: "Writes one InputBox transaction carried (group commit)", buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers });
   const proofs = new Histogram({ name: "api_attestor_claim_duration_seconds", help: "Claims made through the TLS attestor, by proof mode and outcome, and their time", labelNames: ["mode", "outcome"], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers });
   new Gauge({ name: "api_websocket_clients", help: "WebSocket clients connected", registers, collect() { this.set(sources.wsClients()); } });
+  const fallbacks = new Counter({ name: "api_shared_state_fallbacks_total", help: "Rate-limit and nonce calls Redis could not answer, so this replica used its own state", registers });
+  new Gauge({
+    name: "api_redis_up",
+    help: "1 while the Redis shared by replicas is connected, 0 while not (absent without REDIS_URL)",
+    registers,
+    collect() {
+      const up = sources.redisUp();
+      if (up !== undefined) this.set(up ? 1 : 0);
+    },
+  });
   new Gauge({ name: "api_prover_processes", help: "Prover processes running (TLS attestor claims)", registers, collect() { this.set(sources.provers()); } });
 
   const middleware: MiddlewareHandler = async (c, next) => {
@@ -59,6 +73,7 @@ export function createApiMetrics(sources: MetricSources): ApiMetrics {
     middleware,
     observeGroup: (writes) => groups.observe(writes),
     observeProof: (mode, outcome, seconds) => proofs.observe({ mode, outcome }, seconds),
+    observeSharedStateFallback: () => fallbacks.inc(),
     text: () => registry.metrics(),
   };
 }

@@ -47,13 +47,22 @@ export class RateLimitedError extends ApiError {
   }
 }
 
-export class RateLimiter {
+/**
+ * Where the windows are counted: this process (`RateLimiter`), or Redis when replicas share the limits
+ * (`RedisRateLimiter`, api/redis/rate-limiter.ts).
+ */
+export interface RateLimitStore {
+  hit(group: RateLimitGroup, client: string): RateDecision | Promise<RateDecision>;
+}
+
+/** Windows in this process's memory: the default with one api process. */
+export class RateLimiter implements RateLimitStore {
   private readonly windows = new Map<string, Window>();
   private nextSweep = 0;
 
   constructor(
     private readonly now: () => number,
-    private readonly limits: Record<RateLimitGroup, number> = RATE_LIMIT_GROUPS,
+    readonly limits: Record<RateLimitGroup, number> = RATE_LIMIT_GROUPS,
   ) {}
 
   hit(group: RateLimitGroup, client: string): RateDecision {
@@ -99,10 +108,10 @@ export class RateLimiter {
 
 export type ClientAddressOf = (c: Context) => string;
 
-export function rateLimit(limiter: RateLimiter | undefined, group: RateLimitGroup, clientOf: ClientAddressOf) {
+export function rateLimit(limiter: RateLimitStore | undefined, group: RateLimitGroup, clientOf: ClientAddressOf) {
   return createMiddleware(async (c, next) => {
     if (limiter === undefined) return next();
-    const decision = limiter.hit(group, clientOf(c));
+    const decision = await limiter.hit(group, clientOf(c));
     const headers: Record<string, string> = {
       "X-RateLimit-Limit": String(decision.limit),
       "X-RateLimit-Remaining": String(decision.remaining),

@@ -6,12 +6,15 @@ import { readFileSync } from "node:fs";
 import type { Hex } from "viem";
 import type { InputKind, InputParams } from "../common/wire.ts";
 import type { ApiConfig } from "./config.ts";
-import { NonceStore } from "./auth/siwe.ts";
+import { NonceStore, type NonceKeeper } from "./auth/siwe.ts";
 import type { DestinationStream } from "pino";
 import { createApiLogger, type ApiLogger } from "./log.ts";
 import { createApiMetrics, type ApiMetrics } from "./metrics.ts";
 import { ProverPool } from "./provider/attestor.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { RateLimiter, type RateLimitStore } from "./rate-limit.ts";
+import { connectRedis, type SharedRedis } from "./redis/connection.ts";
+import { RedisNonces } from "./redis/nonces.ts";
+import { RedisRateLimiter } from "./redis/rate-limiter.ts";
 import { RegistryCatalog } from "./rollup/catalog.ts";
 import { NoticeFollower } from "./rollup/follower.ts";
 import { GraphqlReader } from "./rollup/graphql.ts";
@@ -31,8 +34,10 @@ export interface ApiServices {
   submitter: InputSubmitter;
   catalog: RegistryCatalog;
   follower: NoticeFollower;
-  nonces: NonceStore;
-  limiter: RateLimiter | undefined;
+  nonces: NonceKeeper;
+  limiter: RateLimitStore | undefined;
+  /** The Redis replicas share limits and nonces through (REDIS_URL), or undefined. */
+  redis: SharedRedis | undefined;
   /** Writes that wait for the wallet go together into one `batch` input (group commit). */
   commits: GroupCommit;
   /**
@@ -63,7 +68,7 @@ export function packageVersion(): string {
 
 export function createServices(config: ApiConfig, overrides: { now?: () => number; logDestination?: DestinationStream } = {}): ApiServices {
   const now = overrides.now ?? (() => Math.floor(Date.now() / 1000));
-  const logger = createApiLogger(config.logLevel, overrides.logDestination);
+  const logger = createApiLogger(config.logLevel, overrides.logDestination, config.replica);
   const reader = new RollupReader({ rollupUrl: config.rollupUrl });
   const graphql = new GraphqlReader(config.graphqlUrl);
   const submitter = new InputSubmitter({
@@ -89,10 +94,25 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
   const providerTypes = new Map<string, string>();
   let wsClients = (): number => 0;
   let attestor: ProverPool | undefined;
-  const metrics = createApiMetrics({ wsClients: () => wsClients(), provers: () => attestor?.size ?? 0 });
+  let redis: SharedRedis | undefined;
+  const metrics = createApiMetrics({ wsClients: () => wsClients(), provers: () => attestor?.size ?? 0, redisUp: () => redis?.ready });
   attestor = new ProverPool(config.attestor, undefined, metrics.observeProof);
   const commits = new GroupCommit((payload) => submitter.submitPayload(payload), config.writeBatch, metrics.observeGroup);
   const verdicts = new VerdictWatch(graphql, { timeoutMs: config.verdictTimeoutMs });
+  const localNonces = new NonceStore(now);
+  const localLimiter = config.rateLimits ? new RateLimiter(now) : undefined;
+  let nonces: NonceKeeper = localNonces;
+  let limiter: RateLimitStore | undefined = localLimiter;
+  if (config.redisUrl !== undefined) {
+    const url = redactedUrl(config.redisUrl);
+    redis = connectRedis(config.redisUrl, (up, error) => {
+      if (up) logger.info({ redis: url }, "shared state in Redis");
+      else logger.warn({ redis: url, error }, "Redis unreachable: rate limits and login nonces fall back to this replica");
+    });
+    const fellBack = (): void => metrics.observeSharedStateFallback();
+    nonces = new RedisNonces(redis.client, localNonces, now, fellBack);
+    if (localLimiter !== undefined) limiter = new RedisRateLimiter(redis.client, localLimiter, now, fellBack);
+  }
 
   return {
     config,
@@ -103,7 +123,8 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     submitter,
     catalog,
     follower,
-    nonces: new NonceStore(now),
+    nonces,
+    redis,
     attestor,
     metrics,
     logger,
@@ -114,7 +135,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       const attestors = await reader.query("tls_attestors", {});
       return new Set(attestors.map((a) => a.address.toLowerCase()));
     },
-    limiter: config.rateLimits ? new RateLimiter(now) : undefined,
+    limiter,
     commits,
     async write(kind, params, context = {}) {
       const committed = await commits.write(kind, params);
@@ -133,4 +154,9 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       sink = next;
     },
   };
+}
+
+/** A Redis URL without its password, for logs. */
+function redactedUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, "//***@");
 }

@@ -3,7 +3,8 @@
  * devnode, the dapp and the api (when api/main.ts exists), each once the previous one is ready; restarts
  * the dapp and the api when they die; stops everything on Ctrl-C.
  *
- *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider]   (configuration: docs/devnode.md)
+ *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N]
+ *   (configuration: docs/devnode.md; replicas: docs/operations.md)
  */
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -12,12 +13,13 @@ import { wipeDataDir } from "./lib/data-dir.ts";
 import { wantsHelp } from "./lib/cli.ts";
 import { loadStartOptions, StartConfigError } from "./lib/stack-config.ts";
 import { localAttestorAddress, registerLocalAttestor } from "./lib/attestor-registration.ts";
-import { apiEnabled, stackUrls, Supervisor, type PieceName } from "./lib/stack.ts";
+import { apiEnabled, stackUrls, Supervisor, type PieceName, type StackSettings } from "./lib/stack.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (line: string): void => console.log(`[stack] ${line}`);
 
-const USAGE = "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider]    (configuration by environment: docs/devnode.md)";
+const USAGE =
+  "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N]    (configuration by environment: docs/devnode.md)";
 
 async function main(): Promise<number> {
   if (wantsHelp()) {
@@ -46,7 +48,7 @@ async function main(): Promise<number> {
     return shuttingDown;
   };
   const supervisor = new Supervisor(settings, {
-    autoRestart: ["dapp", "attestor", "api"],
+    autoRestart: ["dapp", "attestor", "redis", "api", "balancer"],
     readyTimeoutMs: 60_000,
     log: say,
     onUnexpectedExit: (piece: PieceName, code, signal) => {
@@ -96,7 +98,7 @@ async function main(): Promise<number> {
         `  chain     ${urls.rpc} (${chainNote})`,
         `  inspect   ${urls.inspect}/<percent-encoded JSON query>`,
         `  graphql   ${urls.graphql}`,
-        apiEnabled(settings) ? `  api       ${urls.api}` : "  api       (not started: api/main.ts not found or disabled)",
+        apiEnabled(settings) ? `  api       ${urls.api}${replicaNote(settings)}` : "  api       (not started: api/main.ts not found or disabled)",
         apiEnabled(settings) ? `  ws        ${urls.ws}` : "",
         urls.attestor !== undefined ? `  attestor  ${urls.attestor} (${attestorNote})` : "",
         urls.demoProvider !== undefined ? `  provider  ${urls.demoProvider}/balance.json (demo, CA ${settings.dataDir}/demo-provider/ca.pem)` : "",
@@ -112,6 +114,13 @@ async function main(): Promise<number> {
   }
   await done;
   return exitCode;
+}
+
+function replicaNote(settings: StackSettings): string {
+  const replicas = settings.replicas;
+  if (replicas === undefined) return "";
+  const ports = replicas.ports;
+  return ` (haproxy: ${ports.length} replicas on ${ports[0]}-${ports[ports.length - 1]}, limits shared in Redis on ${replicas.redisPort})`;
 }
 
 main().then(

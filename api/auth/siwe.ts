@@ -14,7 +14,19 @@ export const NONCE_TTL_SECONDS = 10 * 60;
 /** Nonces are unauthenticated to obtain, so the store is capped: the oldest are dropped first. */
 const MAX_OUTSTANDING_NONCES = 10_000;
 
-export class NonceStore {
+/** Issues and consumes login nonces: in this process (`NonceStore`) or in Redis, shared by replicas. */
+export interface NonceKeeper {
+  issue(): { nonce: string; expiresAt: number } | Promise<{ nonce: string; expiresAt: number }>;
+  /** True once per issued, unexpired nonce. */
+  consume(nonce: string): boolean | Promise<boolean>;
+}
+
+/** A fresh SIWE nonce: SIWE wants alphanumerics, at least 8; hex of 16 random bytes is both. */
+export function newNonce(): string {
+  return randomBytes(16).toString("hex");
+}
+
+export class NonceStore implements NonceKeeper {
   /** nonce → expiry (Unix seconds); a Map keeps insertion order, so the first key is the oldest. */
   private readonly nonces = new Map<string, number>();
 
@@ -27,8 +39,7 @@ export class NonceStore {
       if (oldest === undefined) break;
       this.nonces.delete(oldest);
     }
-    // SIWE nonces must be alphanumeric and at least 8 characters; hex of 16 random bytes is both.
-    const nonce = randomBytes(16).toString("hex");
+    const nonce = newNonce();
     const expiresAt = this.now() + NONCE_TTL_SECONDS;
     this.nonces.set(nonce, expiresAt);
     return { nonce, expiresAt };
@@ -65,7 +76,7 @@ export interface SiweLoginInput {
 /** Returns the signer's lower-case address and the message's own expiry, or throws AUTH_INVALID. */
 export async function verifySiweLogin(
   input: SiweLoginInput,
-  nonces: NonceStore,
+  nonces: NonceKeeper,
   now: () => number,
 ): Promise<{ address: Address; messageExpiresAt: number | undefined }> {
   const invalid = (why: string) => new ApiError("AUTH_INVALID", `Sign-in failed: ${why}`);
@@ -87,7 +98,7 @@ export async function verifySiweLogin(
   }
   if (!signed) throw invalid("the signature does not match the message's address");
   // Consumed only after the signature checks out, so a forged attempt cannot burn someone's nonce.
-  if (!nonces.consume(fields.nonce)) throw invalid("unknown, expired or already used nonce");
+  if (!(await nonces.consume(fields.nonce))) throw invalid("unknown, expired or already used nonce");
   const messageExpiresAt =
     fields.expirationTime === undefined ? undefined : Math.floor(fields.expirationTime.getTime() / 1000);
   return { address: normalizeAddress(fields.address), messageExpiresAt };

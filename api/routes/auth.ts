@@ -41,8 +41,8 @@ export const loginRoute = createRoute({
 export function authRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "auth", clientOf);
   return router()
-    .openapi({ ...nonceRoute, middleware: [limited] }, (c) => {
-      const { nonce, expiresAt } = services.nonces.issue();
+    .openapi({ ...nonceRoute, middleware: [limited] }, async (c) => {
+      const { nonce, expiresAt } = await services.nonces.issue();
       return c.json(
         {
           success: true as const,

@@ -6,10 +6,16 @@ import { resolve } from "node:path";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
 import { configAddressSchema, flagSchema, portSchema } from "../../common/env.ts";
-import { describeIssues, DEFAULTS } from "../../devnode/config.ts";
+import { existsSync } from "node:fs";
+import { delimiter, join } from "node:path";
+import { describeIssues, DEFAULTS, hardhatPrivateKey } from "../../devnode/config.ts";
 import { defaultDappCommand, type StackSettings } from "./stack.ts";
 
 const port = portSchema.min(1);
+const privateKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key");
+/** Replicas take hardhat accounts #10 upward (replica 1 keeps PRIVATE_KEY): tests send from the low ones. */
+const FIRST_REPLICA_ACCOUNT = 10;
+export const MAX_API_REPLICAS = 8;
 const address = configAddressSchema;
 const flag = flagSchema;
 
@@ -22,10 +28,18 @@ const envSchema = z.object({
   API_PORT: port.default(DEFAULTS.apiPort),
   INPUTBOX_ADDRESS: address.default(DEFAULTS.inputBoxAddress),
   DAPP_ADDRESS: address.default(DEFAULTS.dappAddress),
-  PRIVATE_KEY: z
+  PRIVATE_KEY: privateKey.default(DEFAULTS.privateKey),
+  API_REPLICAS: z.coerce.number().int().min(1).max(MAX_API_REPLICAS).default(1),
+  /** Wallets of replicas 2..N, comma-separated; by default hardhat accounts #10 upward (local chains only). */
+  API_REPLICA_KEYS: z
     .string()
-    .regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key")
-    .default(DEFAULTS.privateKey),
+    .transform((v) => v.split(",").map((k) => k.trim()).filter((k) => k !== ""))
+    .pipe(z.array(privateKey))
+    .optional(),
+  API_REPLICA_BASE_PORT: port.default(8101),
+  REDIS_PORT: port.default(6390),
+  /** Passed to the api too; with replicas, whether the balancer keeps the X-Forwarded-For it receives. */
+  TRUST_PROXY: flag.default(false),
   DAPP_ADMINS: z.string().optional(),
   DATA_DIR: z.string().min(1).default(DEFAULTS.dataDir),
   DAPP_COMMAND: z.string().min(1).optional(),
@@ -37,7 +51,8 @@ const envSchema = z.object({
   DEMO_PROVIDER_PORT: port.default(8443),
 });
 
-export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider"] as const;
+export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--api-replicas <n>"] as const;
+const BOOLEAN_FLAGS: readonly string[] = START_FLAGS.filter((f) => !f.includes(" "));
 
 export interface StartOptions {
   settings: StackSettings;
@@ -48,17 +63,54 @@ export class StartConfigError extends Error {
   override readonly name = "StartConfigError";
 }
 
-export function loadStartOptions(env: NodeJS.ProcessEnv, argv: readonly string[], root: string): StartOptions {
-  const unknown = argv.filter((arg) => !(START_FLAGS as readonly string[]).includes(arg));
+/** `--api-replicas N` (or `--api-replicas=N`) becomes API_REPLICAS, validated with the environment. */
+function splitReplicaFlag(argv: readonly string[]): { flags: string[]; replicas: string | undefined } {
+  const flags: string[] = [];
+  let replicas: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--api-replicas") {
+      const value = argv[i + 1];
+      if (value === undefined || value.startsWith("--")) throw new StartConfigError("--api-replicas: expected a number of replicas, e.g. --api-replicas 3");
+      replicas = value;
+      i++;
+    } else if (arg.startsWith("--api-replicas=")) replicas = arg.slice("--api-replicas=".length);
+    else flags.push(arg);
+  }
+  return { flags, replicas };
+}
+
+/** A program on PATH, or undefined. */
+function onPath(program: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    const candidate = join(dir, program);
+    if (dir !== "" && existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** Wallets of replicas 1..count: PRIVATE_KEY first, then the given keys or hardhat accounts #10 upward. */
+export function replicaPrivateKeys(first: string, count: number, others?: readonly string[]): string[] {
+  const keys = [first];
+  for (let k = 2; k <= count; k++) keys.push(others?.[k - 2] ?? hardhatPrivateKey(FIRST_REPLICA_ACCOUNT + k - 2));
+  return keys;
+}
+
+export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly string[], root: string): StartOptions {
+  const { flags: argv, replicas: replicaFlag } = splitReplicaFlag(rawArgv);
+  const unknown = argv.filter((arg) => !BOOLEAN_FLAGS.includes(arg));
   if (unknown.length > 0) {
     throw new StartConfigError(`unknown argument: ${unknown.join(" ")} (known: ${START_FLAGS.join(", ")})`);
   }
   // An empty variable means "unset", as shells and compose files commonly produce.
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const present: Record<string, string> = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ""));
+  if (replicaFlag !== undefined) present.API_REPLICAS = replicaFlag;
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) throw new StartConfigError(`invalid configuration: ${describeIssues(parsed.error)}`);
   const e = parsed.data;
   const bundle = argv.includes("--bundle") || e.DAPP_BUNDLE;
+  const replicas = e.API_REPLICAS > 1 ? replicaSettings(e, env) : undefined;
+  const wallets = (replicas?.privateKeys ?? [e.PRIVATE_KEY]).map((key) => privateKeyToAccount(key as `0x${string}`).address);
   return {
     reset: argv.includes("--reset"),
     settings: {
@@ -73,8 +125,9 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, argv: readonly string[]
       inputBoxAddress: e.INPUTBOX_ADDRESS as StackSettings["inputBoxAddress"],
       dappAddress: e.DAPP_ADDRESS as StackSettings["dappAddress"],
       privateKey: e.PRIVATE_KEY,
-      // The api's wallet is the dapp's first admin, so the api can register schemas from the start.
-      dappAdmins: e.DAPP_ADMINS ?? privateKeyToAccount(e.PRIVATE_KEY as `0x${string}`).address,
+      // The api's wallet (every replica's) is an admin of the dapp, so the api can register schemas from the start.
+      dappAdmins: e.DAPP_ADMINS ?? wallets.join(","),
+      replicas,
       dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
       api: argv.includes("--no-api") || e.START_API === "off" ? false : e.START_API === "on" ? true : "auto",
       attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { port: e.ATTESTOR_PORT, caFiles: e.ATTESTOR_CA_FILES },
@@ -82,5 +135,30 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, argv: readonly string[]
       env: {},
       logDir: undefined,
     },
+  };
+}
+
+type StartEnv = z.infer<typeof envSchema>;
+
+function replicaSettings(e: StartEnv, env: NodeJS.ProcessEnv): NonNullable<StackSettings["replicas"]> {
+  const missing = ["haproxy", "redis-server"].filter((program) => onPath(program, env) === undefined);
+  if (missing.length > 0) {
+    throw new StartConfigError(`--api-replicas ${e.API_REPLICAS} needs ${missing.join(" and ")} on PATH (Debian: apt-get install haproxy redis-server)`);
+  }
+  const given = e.API_REPLICA_KEYS;
+  if (given !== undefined && given.length < e.API_REPLICAS - 1) {
+    throw new StartConfigError(`API_REPLICA_KEYS: ${e.API_REPLICAS} replicas need ${e.API_REPLICAS - 1} keys beside PRIVATE_KEY, got ${given.length}`);
+  }
+  if (given === undefined && e.RPC_URL !== undefined) {
+    throw new StartConfigError("API_REPLICA_KEYS: on an external chain (RPC_URL) each replica needs a funded wallet of its own");
+  }
+  const ports = Array.from({ length: e.API_REPLICAS }, (_, i) => e.API_REPLICA_BASE_PORT + i);
+  const clash = ports.find((p) => [e.API_PORT, e.NODE_PORT, e.CHAIN_PORT, e.ROLLUP_HTTP_PORT, e.ATTESTOR_PORT, e.REDIS_PORT].includes(p));
+  if (clash !== undefined) throw new StartConfigError(`API_REPLICA_BASE_PORT: replica port ${clash} is taken by another piece`);
+  return {
+    ports,
+    privateKeys: replicaPrivateKeys(e.PRIVATE_KEY, e.API_REPLICAS, given),
+    redisPort: e.REDIS_PORT,
+    trustForwarded: e.TRUST_PROXY,
   };
 }

@@ -6,14 +6,36 @@
  * the stack never leaves a grandchild behind.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, type WriteStream } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStream } from "node:fs";
 import { join, resolve } from "node:path";
 import { connect } from "node:net";
 import { createInterface } from "node:readline";
 import type { Address } from "viem";
 
-export const PIECES = ["chain", "devnode", "dapp", "provider", "attestor", "api"] as const;
-export type PieceName = (typeof PIECES)[number];
+/** The kinds of piece, in start order. With replicas, "api" is `api-1` ... `api-N` behind the balancer. */
+export const PIECES = ["chain", "devnode", "dapp", "provider", "attestor", "redis", "api", "balancer"] as const;
+export type PieceKind = (typeof PIECES)[number];
+export type PieceName = PieceKind | `api-${number}`;
+
+/** The kind of a piece: `api-3` is an api. */
+export function kindOf(piece: PieceName): PieceKind {
+  return piece.startsWith("api-") ? "api" : (piece as PieceKind);
+}
+
+/** Api replicas behind a load balancer (`npm start -- --api-replicas N`, docs/operations.md). */
+export interface ReplicaSettings {
+  /** Each replica's own port on loopback; the balancer listens on `apiPort`. */
+  ports: readonly number[];
+  /** Each replica's own wallet (no nonce fights between replicas). */
+  privateKeys: readonly string[];
+  /** The Redis the replicas share rate limits and login nonces through. */
+  redisPort: number;
+  /**
+   * The balancer itself sits behind a trusted proxy (TRUST_PROXY): it passes on the client address that
+   * proxy sent. Otherwise it sets X-Forwarded-For to the address it sees, whatever the client sent.
+   */
+  trustForwarded: boolean;
+}
 
 /** Everything needed to run the stack; scripts/lib/stack-config.ts builds it from the environment. */
 export interface StackSettings {
@@ -40,6 +62,8 @@ export interface StackSettings {
   attestor: { port: number; caFiles: string } | undefined;
   /** The demo HTTPS provider (scripts/demo-provider.ts), or undefined to run none. */
   demoProvider: { port: number } | undefined;
+  /** Api replicas behind haproxy, with Redis; undefined runs one api on `apiPort`. */
+  replicas?: ReplicaSettings | undefined;
   /** Extra environment for every child (after the stack's own variables, so it can override them). */
   env: Readonly<Record<string, string>>;
   /** Where the children's output goes: files under this directory, or (undefined) the console. */
@@ -120,14 +144,70 @@ interface Command {
   env: Record<string, string>;
 }
 
+/** The pieces a stack runs, in start order. */
+export function stackPieces(s: StackSettings): PieceName[] {
+  const out: PieceName[] = [];
+  for (const kind of PIECES) {
+    if (kind === "api" && s.replicas !== undefined && apiEnabled(s)) {
+      s.replicas.ports.forEach((_, i) => out.push(`api-${i + 1}`));
+    } else if (pieceCommand(kind, s) !== undefined) out.push(kind);
+  }
+  return out;
+}
+
+/** The replica number of `api-k` (1-based), or undefined for the single api. */
+function replicaIndex(piece: PieceName): number | undefined {
+  return piece.startsWith("api-") ? Number(piece.slice(4)) : undefined;
+}
+
+/** haproxy's configuration for the replicas, written into DATA_DIR (docs/operations.md explains each line). */
+export function balancerConfig(s: StackSettings): string {
+  const replicas = s.replicas;
+  if (replicas === undefined) throw new Error("no replicas");
+  return [
+    // No global maxconn: haproxy then sizes it from the file-descriptor limit it is given.
+    "global",
+    "defaults",
+    "  mode http",
+    "  timeout connect 2s",
+    "  timeout client 65s",
+    "  timeout server 65s",
+    "  timeout http-keep-alive 60s",
+    "  timeout tunnel 1h",
+    // Only a connection that never reached a replica is retried, on another one: a request that reached a
+    // replica may have been written, and sending it again could write it twice.
+    "  retries 3",
+    "  option redispatch",
+    "  retry-on conn-failure",
+    "frontend api",
+    // Where the single api would listen (its HOST default): every interface.
+    `  bind 0.0.0.0:${s.apiPort}`,
+    // The client's address as the replicas see it (they trust this header): the client's own header only
+    // when a trusted proxy in front of the balancer wrote it.
+    replicas.trustForwarded ? "  option forwardfor if-none" : "  http-request set-header X-Forwarded-For %[src]",
+    "  default_backend replicas",
+    "backend replicas",
+    "  balance roundrobin",
+    "  option httpchk GET /healthcheck",
+    "  http-check expect status 200",
+    ...replicas.ports.map((port, i) => `  server api-${i + 1} 127.0.0.1:${port} check inter 500 fall 2 rise 1`),
+    "",
+  ].join("\n");
+}
+
+export function balancerConfigPath(s: StackSettings): string {
+  return join(s.dataDir, "haproxy.cfg");
+}
+
 /** The command line and environment of each piece; `undefined` when the piece is not part of this stack. */
 export function pieceCommand(piece: PieceName, s: StackSettings): Command | undefined {
   const urls = stackUrls(s);
+  const kind = kindOf(piece);
   const tsx = (file: string): Pick<Command, "file" | "args"> => ({
     file: process.execPath,
     args: ["--import", "tsx", file],
   });
-  switch (piece) {
+  switch (kind) {
     case "chain":
       if (s.externalRpcUrl !== undefined) return undefined;
       return {
@@ -165,8 +245,37 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
         ...tsx("attestor/server.ts"),
         env: { ATTESTOR_PORT: String(s.attestor.port), ATTESTOR_HOST: "127.0.0.1", ATTESTOR_CA_FILES: attestorCaFiles(s), DATA_DIR: s.dataDir },
       };
-    case "api":
+    case "redis": {
+      if (s.replicas === undefined || !apiEnabled(s)) return undefined;
+      const dir = join(s.dataDir, "redis");
+      mkdirSync(dir, { recursive: true });
+      return {
+        file: "redis-server",
+        // Limits and nonces live for minutes: nothing is worth writing to disk.
+        args: ["--port", String(s.replicas.redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no"],
+        env: {},
+      };
+    }
+    case "balancer": {
+      if (s.replicas === undefined || !apiEnabled(s)) return undefined;
+      writeFileSync(balancerConfigPath(s), balancerConfig(s));
+      // -db: stay in the foreground, so the stack supervises it like any other piece.
+      return { file: "haproxy", args: ["-db", "-f", balancerConfigPath(s)], env: {} };
+    }
+    case "api": {
       if (!apiEnabled(s)) return undefined;
+      const replica = replicaIndex(piece);
+      const replicaEnv: Record<string, string> =
+        replica === undefined || s.replicas === undefined
+          ? {}
+          : {
+              API_PORT: String(s.replicas.ports[replica - 1]),
+              HOST: "127.0.0.1",
+              PRIVATE_KEY: s.replicas.privateKeys[replica - 1] ?? s.privateKey,
+              REDIS_URL: `redis://127.0.0.1:${s.replicas.redisPort}`,
+              API_REPLICA: piece,
+              TRUST_PROXY: "1",
+            };
       return {
         ...tsx("api/main.ts"),
         env: {
@@ -179,8 +288,10 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
           DAPP_ADDRESS: s.dappAddress,
           PRIVATE_KEY: s.privateKey,
           DATA_DIR: s.dataDir,
+          ...replicaEnv,
         },
       };
+    }
   }
 }
 
@@ -200,7 +311,8 @@ async function probe(check: () => Promise<boolean>): Promise<boolean> {
 export function readinessCheck(piece: PieceName, s: StackSettings): () => Promise<boolean> {
   const urls = stackUrls(s);
   const timeout = () => AbortSignal.timeout(2_000);
-  switch (piece) {
+  const replica = replicaIndex(piece);
+  switch (kindOf(piece)) {
     case "chain":
       return async () => {
         const response = await fetch(urls.rpc, {
@@ -219,14 +331,36 @@ export function readinessCheck(piece: PieceName, s: StackSettings): () => Promis
         const response = await fetch(`${urls.node}/healthz`, { signal: timeout() });
         return response.ok && ((await response.json()) as { dappConnected?: boolean }).dappConnected === true;
       };
-    case "api":
+    case "api": {
+      const port = replica === undefined ? s.apiPort : s.replicas?.ports[replica - 1];
+      return async () => (await fetch(`http://127.0.0.1:${port}/healthcheck`, { signal: timeout() })).ok;
+    }
+    case "balancer":
       return async () => (await fetch(`${urls.api}/healthcheck`, { signal: timeout() })).ok;
+    case "redis":
+      return () => redisAnswers(s.replicas?.redisPort ?? 0);
     case "provider":
       return () => acceptsConnections(s.demoProvider?.port ?? 0);
     case "attestor":
       // Its HTTP server answers 404 outside its WebSocket and browser paths: any answer means it listens.
       return async () => (await fetch(`http://127.0.0.1:${s.attestor?.port ?? 0}/`, { signal: timeout() })).status > 0;
   }
+}
+
+/** True once Redis answers PING (it accepts connections a little before it serves them). */
+function redisAnswers(port: number): Promise<boolean> {
+  return new Promise((resolveProbe) => {
+    const socket = connect({ host: "127.0.0.1", port }, () => socket.write("PING\r\n"));
+    socket.setTimeout(2_000, () => {
+      socket.destroy();
+      resolveProbe(false);
+    });
+    socket.once("data", (data) => {
+      socket.destroy();
+      resolveProbe(data.toString().startsWith("+PONG"));
+    });
+    socket.once("error", () => resolveProbe(false));
+  });
 }
 
 function acceptsConnections(port: number): Promise<boolean> {
@@ -242,8 +376,8 @@ function acceptsConnections(port: number): Promise<boolean> {
 // ---- processes ----
 
 export interface SupervisorOptions {
-  /** Pieces restarted (with backoff) when they exit on their own. */
-  autoRestart: readonly PieceName[];
+  /** Kinds of piece restarted (with backoff) when they exit on their own ("api" covers every replica). */
+  autoRestart: readonly PieceKind[];
   /** How long each piece may take to become ready. */
   readyTimeoutMs: number;
   /** Stack messages (not the children's output). */
@@ -278,7 +412,7 @@ export class Supervisor {
 
   /** The pieces this stack runs, in start order. */
   pieces(): PieceName[] {
-    return PIECES.filter((piece) => pieceCommand(piece, this.settings) !== undefined);
+    return stackPieces(this.settings);
   }
 
   isRunning(piece: PieceName): boolean {
@@ -376,7 +510,9 @@ export class Supervisor {
   /** Stops everything, in reverse start order (api first, chain last). */
   async stopAll(): Promise<void> {
     this.stopping = true;
-    for (const piece of [...PIECES].reverse()) await this.stop(piece);
+    const known = this.pieces();
+    const others = [...this.running.keys()].filter((piece) => !known.includes(piece));
+    for (const piece of [...known, ...others].reverse()) await this.stop(piece);
     for (const stream of this.logs.values()) stream.end();
     this.logs.clear();
     process.off("exit", this.killAllNow);
@@ -390,7 +526,7 @@ export class Supervisor {
     if (this.running.get(piece) !== running) return;
     this.running.delete(piece);
     if (running.expected || this.stopping) return;
-    if (!this.options.autoRestart.includes(piece)) {
+    if (!this.options.autoRestart.includes(kindOf(piece))) {
       this.options.onUnexpectedExit?.(piece, code, signal);
       return;
     }

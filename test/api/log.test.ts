@@ -16,7 +16,7 @@ import { closedPort, TEST_JWT_SECRET } from "../support/api-fixtures.ts";
 const dataDir = mkdtempSync(join(tmpdir(), "api-log-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-async function loggingApi() {
+async function loggingApi(level = "info") {
   const down = await closedPort();
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
@@ -25,7 +25,7 @@ async function loggingApi() {
       done();
     },
   });
-  const config = loadConfig({ JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: dataDir, ROLLUP_URL: `http://127.0.0.1:${down}`, RPC_URL: `http://127.0.0.1:${down}`, LOG_LEVEL: "info" });
+  const config = loadConfig({ JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: dataDir, ROLLUP_URL: `http://127.0.0.1:${down}`, RPC_URL: `http://127.0.0.1:${down}`, LOG_LEVEL: level });
   const app = createApi(createServices(config, { logDestination: sink }));
   return { app, lines };
 }
@@ -33,12 +33,12 @@ async function loggingApi() {
 describe("the api's log", () => {
   it("writes one JSON line per request with the client's request id, which the answer carries", async () => {
     const { app, lines } = await loggingApi();
-    const response = await app.request("/healthcheck", { headers: { "x-request-id": "trace-1.a_b" } });
+    const response = await app.request("/api/core/openapi.json", { headers: { "x-request-id": "trace-1.a_b" } });
     expect(response.headers.get("x-request-id")).toBe("trace-1.a_b");
     const unknown = await app.request(`/api/core/attestation/0x${"ab".repeat(32)}`, { headers: { "x-request-id": "trace-2" } });
     expect(unknown.status).toBe(503);
     expect(lines).toEqual([
-      expect.objectContaining({ level: 30, service: "api", msg: "request", reqId: "trace-1.a_b", method: "GET", route: "/healthcheck", status: 200, ms: expect.any(Number) }),
+      expect.objectContaining({ level: 30, service: "api", msg: "request", reqId: "trace-1.a_b", method: "GET", route: "/api/core/openapi.json", status: 200, ms: expect.any(Number) }),
       expect.objectContaining({ msg: "request", reqId: "trace-2", route: "/api/core/attestation/:claimId", status: 503 }),
     ]);
     expect(typeof lines[0]?.time).toBe("string");
@@ -51,9 +51,18 @@ describe("the api's log", () => {
     ["JSON-looking", '{"reqId":"forged"}'],
   ])("an id that is %s is replaced by a new one", async (_, offered) => {
     const { app, lines } = await loggingApi();
-    const response = await app.request("/healthcheck", offered === undefined ? {} : { headers: { "x-request-id": offered } });
+    const response = await app.request("/api/core/openapi.json", offered === undefined ? {} : { headers: { "x-request-id": offered } });
     const id = response.headers.get("x-request-id");
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
     expect(lines[0]?.reqId).toBe(id);
+  });
+
+  it("a load balancer's healthy /healthcheck is a debug line, not an info line", async () => {
+    const quiet = await loggingApi("info");
+    expect((await quiet.app.request("/healthcheck")).status).toBe(200);
+    expect(quiet.lines).toEqual([]);
+    const verbose = await loggingApi("debug");
+    await verbose.app.request("/healthcheck");
+    expect(verbose.lines).toEqual([expect.objectContaining({ level: 20, msg: "request", route: "/healthcheck", status: 200 })]);
   });
 });

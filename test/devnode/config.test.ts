@@ -66,6 +66,29 @@ describe("npm start configuration", () => {
     expect(() => loadStartOptions({ PRIVATE_KEY: "0x12" }, [], PROJECT_ROOT)).toThrow(/PRIVATE_KEY: /);
     expect(() => loadStartOptions({}, ["--rest"], PROJECT_ROOT)).toThrow(/unknown argument: --rest/);
   });
+
+  it("--api-replicas N: replicas on their own ports and wallets, every wallet an admin of the dapp", () => {
+    const { settings } = loadStartOptions({ PATH: process.env.PATH }, ["--api-replicas", "3"], PROJECT_ROOT);
+    expect(settings.replicas).toMatchObject({ ports: [8101, 8102, 8103], redisPort: 6390, trustForwarded: false });
+    const wallets = settings.dappAdmins.split(",");
+    expect(wallets).toHaveLength(3);
+    expect(wallets[0]).toBe(DEFAULTS.adminAddress);
+    expect(new Set(wallets).size).toBe(3);
+    expect(loadStartOptions({ PATH: process.env.PATH, API_REPLICAS: "2" }, [], PROJECT_ROOT).settings.replicas?.ports).toEqual([8101, 8102]);
+    expect(loadStartOptions({}, ["--api-replicas=1"], PROJECT_ROOT).settings.replicas).toBeUndefined();
+  });
+
+  it.each([
+    [["--api-replicas"], {}, /--api-replicas: expected a number/],
+    [["--api-replicas", "0"], {}, /API_REPLICAS: /],
+    [["--api-replicas", "9"], {}, /API_REPLICAS: /],
+    [["--api-replicas", "2"], { PATH: "/nonexistent" }, /needs haproxy and redis-server on PATH \(Debian: apt-get install haproxy redis-server\)/],
+    [["--api-replicas", "3"], { API_REPLICA_KEYS: `0x${"1".repeat(64)}` }, /API_REPLICA_KEYS: 3 replicas need 2 keys beside PRIVATE_KEY, got 1/],
+    [["--api-replicas", "2"], { RPC_URL: "http://10.0.0.1:8545" }, /API_REPLICA_KEYS: on an external chain/],
+    [["--api-replicas", "2"], { API_REPLICA_BASE_PORT: "8000" }, /API_REPLICA_BASE_PORT: replica port 8001 is taken/],
+  ])("refuses %j with %j", (argv, env, message) => {
+    expect(() => loadStartOptions({ PATH: process.env.PATH, ...env }, argv, PROJECT_ROOT)).toThrow(message);
+  });
 });
 
 describe("wipeDataDir", () => {

@@ -27,18 +27,19 @@ import { privateKeyToAccount } from "viem/accounts";
 import type { InspectEnvelope } from "../../common/wire.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
 import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
+import { replicaPrivateKeys } from "../../scripts/lib/stack-config.ts";
 import { RollupClient, type InputVerdict, type Sender } from "../../scripts/lib/rollup-client.ts";
 import {
   defaultDappCommand,
-  PIECES,
   stackUrls,
   Supervisor,
+  type PieceKind,
   type PieceName,
   type StackSettings,
   type StackUrls,
 } from "../../scripts/lib/stack.ts";
 
-export type { PieceName, StackUrls, InputVerdict, Sender };
+export type { PieceKind, PieceName, StackUrls, InputVerdict, Sender };
 
 /** The project root (children run there). */
 export const PROJECT_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
@@ -77,8 +78,14 @@ export interface StartStackOptions {
    * bundle (dist/dapp/main.js, `npm run build`) when TEST_DAPP_BUNDLE=1.
    */
   dappCommand?: readonly string[] | string;
-  /** Pieces restarted automatically when they die (as `npm start` does for dapp and api). Default none. */
-  autoRestart?: PieceName[];
+  /** Kinds of piece restarted automatically when they die (as `npm start` does for dapp and api). Default none. */
+  autoRestart?: PieceKind[];
+  /**
+   * Run this many api replicas behind haproxy, sharing limits through a redis-server (as `npm start --
+   * --api-replicas N`); `urls.api` is then the balancer. Replica k is the piece `api-k` with its own
+   * wallet (`replicaWallets`). Default: one api, no balancer.
+   */
+  apiReplicas?: number;
   /** Per piece. Default 60 s. */
   readyTimeoutMs?: number;
 }
@@ -92,6 +99,10 @@ export interface TestStack {
   urls: StackUrls;
   ports: StackPorts;
   addresses: { inputBox: Address; dapp: Address; admin: Address };
+  /** The replicas' wallets, replica 1 first (the admin's alone without replicas). */
+  replicaWallets: Address[];
+  /** Each api process's own URL, replica 1 first (`urls.api` alone without replicas). */
+  apiReplicaUrls: string[];
   dataDir: string;
   /** The pieces this stack runs, in start order. */
   pieces: PieceName[];
@@ -143,7 +154,8 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "devnode-stack-"));
   if (options.reset === true) wipeDataDir(dataDir, PROJECT_ROOT);
-  const [chain, node, rollupHttp, api, attestor, demoProvider] = await freePorts(6);
+  const replicaCount = options.apiReplicas ?? 1;
+  const [chain, node, rollupHttp, api, attestor, demoProvider, redisPort, ...replicaPorts] = await freePorts(7 + replicaCount);
   const ports: StackPorts = {
     chain: options.ports?.chain ?? (chain as number),
     node: options.ports?.node ?? (node as number),
@@ -153,6 +165,16 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     demoProvider: options.ports?.demoProvider ?? (demoProvider as number),
   };
   const admin = privateKeyToAccount(DEFAULTS.privateKey).address;
+  const replicas =
+    replicaCount > 1
+      ? {
+          ports: replicaPorts,
+          privateKeys: replicaPrivateKeys(DEFAULTS.privateKey, replicaCount),
+          redisPort: redisPort as number,
+          trustForwarded: /^(1|true|yes|on)$/i.test(options.env?.TRUST_PROXY ?? ""),
+        }
+      : undefined;
+  const replicaWallets = (replicas?.privateKeys ?? [DEFAULTS.privateKey]).map((key) => privateKeyToAccount(key as Hex).address);
   const settings: StackSettings = {
     root: PROJECT_ROOT,
     dataDir,
@@ -165,7 +187,9 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     inputBoxAddress: DEFAULTS.inputBoxAddress,
     dappAddress: DEFAULTS.dappAddress,
     privateKey: DEFAULTS.privateKey,
-    dappAdmins: admin,
+    // Every replica's wallet writes as the api does, so each is an admin of the dapp.
+    dappAdmins: replicaWallets.join(","),
+    replicas,
     // TEST_DAPP_BUNDLE=1 (set by .ci/run for one pass) runs the built bundle, so what ships is what is tested;
     // TEST_DAPP_COMMAND (set by `npm run riscv64 -- e2e`) runs another dapp, the riscv64 one under qemu.
     dappCommand: options.dappCommand ?? nonEmpty(process.env.TEST_DAPP_COMMAND) ?? defaultDappCommand(process.env.TEST_DAPP_BUNDLE === "1"),
@@ -188,7 +212,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     await supervisor.startAll();
   } catch (error) {
     await supervisor.stopAll();
-    const tails = PIECES.map((piece) => `--- ${piece} ---\n${logs(piece).split("\n").slice(-30).join("\n")}`);
+    const tails = supervisor.pieces().map((piece) => `--- ${piece} ---\n${logs(piece).split("\n").slice(-30).join("\n")}`);
     if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${tails.join("\n")}`);
   }
@@ -205,6 +229,8 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     urls,
     ports,
     addresses: { inputBox: settings.inputBoxAddress, dapp: settings.dappAddress, admin },
+    replicaWallets,
+    apiReplicaUrls: replicas === undefined ? [urls.api] : replicas.ports.map((port) => `http://127.0.0.1:${port}`),
     dataDir,
     pieces: supervisor.pieces(),
     client,
