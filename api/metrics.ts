@@ -15,6 +15,8 @@ export interface ApiMetrics {
   observeGroup(writes: number): void;
   /** The TLS attestor's claims, by mode and outcome, and how long they took. */
   observeProof(mode: string, outcome: "ok" | "failed", seconds: number): void;
+  /** A mined InputBox transaction: its gas and whether it succeeded. */
+  observeTransaction(gasUsed: bigint, succeeded: boolean): void;
   /** Redis could not answer a rate-limit or nonce call: the replica used its own state. */
   observeSharedStateFallback(): void;
   /** The Prometheus text exposition. */
@@ -42,6 +44,8 @@ export function createApiMetrics(sources: MetricSources): ApiMetrics {
   const groups = new Histogram({ name: "api_writes_per_transaction", help: "Writes one InputBox transaction carried (group commit)", buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256], registers });
   const proofs = new Histogram({ name: "api_attestor_claim_duration_seconds", help: "Claims made through the TLS attestor, by proof mode and outcome, and their time", labelNames: ["mode", "outcome"], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60], registers });
   new Gauge({ name: "api_websocket_clients", help: "WebSocket clients connected", registers, collect() { this.set(sources.wsClients()); } });
+  const transactions = new Counter({ name: "api_transactions_total", help: "InputBox transactions mined, by outcome", labelNames: ["outcome"], registers });
+  const gas = new Histogram({ name: "api_transaction_gas_used", help: "Gas each mined InputBox transaction used", buckets: [30_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000], registers });
   const fallbacks = new Counter({ name: "api_shared_state_fallbacks_total", help: "Rate-limit and nonce calls Redis could not answer, so this replica used its own state", registers });
   new Gauge({
     name: "api_redis_up",
@@ -74,6 +78,10 @@ export function createApiMetrics(sources: MetricSources): ApiMetrics {
     observeGroup: (writes) => groups.observe(writes),
     observeProof: (mode, outcome, seconds) => proofs.observe({ mode, outcome }, seconds),
     observeSharedStateFallback: () => fallbacks.inc(),
+    observeTransaction: (gasUsed, succeeded) => {
+      transactions.inc({ outcome: succeeded ? "success" : "reverted" });
+      gas.observe(Number(gasUsed));
+    },
     text: () => registry.metrics(),
   };
 }

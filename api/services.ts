@@ -71,13 +71,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
   const logger = createApiLogger(config.logLevel, overrides.logDestination, config.replica);
   const reader = new RollupReader({ rollupUrl: config.rollupUrl });
   const graphql = new GraphqlReader(config.graphqlUrl);
-  const submitter = new InputSubmitter({
-    rpcUrl: config.rpcUrl,
-    chainId: config.chainId,
-    privateKey: config.privateKey,
-    inputBoxAddress: config.inputBoxAddress,
-    dappAddress: config.dappAddress,
-  });
+
   const catalog = new RegistryCatalog();
   let sink: (event: WsEvent) => void = () => undefined;
   let failing = false;
@@ -96,6 +90,14 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
   let attestor: ProverPool | undefined;
   let redis: SharedRedis | undefined;
   const metrics = createApiMetrics({ wsClients: () => wsClients(), provers: () => attestor?.size ?? 0, redisUp: () => redis?.ready });
+  const submitter = new InputSubmitter({
+    rpcUrl: config.rpcUrl,
+    chainId: config.chainId,
+    privateKey: config.privateKey,
+    inputBoxAddress: config.inputBoxAddress,
+    dappAddress: config.dappAddress,
+    onReceipt: (gasUsed, succeeded) => metrics.observeTransaction(gasUsed, succeeded),
+  });
   attestor = new ProverPool(config.attestor, undefined, metrics.observeProof);
   const commits = new GroupCommit((payload) => submitter.submitPayload(payload), config.writeBatch, metrics.observeGroup);
   const verdicts = new VerdictWatch(graphql, { timeoutMs: config.verdictTimeoutMs });

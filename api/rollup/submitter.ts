@@ -41,6 +41,8 @@ export interface SubmitterOptions {
   dappAddress: Address;
   /** Per-RPC-call timeout. */
   rpcTimeoutMs?: number;
+  /** Told each mined transaction's gas and whether it succeeded (the api's metrics). */
+  onReceipt?: (gasUsed: bigint, succeeded: boolean) => void;
 }
 
 /**
@@ -103,6 +105,7 @@ export class InputSubmitter {
     } catch (error) {
       throw await classifyChainError(error, this.context(undefined));
     }
+    this.options.onReceipt?.(receipt.gasUsed, receipt.status === "success");
     if (receipt.status !== "success") {
       throw new ApiError("INPUT_TX_FAILED", "The input transaction reverted", {
         reason: `transaction ${txHash} reverted`,

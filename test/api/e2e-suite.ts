@@ -509,6 +509,9 @@ export function apiEndToEndSuite({ replicas }: ApiEndToEndOptions): void {
         }, 0);
       expect(total('api_http_requests_total{route="/api/core/claim",method="POST",status="200"}')).toBeGreaterThanOrEqual(1);
       expect(total("api_writes_per_transaction_count")).toBeGreaterThanOrEqual(1);
+      expect(total('api_transactions_total{outcome="success"}')).toBeGreaterThanOrEqual(1);
+      // An InputBox transaction costs tens of thousands of gas at least.
+      expect(total("api_transaction_gas_used_sum") / total("api_transaction_gas_used_count")).toBeGreaterThan(21_000);
       expect(total('api_http_request_duration_seconds_count{route="/api/core/schemas",method="GET"}')).toBeGreaterThanOrEqual(1);
       // The events client of this suite is connected (to one replica).
       expect(total("api_websocket_clients")).toBeGreaterThanOrEqual(1);
