@@ -113,14 +113,19 @@ export class V1Application {
 
   /** The epoch hash the History holds as claim `claimIndex` of the application, or undefined when it has none. */
   async claimedEpochHash(state: ApplicationAddresses, claimIndex: number): Promise<Hex | undefined> {
+    return (await this.claim(state, claimIndex))?.epochHash;
+  }
+
+  /** Claim `claimIndex` of the application as the History holds it, or undefined when it has none. */
+  async claim(state: ApplicationAddresses, claimIndex: number): Promise<{ epochHash: Hex; firstInput: number; lastInput: number } | undefined> {
     try {
-      const [epochHash] = (await this.reader.readContract({
+      const [epochHash, first, last] = (await this.reader.readContract({
         address: state.history,
         abi: HISTORY_ABI(),
         functionName: "getClaim",
         args: [state.dapp, encodeProofContext(claimIndex)],
       })) as readonly [Hex, bigint, bigint];
-      return epochHash;
+      return { epochHash, firstInput: Number(first), lastInput: Number(last) };
     } catch (error) {
       if (/InvalidClaimIndex/.test(messageOf(error))) return undefined;
       throw error;

@@ -72,6 +72,13 @@ const envSchema = z.object({
   DEVNODE_RESET: flag.default(false),
   /** 0 closes epochs only on demand (POST /epoch/close, npm run epoch). */
   EPOCH_INTERVAL_MS: z.coerce.number().int().min(0).default(DEFAULTS.epochIntervalMs),
+  /**
+   * `claimer`: closes epochs and claims them (the default). `validator`: follows a chain someone else
+   * claims on, claims nothing, and checks every claim against its own dapp (devnode/validator.ts).
+   */
+  DEVNODE_ROLE: z.enum(["claimer", "validator"]).default("claimer"),
+  /** How often a validator looks for new claims. */
+  VALIDATOR_INTERVAL_MS: positiveMs.default(1_000),
   CLAIMER_PRIVATE_KEY: z
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key")
@@ -98,6 +105,8 @@ export interface DevnodeConfig {
   epochIntervalMs: number;
   /** Deploys the v1 contracts (managed chain) and submits claims as the Authority's owner. */
   claimerPrivateKey: Hex;
+  role: "claimer" | "validator";
+  validatorIntervalMs: number;
 }
 
 /** A configuration value that does not validate; the message names the variable. */
@@ -117,10 +126,15 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
   if (!parsed.success) throw new ConfigError(`invalid devnode configuration: ${describeIssues(parsed.error)}`);
   const e = parsed.data;
   const dataDir = resolve(e.DATA_DIR);
+  const chainMode = e.DEVNODE_CHAIN ?? (e.RPC_URL === undefined ? "managed" : "external");
+  // A validator checks someone else's chain: it must never place contracts or re-submit inputs there.
+  if (e.DEVNODE_ROLE === "validator" && chainMode !== "external") {
+    throw new ConfigError("invalid devnode configuration: DEVNODE_ROLE: a validator follows an external chain (set RPC_URL, and DEVNODE_CHAIN=external)");
+  }
   return {
     rpcUrl: e.RPC_URL ?? `http://127.0.0.1:${e.CHAIN_PORT}`,
     // A chain named by RPC_URL is someone else's unless the stack says it started it.
-    chainMode: e.DEVNODE_CHAIN ?? (e.RPC_URL === undefined ? "managed" : "external"),
+    chainMode,
     nodePort: e.NODE_PORT,
     nodeHost: e.NODE_HOST,
     rollupHttpPort: e.ROLLUP_HTTP_PORT,
@@ -137,5 +151,7 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
     reset: e.DEVNODE_RESET || argv.includes("--reset"),
     epochIntervalMs: e.EPOCH_INTERVAL_MS,
     claimerPrivateKey: (e.CLAIMER_PRIVATE_KEY as Hex | undefined) ?? hardhatPrivateKey(DEFAULTS.claimerAccountIndex),
+    role: e.DEVNODE_ROLE,
+    validatorIntervalMs: e.VALIDATOR_INTERVAL_MS,
   };
 }

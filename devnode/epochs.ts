@@ -176,20 +176,25 @@ export class EpochManager {
   }
 
   private build(first: number, last: number): EpochProofs {
-    const { inputs, outputs } = this.store.epochContents(first, last);
-    const notices: Hex[][] = inputs.map(() => []);
-    const vouchers: { destination: Address; payload: Hex }[][] = inputs.map(() => []);
-    // Rows come ordered by kind, input and index, so pushing keeps each list in output order.
-    for (const output of outputs) {
-      const at = output.inputIndex - first;
-      if (output.kind === "notice") notices[at]?.push(output.payload);
-      else vouchers[at]?.push({ destination: output.destination as Address, payload: output.payload });
-    }
-    const contents: EpochInputOutputs[] = inputs.map((input, i) => ({
-      accepted: input.status === "ACCEPTED",
-      notices: notices[i] ?? [],
-      vouchers: vouchers[i] ?? [],
-    }));
-    return buildEpochProofs(contents);
+    return buildEpochTree(this.store, first, last);
   }
+}
+
+/** The proof trees (and epoch hash) of an epoch over inputs first..last, from what the record holds. */
+export function buildEpochTree(store: DevnodeStore, first: number, last: number): EpochProofs {
+  const { inputs, outputs } = store.epochContents(first, last);
+  const notices: Hex[][] = inputs.map(() => []);
+  const vouchers: { destination: Address; payload: Hex }[][] = inputs.map(() => []);
+  // Rows come ordered by kind, input and index, so pushing keeps each list in output order.
+  for (const output of outputs) {
+    const at = output.inputIndex - first;
+    if (output.kind === "notice") notices[at]?.push(output.payload);
+    else vouchers[at]?.push({ destination: output.destination as Address, payload: output.payload });
+  }
+  const contents: EpochInputOutputs[] = inputs.map((input, i) => ({
+    accepted: input.status === "ACCEPTED",
+    notices: notices[i] ?? [],
+    vouchers: vouchers[i] ?? [],
+  }));
+  return buildEpochProofs(contents);
 }

@@ -11,6 +11,7 @@ import { V1Application } from "./application.ts";
 import { InputFollower } from "./chain.ts";
 import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts";
 import { EpochManager } from "./epochs.ts";
+import { EpochValidator } from "./validator.ts";
 import { createGraphqlApi } from "./graphql.ts";
 import { createDevnodeMetrics } from "./metrics.ts";
 import { RollupModel } from "./model.ts";
@@ -76,27 +77,45 @@ async function main(): Promise<void> {
   // The v1 application (CartesiDApp, Authority, History) and the claims the record holds: placed again on a
   // fresh chain, after the inputs, and again whenever the follower finds the chain restarted.
   const application = await V1Application.connect(config, log);
-  const epochs = new EpochManager(store, application, await application.ensure(), () => model.processedInputCount, config.epochIntervalMs, log);
-  await epochs.restore(epochs.addresses);
-  follower.afterSync = async () => epochs.restore(await application.ensure());
+  const addresses = await application.ensure();
+  const processed = (): number => model.processedInputCount;
+  // A claimer closes and claims epochs; a validator claims nothing and checks the claims on chain.
+  const epochs = config.role === "claimer" ? new EpochManager(store, application, addresses, processed, config.epochIntervalMs, log) : undefined;
+  const validator =
+    config.role === "validator"
+      ? new EpochValidator(store, application, addresses, processed, config.validatorIntervalMs, log, (line) => console.error(`[devnode] ${line}`))
+      : undefined;
+  if (epochs !== undefined) {
+    await epochs.restore(epochs.addresses);
+    follower.afterSync = async () => epochs.restore(await application.ensure());
+  }
   // Inputs recorded but not finished before the last stop go first, in order.
   const pending = store.unprocessedInputs();
   for (const input of pending) model.enqueueAdvance(input);
 
   const rollupServer = createRollupServer(model);
-  const metrics = createDevnodeMetrics({ inputCountsByStatus: () => store.inputCountsByStatus(), epochs: () => epochs.status() });
-  const queryServer = createQueryServer(model, createGraphqlApi(store, epochs), epochs, metrics);
+  const metrics = createDevnodeMetrics({
+    inputCountsByStatus: () => store.inputCountsByStatus(),
+    epochs: () => epochs?.status(),
+    ...(validator === undefined ? {} : { validator: () => validator.status() }),
+  });
+  const queryServer = createQueryServer(model, createGraphqlApi(store, epochs), epochs, metrics, validator);
   await listen(rollupServer, config.rollupHttpPort, config.rollupHttpHost);
   await listen(queryServer, config.nodePort, config.nodeHost);
   follower.start();
-  epochs.start();
+  epochs?.start();
+  validator?.start();
 
   const shown = config.nodeHost === "0.0.0.0" ? "127.0.0.1" : config.nodeHost;
   log(`chain ${config.rpcUrl} (chain id ${chainId}, ${config.chainMode})`);
   log(`InputBox ${config.inputBoxAddress}  dapp ${config.dappAddress}`);
-  const app = epochs.addresses;
-  log(`Authority ${app.authority}  History ${app.history}  claimer ${application.account.address}${app.canClaim ? "" : " (not the Authority's owner: no claims)"}`);
-  log(`epochs: ${config.epochIntervalMs > 0 ? `every ${config.epochIntervalMs} ms` : "on demand only"}; close one now: POST http://${config.nodeHost === "0.0.0.0" ? "127.0.0.1" : config.nodeHost}:${config.nodePort}/epoch/close (npm run epoch)`);
+  if (epochs !== undefined) {
+    log(`Authority ${addresses.authority}  History ${addresses.history}  claimer ${application.account.address}${addresses.canClaim ? "" : " (not the Authority's owner: no claims)"}`);
+    log(`epochs: ${config.epochIntervalMs > 0 ? `every ${config.epochIntervalMs} ms` : "on demand only"}; close one now: POST http://${shown}:${config.nodePort}/epoch/close (npm run epoch)`);
+  } else {
+    log(`validator: checks every claim in History ${addresses.history} (Authority ${addresses.authority}) against this node's own epochs; claims nothing`);
+    log(`verdicts: GET http://${shown}:${config.nodePort}/validator (npm run validate -- --node http://${shown}:${config.nodePort})`);
+  }
   log(`rollup HTTP server for the dapp: http://${config.rollupHttpHost}:${config.rollupHttpPort}`);
   log(`inspect: http://${shown}:${config.nodePort}/inspect/<payload>  graphql: http://${shown}:${config.nodePort}/graphql  metrics: http://${shown}:${config.nodePort}/metrics`);
   log(`record ${config.databasePath}: ${store.inputCount()} input(s), ${pending.length} waiting for the dapp`);
@@ -106,7 +125,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     follower.stop();
-    epochs.stop();
+    epochs?.stop();
+    await validator?.stop();
     model.close();
     await Promise.all([close(queryServer), close(rollupServer)]);
     store.close();

@@ -5,10 +5,13 @@
  */
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { EpochStatus } from "./epochs.ts";
+import type { ValidatorStatus } from "./validator.ts";
 
 export interface DevnodeMetricSources {
   inputCountsByStatus(): { status: string; n: number }[];
   epochs(): EpochStatus | undefined;
+  /** A validator's verdicts; undefined on a claimer. */
+  validator?(): ValidatorStatus | undefined;
 }
 
 export interface DevnodeMetrics {
@@ -34,6 +37,28 @@ export function createDevnodeMetrics(sources: DevnodeMetricSources): DevnodeMetr
   });
   new Gauge({ name: "devnode_epochs_closed", help: "Epochs closed (each with at least one input)", registers, collect() { this.set(sources.epochs()?.epochs ?? 0); } });
   new Gauge({ name: "devnode_epochs_claimed", help: "Closed epochs whose claim the History holds", registers, collect() { this.set(sources.epochs()?.claimed ?? 0); } });
+  if (sources.validator !== undefined) {
+    const verdicts = sources.validator;
+    new Gauge({
+      name: "devnode_validator_claims",
+      help: "Claims on chain this validator checked, by verdict (match, mismatch)",
+      labelNames: ["verdict"],
+      registers,
+      collect() {
+        const status = verdicts();
+        this.set({ verdict: "match" }, status?.matched ?? 0);
+        this.set({ verdict: "mismatch" }, status?.mismatched ?? 0);
+      },
+    });
+    new Gauge({
+      name: "devnode_validator_mismatch",
+      help: "1 once any claim on chain disagreed with this validator's own epoch hash (alert on it), else 0",
+      registers,
+      collect() {
+        this.set((verdicts()?.mismatched ?? 0) > 0 ? 1 : 0);
+      },
+    });
+  }
   const inspects = new Histogram({
     name: "devnode_inspect_duration_seconds",
     help: "Time to answer an inspect, by outcome",

@@ -9,6 +9,7 @@ import type { Hex } from "viem";
 import { messageOf } from "../common/errors.ts";
 import type { InspectEnvelope } from "../common/wire.ts";
 import type { EpochManager } from "./epochs.ts";
+import type { EpochValidator } from "./validator.ts";
 import type { GraphqlApi } from "./graphql.ts";
 import type { DevnodeMetrics } from "./metrics.ts";
 import { BodyTooLargeError, readBody, sendJson, sendText } from "./http.ts";
@@ -93,7 +94,13 @@ async function settledModel(model: RollupModel): Promise<void> {
   }
 }
 
-export function createQueryServer(model: RollupModel, graphql: GraphqlApi, epochs?: EpochManager, metrics?: DevnodeMetrics): Server {
+export function createQueryServer(
+  model: RollupModel,
+  graphql: GraphqlApi,
+  epochs?: EpochManager,
+  metrics?: DevnodeMetrics,
+  validator?: EpochValidator,
+): Server {
   const graphqlHandler = createHandler({ schema: graphql.schema, rootValue: graphql.rootValue });
   const inspect = async (payload: Buffer): Promise<InspectOutcome> => {
     const started = performance.now();
@@ -139,6 +146,10 @@ export function createQueryServer(model: RollupModel, graphql: GraphqlApi, epoch
     }
     if (epochs !== undefined && url === "/epochs" && method === "GET") {
       return sendJson(res, 200, { ...epochs.status(), ...epochs.addresses }, CORS);
+    }
+    if (validator !== undefined && url === "/validator" && method === "GET") {
+      // Devnode-only: a validator's verdicts on the claims on chain (npm run validate reads it).
+      return sendJson(res, 200, validator.status(), CORS);
     }
     if (url === "/healthz" && method === "GET") {
       return sendJson(res, 200, { status: "ok", ...model.status() }, CORS);

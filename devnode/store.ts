@@ -113,11 +113,40 @@ CREATE TABLE IF NOT EXISTS epochs (
   epoch_hash  TEXT    NOT NULL,
   claim_tx    TEXT
 );
+CREATE TABLE IF NOT EXISTS validations (
+  claim_index   INTEGER PRIMARY KEY,
+  first_input   INTEGER NOT NULL,
+  last_input    INTEGER NOT NULL,
+  claimed_hash  TEXT    NOT NULL,
+  computed_hash TEXT    NOT NULL,
+  checked_at    INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
 );
 `;
+
+/** A validator's verdict on one claim of the History (DEVNODE_ROLE=validator, devnode/validator.ts). */
+export interface ValidationRecord {
+  claimIndex: number;
+  firstInput: number;
+  lastInput: number;
+  claimedHash: Hex;
+  computedHash: Hex;
+  matches: boolean;
+  /** Unix seconds. */
+  checkedAt: number;
+}
+
+interface ValidationRow {
+  claim_index: number;
+  first_input: number;
+  last_input: number;
+  claimed_hash: string;
+  computed_hash: string;
+  checked_at: number;
+}
 
 function toInput(row: InputRow): InputRecord {
   return {
@@ -215,6 +244,10 @@ export class DevnodeStore {
       epochOfInput: db.prepare<[number, number], EpochRow>(
         "SELECT * FROM epochs WHERE first_input <= ? AND last_input >= ?",
       ),
+      insertValidation: db.prepare<[number, number, number, string, string, number]>(
+        "INSERT INTO validations (claim_index, first_input, last_input, claimed_hash, computed_hash, checked_at) VALUES (?, ?, ?, ?, ?, ?)",
+      ),
+      validations: db.prepare<[], ValidationRow>("SELECT * FROM validations ORDER BY claim_index"),
     };
     this.completeInTransaction = db.transaction((...args: Parameters<DevnodeStore["completeOne"]>) => this.completeOne(...args));
   }
@@ -361,5 +394,21 @@ export class DevnodeStore {
   getOutput(kind: OutputKind, inputIndex: number, index: number): OutputRecord | undefined {
     const row = this.stmt.getOutput.get(kind, inputIndex, index);
     return row === undefined ? undefined : toOutput(row);
+  }
+
+  addValidation(v: Omit<ValidationRecord, "matches">): void {
+    this.stmt.insertValidation.run(v.claimIndex, v.firstInput, v.lastInput, v.claimedHash, v.computedHash, v.checkedAt);
+  }
+
+  validations(): ValidationRecord[] {
+    return this.stmt.validations.all().map((row) => ({
+      claimIndex: row.claim_index,
+      firstInput: row.first_input,
+      lastInput: row.last_input,
+      claimedHash: row.claimed_hash as Hex,
+      computedHash: row.computed_hash as Hex,
+      matches: row.claimed_hash.toLowerCase() === row.computed_hash.toLowerCase(),
+      checkedAt: row.checked_at,
+    }));
   }
 }

@@ -3,7 +3,7 @@
  * devnode, the dapp and the api (when api/main.ts exists), each once the previous one is ready; restarts
  * the dapp and the api when they die; stops everything on Ctrl-C.
  *
- *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N]
+ *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--validator]
  *   (configuration: docs/devnode.md; replicas: docs/operations.md)
  */
 import { mkdirSync } from "node:fs";
@@ -19,7 +19,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (line: string): void => console.log(`[stack] ${line}`);
 
 const USAGE =
-  "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N]    (configuration by environment: docs/devnode.md)";
+  "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--validator]    (configuration by environment: docs/devnode.md)";
 
 async function main(): Promise<number> {
   if (wantsHelp()) {
@@ -100,6 +100,7 @@ async function main(): Promise<number> {
         `  graphql   ${urls.graphql}`,
         apiEnabled(settings) ? `  api       ${urls.api}${replicaNote(settings)}` : "  api       (not started: api/main.ts not found or disabled)",
         apiEnabled(settings) ? `  ws        ${urls.ws}` : "",
+        settings.env.DEVNODE_ROLE === "validator" ? `  validator ${urls.node}/validator (npm run validate -- --node ${urls.node})` : "",
         urls.attestor !== undefined ? `  attestor  ${urls.attestor} (${attestorNote})` : "",
         urls.demoProvider !== undefined ? `  provider  ${urls.demoProvider}/balance.json (demo, CA ${settings.dataDir}/demo-provider/ca.pem)` : "",
         `  InputBox  ${settings.inputBoxAddress}`,

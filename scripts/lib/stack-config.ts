@@ -51,8 +51,10 @@ const envSchema = z.object({
   DEMO_PROVIDER_PORT: port.default(8443),
 });
 
-export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--api-replicas <n>"] as const;
+export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--api-replicas <n>"] as const;
 const BOOLEAN_FLAGS: readonly string[] = START_FLAGS.filter((f) => !f.includes(" "));
+/** `npm start -- --validator` beside a running stack: where it listens and keeps its record by default. */
+export const VALIDATOR_DEFAULTS = { nodePort: 10001, rollupHttpPort: 5005, dataDir: ".data-validator" } as const;
 
 export interface StartOptions {
   settings: StackSettings;
@@ -109,8 +111,37 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
   if (!parsed.success) throw new StartConfigError(`invalid configuration: ${describeIssues(parsed.error)}`);
   const e = parsed.data;
   const bundle = argv.includes("--bundle") || e.DAPP_BUNDLE;
-  const replicas = e.API_REPLICAS > 1 ? replicaSettings(e, env) : undefined;
-  const wallets = (replicas?.privateKeys ?? [e.PRIVATE_KEY]).map((key) => privateKeyToAccount(key as `0x${string}`).address);
+  const validator = argv.includes("--validator");
+  const replicas = e.API_REPLICAS > 1 && !validator ? replicaSettings(e, env) : undefined;
+  // A validator's dapp must be configured as the claimer's is: the same admins (replicas' wallets included).
+  const walletKeys = replicas?.privateKeys ?? (validator ? replicaPrivateKeys(e.PRIVATE_KEY, e.API_REPLICAS, e.API_REPLICA_KEYS) : [e.PRIVATE_KEY]);
+  const wallets = walletKeys.map((key) => privateKeyToAccount(key as `0x${string}`).address);
+  if (validator) {
+    // Beside a running `npm start`: its chain, other ports, another record; only a devnode and a dapp.
+    return {
+      reset: argv.includes("--reset"),
+      settings: {
+        root,
+        dataDir: resolve(root, present.DATA_DIR === undefined ? VALIDATOR_DEFAULTS.dataDir : e.DATA_DIR),
+        externalRpcUrl: e.RPC_URL ?? `http://127.0.0.1:${e.CHAIN_PORT}`,
+        chainPort: e.CHAIN_PORT,
+        nodePort: present.NODE_PORT === undefined ? VALIDATOR_DEFAULTS.nodePort : e.NODE_PORT,
+        nodeHost: e.NODE_HOST,
+        rollupHttpPort: present.ROLLUP_HTTP_PORT === undefined ? VALIDATOR_DEFAULTS.rollupHttpPort : e.ROLLUP_HTTP_PORT,
+        apiPort: e.API_PORT,
+        inputBoxAddress: e.INPUTBOX_ADDRESS as StackSettings["inputBoxAddress"],
+        dappAddress: e.DAPP_ADDRESS as StackSettings["dappAddress"],
+        privateKey: e.PRIVATE_KEY,
+        dappAdmins: e.DAPP_ADMINS ?? wallets.join(","),
+        dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
+        api: false,
+        attestor: undefined,
+        demoProvider: undefined,
+        env: { DEVNODE_ROLE: "validator", DEVNODE_CHAIN: "external" },
+        logDir: undefined,
+      },
+    };
+  }
   return {
     reset: argv.includes("--reset"),
     settings: {

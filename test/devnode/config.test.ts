@@ -46,6 +46,13 @@ describe("devnode configuration", () => {
   it("refuses unknown arguments", () => {
     expect(() => loadDevnodeConfig({}, ["--rest"])).toThrow(/unknown argument: --rest/);
   });
+
+  it("a validator follows an external chain only", () => {
+    expect(loadDevnodeConfig({ RPC_URL: "http://10.0.0.1:8545", DEVNODE_ROLE: "validator" }, [])).toMatchObject({ role: "validator", chainMode: "external", validatorIntervalMs: 1000 });
+    expect(loadDevnodeConfig({}, []).role).toBe("claimer");
+    expect(() => loadDevnodeConfig({ DEVNODE_ROLE: "validator" }, [])).toThrow(/^invalid devnode configuration: DEVNODE_ROLE: a validator follows an external chain/);
+    expect(() => loadDevnodeConfig({ DEVNODE_ROLE: "watcher" }, [])).toThrow(/^invalid devnode configuration: DEVNODE_ROLE: /);
+  });
 });
 
 describe("npm start configuration", () => {
@@ -76,6 +83,17 @@ describe("npm start configuration", () => {
     expect(new Set(wallets).size).toBe(3);
     expect(loadStartOptions({ PATH: process.env.PATH, API_REPLICAS: "2" }, [], PROJECT_ROOT).settings.replicas?.ports).toEqual([8101, 8102]);
     expect(loadStartOptions({}, ["--api-replicas=1"], PROJECT_ROOT).settings.replicas).toBeUndefined();
+  });
+
+  it("--validator: a devnode and a dapp on the local stack's chain, on ports and a record of their own, with the same admins", () => {
+    const { settings } = loadStartOptions({}, ["--validator"], PROJECT_ROOT);
+    expect(settings).toMatchObject({ externalRpcUrl: "http://127.0.0.1:8545", nodePort: 10001, rollupHttpPort: 5005, api: false, attestor: undefined, env: { DEVNODE_ROLE: "validator" } });
+    expect(settings.dataDir).toMatch(/\.data-validator$/);
+    expect(settings.dappAdmins).toBe(DEFAULTS.adminAddress);
+    // Beside a stack of three replicas: their wallets are the dapp's admins there, so here too.
+    const beside = loadStartOptions({ API_REPLICAS: "3", NODE_PORT: "11000" }, ["--validator"], PROJECT_ROOT).settings;
+    expect(beside.dappAdmins.split(",")).toEqual(loadStartOptions({ PATH: process.env.PATH }, ["--api-replicas", "3"], PROJECT_ROOT).settings.dappAdmins.split(","));
+    expect([beside.nodePort, beside.replicas]).toEqual([11000, undefined]);
   });
 
   it.each([

@@ -37,6 +37,7 @@ const SCRIPTS: Record<string, { bad: string[]; says: RegExp }> = {
   soak: { bad: ["--bogus"], says: /unknown argument --bogus/ },
   "db-digest": { bad: [], says: /expected the path of a dapp database/ },
   epoch: { bad: ["now"], says: /unexpected argument: now/ },
+  validate: { bad: ["--node", "ftp://x"], says: /--node: expected an http\(s\) URL/ },
   verify: { bad: ["0x12"], says: /a claim id is 0x and 64 hex digits/ },
   riscv64: { bad: ["bogus"], says: /unknown step: bogus/ },
   "client-generate": { bad: ["--force"], says: /unknown argument: --force/ },

@@ -88,6 +88,11 @@ export interface StartStackOptions {
   apiReplicas?: number;
   /** Per piece. Default 60 s. */
   readyTimeoutMs?: number;
+  /**
+   * Follow this chain instead of starting one (the devnode treats it as external); with `env:
+   * {DEVNODE_ROLE: "validator"}` this is a validator node beside another stack.
+   */
+  externalRpcUrl?: string;
 }
 
 export interface StopOptions {
@@ -178,7 +183,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
   const settings: StackSettings = {
     root: PROJECT_ROOT,
     dataDir,
-    externalRpcUrl: undefined,
+    externalRpcUrl: options.externalRpcUrl,
     chainPort: ports.chain,
     nodePort: ports.node,
     nodeHost: "127.0.0.1",

@@ -1,0 +1,121 @@
+/**
+ * A validator node (DEVNODE_ROLE=validator, devnode/validator.ts) beside a claimer: a second devnode and
+ * dapp following the claimer's chain, which claims nothing and checks every claim in the History against
+ * its own epochs. An honest claim matches; a claim made by a claimer that lies (the Authority's owner
+ * submitting another epoch hash) is reported in the log, in `GET /validator`, in the metrics and by
+ * `npm run validate` (exit 1), and the verdicts outlive a restart.
+ */
+import { spawn } from "node:child_process";
+import { createWalletClient, http, keccak256, toHex, type Address, type Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { hardhat } from "viem/chains";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULTS, hardhatPrivateKey } from "../../devnode/config.ts";
+import { encodeClaim } from "../../devnode/proofs.ts";
+import { AUTHORITY_ABI } from "../../devnode/v1-contracts.ts";
+import type { ValidatorStatus } from "../../devnode/validator.ts";
+import { seriesValue } from "../support/prometheus.ts";
+import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+import { schemaInput } from "./fixtures.ts";
+
+let claimer: TestStack;
+let validator: TestStack;
+
+async function validatorStatus(): Promise<ValidatorStatus> {
+  const response = await fetch(`${validator.urls.node}/validator`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as ValidatorStatus;
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+function validateCommand(): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/validate.ts", "--node", validator.urls.node], { cwd: PROJECT_ROOT });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+async function mismatchGauge(): Promise<number> {
+  return seriesValue(await (await fetch(`${validator.urls.node}/metrics`)).text(), "devnode_validator_mismatch");
+}
+
+beforeAll(async () => {
+  claimer = await startStack({ env: { EPOCH_INTERVAL_MS: "0" } });
+  validator = await startStack({ externalRpcUrl: claimer.urls.rpc, env: { DEVNODE_ROLE: "validator", VALIDATOR_INTERVAL_MS: "200" } });
+}, 180_000);
+
+afterAll(async () => {
+  await validator?.stop();
+  await claimer?.stop();
+});
+
+describe("a validator beside an honest claimer", () => {
+  it("follows the claimer's chain without a chain, an api or epochs of its own", async () => {
+    expect(validator.pieces).toEqual(["devnode", "dapp"]);
+    expect(validator.logs("devnode")).toContain("validator: checks every claim in History");
+    // It closes nothing: the claimer's epoch endpoints are not there.
+    expect((await fetch(`${validator.urls.node}/epoch/close`, { method: "POST" })).status).toBe(404);
+    expect(await validatorStatus()).toMatchObject({ role: "validator", checked: 0, mismatched: 0, lastError: null });
+  });
+
+  it("checks each claim once its own dapp has processed the claim's inputs: they match", async () => {
+    for (const input of [schemaInput("a.example"), { type: "health_probe", params: {} }, schemaInput("b.example")]) await claimer.send(input);
+    const closed = (await (await fetch(`${claimer.urls.node}/epoch/close`, { method: "POST" })).json()) as { closed: { epochHash: Hex; lastInput: number } };
+    const status = await until(validatorStatus, (s) => s.checked === 1, "claim 0 checked");
+    expect(status).toMatchObject({ matched: 1, mismatched: 0, mismatches: [], waitingFor: null });
+    expect(status.latest).toMatchObject({ claimIndex: 0, firstInput: 0, lastInput: closed.closed.lastInput, matches: true, claimedHash: closed.closed.epochHash, computedHash: closed.closed.epochHash });
+    expect(await mismatchGauge()).toBe(0);
+    expect(validator.logs("devnode")).toContain(`claim 0 (inputs 0..${closed.closed.lastInput}) matches`);
+    const check = await validateCommand();
+    expect([check.status, check.stdout.trim()]).toEqual([0, "1 claim(s) checked: 1 match, 0 mismatch"]);
+  });
+});
+
+describe("a claimer that lies", () => {
+  it("is caught: a log line, the status, the metric, and npm run validate exits 1; a restart keeps the verdict", async () => {
+    const first = (await validatorStatus()).latest?.lastInput ?? -1;
+    const sent = [await claimer.send(schemaInput("c.example")), await claimer.send({ type: "health_probe", params: {} })];
+    const last = sent[sent.length - 1]?.index ?? 0;
+    // The Authority's owner (the claimer's wallet) claims the next inputs with an epoch hash of its own making.
+    const epochs = (await (await fetch(`${claimer.urls.node}/epochs`)).json()) as { dapp: Address; authority: Address };
+    const lie = keccak256(toHex("not what the dapp computed"));
+    const wallet = createWalletClient({ account: privateKeyToAccount(hardhatPrivateKey(DEFAULTS.claimerAccountIndex)), chain: hardhat, transport: http(claimer.urls.rpc) });
+    const hash = await wallet.writeContract({ address: epochs.authority, abi: AUTHORITY_ABI(), functionName: "submitClaim", args: [encodeClaim(epochs.dapp, lie, first + 1, last)] });
+    expect((await claimer.client.publicClient.waitForTransactionReceipt({ hash })).status).toBe("success");
+
+    const status = await until(validatorStatus, (s) => s.checked === 2, "claim 1 checked");
+    expect(status).toMatchObject({ matched: 1, mismatched: 1 });
+    expect(status.mismatches).toEqual([
+      expect.objectContaining({ claimIndex: 1, firstInput: first + 1, lastInput: last, claimedHash: lie, matches: false, computedHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) }),
+    ]);
+    expect(status.mismatches[0]?.computedHash).not.toBe(lie);
+    expect(validator.logs("devnode")).toMatch(new RegExp(`VALIDATOR MISMATCH: claim 1 \\(inputs ${first + 1}\\.\\.${last}\\) has epoch hash ${lie} on chain; this node computes 0x[0-9a-f]{64}`));
+    expect(await mismatchGauge()).toBe(1);
+    const metrics = await (await fetch(`${validator.urls.node}/metrics`)).text();
+    expect(seriesValue(metrics, 'devnode_validator_claims{verdict="mismatch"}')).toBe(1);
+    expect(seriesValue(metrics, 'devnode_validator_claims{verdict="match"}')).toBe(1);
+
+    const check = await validateCommand();
+    expect(check.status).toBe(1);
+    expect(check.stdout).toContain(`MISMATCH claim 1 (inputs ${first + 1}..${last}): on chain ${lie}, computed 0x`);
+    expect(check.stdout).toContain("2 claim(s) checked: 1 match, 1 mismatch");
+
+    // The verdicts are in the validator's record: a restart neither forgets nor checks again.
+    await validator.restart("devnode");
+    expect(await validatorStatus()).toMatchObject({ checked: 2, matched: 1, mismatched: 1 });
+    expect(await mismatchGauge()).toBe(1);
+  });
+});
