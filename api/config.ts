@@ -61,6 +61,7 @@ const envSchema = z.object({
   WRITE_BATCH_MAX_ITEMS: z.coerce.number().int().min(1).max(256).default(256),
   // 1 KiB leaves room for one claim; 120 KiB keeps a transaction under geth's 128 KiB pool limit.
   WRITE_BATCH_MAX_BYTES: z.coerce.number().int().min(1024).max(120 * 1024).default(120 * 1024),
+  WRITE_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(1),
   ENCRYPTION_SECRET_KEY: boxSecretKey.optional(),
   // The TLS attestor (docs/provider.md): claims for schemas that require proof go through it.
   ATTESTOR_URL: z.string().regex(/^wss?:\/\/[^\s]+$/, "expected a ws:// or wss:// URL").default("ws://127.0.0.1:8003/ws"),
@@ -105,7 +106,7 @@ export interface ApiConfig {
   verdictTimeoutMs: number;
   noticePollMs: number;
   /** Group commit limits: writes that wait for the wallet go together, up to these, into one `batch` input. */
-  writeBatch: { maxItems: number; maxBytes: number };
+  writeBatch: { maxItems: number; maxBytes: number; inFlight: number };
   /**
    * Secret key of the registered encryption key (extension): when set, GET /attestation/:claimId/data
    * also answers the opened plaintext. Unset, the api never holds a key that opens attestations.
@@ -163,7 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     trustProxy: e.TRUST_PROXY,
     verdictTimeoutMs: e.VERDICT_TIMEOUT_MS,
     noticePollMs: e.NOTICE_POLL_MS,
-    writeBatch: { maxItems: e.WRITE_BATCH_MAX_ITEMS, maxBytes: e.WRITE_BATCH_MAX_BYTES },
+    writeBatch: { maxItems: e.WRITE_BATCH_MAX_ITEMS, maxBytes: e.WRITE_BATCH_MAX_BYTES, inFlight: e.WRITE_IN_FLIGHT },
     ...(e.ENCRYPTION_SECRET_KEY === undefined ? {} : { encryptionSecretKey: e.ENCRYPTION_SECRET_KEY }),
     logLevel: e.LOG_LEVEL,
     redisUrl: e.REDIS_URL,

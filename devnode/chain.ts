@@ -17,6 +17,7 @@ import {
 } from "viem";
 import { messageOf } from "../common/errors.ts";
 import type { DevnodeConfig } from "./config.ts";
+import { subscribeNewHeads, type HeadSubscription } from "./heads.ts";
 import { inputAddedEvent, inputBoxAbi, inputBoxRuntimeBytecode } from "./inputbox.ts";
 import type { RollupModel } from "./model.ts";
 import type { DevnodeStore, InputRecord } from "./store.ts";
@@ -41,8 +42,11 @@ export class ChainMismatchError extends Error {
 
 type ChainSettings = Pick<
   DevnodeConfig,
-  "rpcUrl" | "chainMode" | "inputBoxAddress" | "dappAddress" | "inputBoxBlock" | "pollIntervalMs"
+  "rpcUrl" | "chainMode" | "inputBoxAddress" | "dappAddress" | "inputBoxBlock" | "pollIntervalMs" | "wsRpcUrl"
 >;
+
+/** While new blocks are pushed, the poll only catches what a lost notification would miss. */
+const SUBSCRIBED_POLL_MS = 1_000;
 
 export type Log = (message: string) => void;
 
@@ -55,6 +59,10 @@ export class InputFollower {
   private readonly blockTimes = new Map<bigint, number>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** A poll is running; `again`: a new block was announced meanwhile, so poll once more right after. */
+  private polling = false;
+  private again = false;
+  private heads: HeadSubscription | undefined;
   private rpcDown = false;
   /** Blocks per eth_getLogs: MAX_LOG_RANGE, halved while answers are too large. */
   private logRange = MAX_LOG_RANGE;
@@ -135,12 +143,25 @@ export class InputFollower {
   }
 
   start(): void {
+    if (this.settings.wsRpcUrl !== undefined) this.heads = subscribeNewHeads(this.settings.wsRpcUrl, () => this.pollNow(), this.log);
     this.schedule(0);
   }
 
   stop(): void {
     this.stopped = true;
+    this.heads?.close();
     if (this.timer !== undefined) clearTimeout(this.timer);
+  }
+
+  /** Polls at once (or right after the poll running now): a new block was announced. */
+  private pollNow(): void {
+    if (this.stopped) return;
+    if (this.polling) {
+      this.again = true;
+      return;
+    }
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.runPoll();
   }
 
   private rewind(): void {
@@ -180,21 +201,33 @@ export class InputFollower {
 
   private schedule(delayMs: number): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.poll().then(
-        () => this.schedule(this.settings.pollIntervalMs),
-        (error: unknown) => {
-          if (error instanceof ChainMismatchError) {
-            this.stop();
-            this.onFatal(error);
-            return;
-          }
-          if (!this.rpcDown) this.log(`chain unreachable at ${this.settings.rpcUrl}: ${messageOf(error)} (retrying)`);
-          this.rpcDown = true;
-          this.schedule(Math.max(this.settings.pollIntervalMs, 500));
-        },
-      );
-    }, delayMs);
+    this.timer = setTimeout(() => this.runPoll(), delayMs);
+  }
+
+  private runPoll(): void {
+    this.timer = undefined;
+    this.polling = true;
+    this.poll().then(
+      () => {
+        this.polling = false;
+        if (this.again) {
+          this.again = false;
+          this.pollNow();
+        } else this.schedule(this.heads?.live === true ? Math.max(this.settings.pollIntervalMs, SUBSCRIBED_POLL_MS) : this.settings.pollIntervalMs);
+      },
+      (error: unknown) => {
+        this.polling = false;
+        this.again = false;
+        if (error instanceof ChainMismatchError) {
+          this.stop();
+          this.onFatal(error);
+          return;
+        }
+        if (!this.rpcDown) this.log(`chain unreachable at ${this.settings.rpcUrl}: ${messageOf(error)} (retrying)`);
+        this.rpcDown = true;
+        this.schedule(Math.max(this.settings.pollIntervalMs, 500));
+      },
+    );
   }
 
   private async poll(): Promise<void> {

@@ -48,6 +48,12 @@ const flag = flagSchema;
 
 const envSchema = z.object({
   RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /**
+   * The chain's WebSocket, to have new blocks pushed (eth_subscribe newHeads) instead of waiting for the
+   * next poll; `off` polls only. Default: the managed chain's (hardhat serves it on its HTTP port); none
+   * for an external chain unless given.
+   */
+  WS_RPC_URL: z.union([z.literal("off"), z.url({ protocol: /^wss?$/ })]).optional(),
   CHAIN_PORT: port.default(DEFAULTS.chainPort),
   /**
    * `managed`: a local hardhat chain the devnode may change (hardhat_setCode, re-submitting recorded inputs);
@@ -87,6 +93,8 @@ const envSchema = z.object({
 
 export interface DevnodeConfig {
   rpcUrl: string;
+  /** Where new blocks are pushed from, or undefined to poll only. */
+  wsRpcUrl: string | undefined;
   chainMode: "managed" | "external";
   nodePort: number;
   nodeHost: string;
@@ -131,8 +139,10 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
   if (e.DEVNODE_ROLE === "validator" && chainMode !== "external") {
     throw new ConfigError("invalid devnode configuration: DEVNODE_ROLE: a validator follows an external chain (set RPC_URL, and DEVNODE_CHAIN=external)");
   }
+  const rpcUrl = e.RPC_URL ?? `http://127.0.0.1:${e.CHAIN_PORT}`;
   return {
-    rpcUrl: e.RPC_URL ?? `http://127.0.0.1:${e.CHAIN_PORT}`,
+    rpcUrl,
+    wsRpcUrl: e.WS_RPC_URL === "off" ? undefined : (e.WS_RPC_URL ?? (chainMode === "managed" ? rpcUrl.replace(/^http/, "ws") : undefined)),
     // A chain named by RPC_URL is someone else's unless the stack says it started it.
     chainMode,
     nodePort: e.NODE_PORT,

@@ -5,31 +5,17 @@
  * Only the written prefix of a tree is stored; everything past it is pristine, so a tree of 2^32 leaves
  * with a few thousand written costs a few thousand hashes.
  */
-import { createRequire } from "node:module";
+import { nativeKeccak } from "../common/native-keccak.ts";
 
 export type Hash = Uint8Array;
 
-interface KeccakState {
-  update(data: Uint8Array): KeccakState;
-  digest(): Buffer;
-}
-/**
- * The `keccak` package's native keccak256 (prebuilt for linux-x64 inside the npm package): an epoch of
- * 5,000 single-notice inputs costs ~125,000 hashes, and here the pure-JS keccak takes ~37 µs a hash
- * against ~7 µs native. The devnode runs on the host only, so no riscv64 build is needed.
- */
-const createKeccak = createRequire(import.meta.url)("keccak") as (algorithm: "keccak256") => KeccakState;
-
-/** The native binding takes Buffers only: a view over the same memory, not a copy. */
-const asBuffer = (data: Uint8Array): Buffer =>
-  Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-
+/** Native keccak256 (common/native-keccak.ts): an epoch of 5,000 single-notice inputs costs ~125,000 hashes. */
 export function keccak(data: Uint8Array): Hash {
-  return createKeccak("keccak256").update(asBuffer(data)).digest();
+  return nativeKeccak(data);
 }
 
 export function hashPair(left: Hash, right: Hash): Hash {
-  return createKeccak("keccak256").update(asBuffer(left)).update(asBuffer(right)).digest();
+  return nativeKeccak(left, right);
 }
 
 /** pristine[k]: the hash of an all-zero subtree `k` levels above a zero leaf whose hash is `zeroLeaf`. */

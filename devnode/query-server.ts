@@ -4,6 +4,9 @@
  * hot one: no disk, no validation library, one JSON.stringify per answer.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import type * as GraphQL from "graphql";
+import type { DocumentNode, GraphQLError } from "graphql";
 import { createHandler } from "graphql-http/lib/use/http";
 import type { Hex } from "viem";
 import { messageOf } from "../common/errors.ts";
@@ -16,6 +19,44 @@ import { BodyTooLargeError, readBody, sendJson, sendText } from "./http.ts";
 import type { InspectOutcome, RollupModel } from "./model.ts";
 
 const CORS = { "access-control-allow-origin": "*" };
+
+// The same (CommonJS) graphql instance the schema (devnode/graphql.ts) and graphql-http use: a document
+// or schema from the other module format is refused as "from another realm".
+const { parse, validate } = createRequire(import.meta.url)("graphql") as typeof GraphQL;
+
+/** Distinct query texts whose parsed and validated documents are kept. */
+const CACHED_DOCUMENTS = 256;
+
+/**
+ * Parsing and validating a GraphQL query cost more than running it: clients (the api's follower and
+ * verdict watch) send the same few texts thousands of times. A text is parsed once and its document
+ * validated once against the one schema; a text that does not parse is not kept.
+ */
+function memoizedDocuments(): { parse: typeof parse; validate: typeof validate } {
+  const documents = new Map<string, DocumentNode>();
+  const verdicts = new WeakMap<DocumentNode, ReadonlyArray<GraphQLError>>();
+  return {
+    parse(source, options) {
+      const text = typeof source === "string" ? source : source.body;
+      const known = documents.get(text);
+      if (known !== undefined) return known;
+      const document = parse(source, options);
+      if (documents.size >= CACHED_DOCUMENTS) documents.clear();
+      documents.set(text, document);
+      return document;
+    },
+    validate(schema, document, rules, options, typeInfo) {
+      // graphql-http passes a fresh copy of the specified rules each time (it adds none here): one schema,
+      // one rule set, so a document's verdict is its own.
+      if (typeInfo !== undefined) return validate(schema, document, rules, options, typeInfo);
+      const known = verdicts.get(document);
+      if (known !== undefined) return known;
+      const errors = validate(schema, document, rules, options);
+      verdicts.set(document, errors);
+      return errors;
+    },
+  };
+}
 const INSPECT_PREFIX = "/inspect/";
 
 function isHexDigit(byte: number): boolean {
@@ -101,7 +142,7 @@ export function createQueryServer(
   metrics?: DevnodeMetrics,
   validator?: EpochValidator,
 ): Server {
-  const graphqlHandler = createHandler({ schema: graphql.schema, rootValue: graphql.rootValue });
+  const graphqlHandler = createHandler({ schema: graphql.schema, rootValue: graphql.rootValue, ...memoizedDocuments() });
   const inspect = async (payload: Buffer): Promise<InspectOutcome> => {
     const started = performance.now();
     const outcome = await model.inspect(toHex(payload));

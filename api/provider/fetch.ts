@@ -138,6 +138,55 @@ interface Hop {
   addresses: LookupAddress[];
 }
 
+/**
+ * Keep-alive connections, pooled per origin **and** per set of vetted addresses: an agent connects only
+ * to the addresses its key names (its lookup is pinned to them), so a pooled socket is one a fresh
+ * vetting of the same host would allow, and a changed DNS answer gets another agent. Reusing connections
+ * spares a connect (and a TLS handshake) per claim. Bounded: the oldest agents are closed first.
+ */
+const agents = new Map<string, http.Agent>();
+const MAX_AGENTS = 256;
+const caIds = new WeakMap<object, number>();
+let nextCaId = 0;
+
+function caKey(ca: string | Buffer | undefined): string {
+  if (ca === undefined) return "system";
+  if (typeof ca === "string") return `pem:${ca.length}:${ca.slice(0, 64)}:${ca.slice(-64)}`;
+  let id = caIds.get(ca);
+  if (id === undefined) caIds.set(ca, (id = nextCaId++));
+  return `buffer:${id}`;
+}
+
+function agentFor(url: URL, addresses: LookupAddress[], internals: ProviderFetchInternals): http.Agent {
+  const pinned = addresses.map((a) => `${a.family}/${a.address}`).sort().join(",");
+  const key = `${url.protocol}//${url.host}|${pinned}|${caKey(internals.ca)}`;
+  let agent = agents.get(key);
+  if (agent !== undefined) {
+    // Most recently used last, so eviction takes the least recently used.
+    agents.delete(key);
+    agents.set(key, agent);
+    return agent;
+  }
+  const common = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, lookup: pinnedLookup(addresses) };
+  agent =
+    url.protocol === "https:"
+      ? new https.Agent({
+          ...common,
+          minVersion: "TLSv1.2",
+          // Explicit, so NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment cannot switch verification off.
+          rejectUnauthorized: true,
+          ...(internals.ca !== undefined ? { ca: internals.ca } : {}),
+        })
+      : new http.Agent(common);
+  agents.set(key, agent);
+  while (agents.size > MAX_AGENTS) {
+    const [oldestKey, oldest] = agents.entries().next().value as [string, http.Agent];
+    agents.delete(oldestKey);
+    oldest.destroy();
+  }
+  return agent;
+}
+
 /** Sends one request and resolves with the response once its head has arrived. */
 function exchange(hop: Hop, signal: AbortSignal, internals: ProviderFetchInternals): Promise<IncomingMessage> {
   const { url } = hop;
@@ -152,33 +201,42 @@ function exchange(hop: Hop, signal: AbortSignal, internals: ProviderFetchInterna
       ...hop.headers,
       "accept-encoding": "identity",
     },
-    // A fresh connection per exchange: a pooled socket was vetted for some earlier request, not this one.
-    agent: false,
+    agent: agentFor(url, hop.addresses, internals),
     signal,
-    lookup: pinnedLookup(hop.addresses),
   };
   if (url.username !== "" || url.password !== "") {
     options.auth = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
   }
-  return new Promise((resolve, reject) => {
-    const request =
-      url.protocol === "https:"
-        ? https.request({
-            ...options,
-            minVersion: "TLSv1.2",
-            // Explicit, so NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment cannot switch verification off.
-            rejectUnauthorized: true,
-            ...(internals.ca !== undefined ? { ca: internals.ca } : {}),
-          })
-        : http.request(options);
-    request.once("response", resolve);
-    request.once("error", (error) => {
-      // Node leaves the socket open after some failures (a response that is not HTTP); close it.
-      request.destroy();
-      reject(error);
+  const attempt = (): Promise<IncomingMessage> =>
+    new Promise((resolve, reject) => {
+      const request = url.protocol === "https:" ? https.request(options) : http.request(options);
+      request.once("response", resolve);
+      request.once("error", (error: NodeJS.ErrnoException) => {
+        // Node leaves the socket open after some failures (a response that is not HTTP); close it.
+        request.destroy();
+        // A pooled connection the server closed while it sat idle: the request never reached it. Sent again
+        // once on a new connection, for methods that may be repeated.
+        if (request.reusedSocket && error.code === "ECONNRESET" && hop.method === "GET" && !signal.aborted) {
+          resolve(attemptFresh());
+          return;
+        }
+        reject(error);
+      });
+      request.end();
     });
-    request.end();
-  });
+  const attemptFresh = (): Promise<IncomingMessage> =>
+    new Promise((resolve, reject) => {
+      const fresh = { ...options, agent: false as const, lookup: pinnedLookup(hop.addresses) };
+      const tls = { minVersion: "TLSv1.2" as const, rejectUnauthorized: true, ...(internals.ca !== undefined ? { ca: internals.ca } : {}) };
+      const request = url.protocol === "https:" ? https.request({ ...fresh, ...tls }) : http.request(fresh);
+      request.once("response", resolve);
+      request.once("error", (error) => {
+        request.destroy();
+        reject(error);
+      });
+      request.end();
+    });
+  return attempt();
 }
 
 function bodyTooLarge(maxBodyBytes: number): ApiError {

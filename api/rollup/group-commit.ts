@@ -18,9 +18,15 @@ export interface GroupLimits {
    * chain, and its calldata far below a 30M-gas block.
    */
   maxBytes: number;
+  /**
+   * Transactions in flight at once (sent, receipt not yet seen). With 2, the writes that gather while one
+   * transaction is being mined go out without waiting for its receipt; the sends themselves stay in
+   * nonce order (InputSubmitter's queue).
+   */
+  inFlight?: number;
 }
 
-export const DEFAULT_GROUP_LIMITS: GroupLimits = { maxItems: 256, maxBytes: 120 * 1024 };
+export const DEFAULT_GROUP_LIMITS: GroupLimits = { maxItems: 256, maxBytes: 120 * 1024, inFlight: 1 };
 
 /** Where a write landed: its input, its position in a batch (null when it went alone) and the transaction. */
 export interface CommittedWrite extends SubmittedInput {
@@ -40,7 +46,7 @@ const BATCH_TAIL = "]}}";
 
 export class GroupCommit {
   private readonly waiting: Pending[] = [];
-  private inFlight = false;
+  private inFlight = 0;
   /** Transactions sent and writes they carried, for the bench and the operator. */
   readonly stats = { transactions: 0, writes: 0, largestGroup: 0 };
 
@@ -60,11 +66,11 @@ export class GroupCommit {
   }
 
   private pump(): void {
-    if (this.inFlight || this.waiting.length === 0) return;
+    if (this.inFlight >= (this.limits.inFlight ?? 1) || this.waiting.length === 0) return;
     const group = this.takeGroup();
-    this.inFlight = true;
+    this.inFlight += 1;
     void this.commit(group).finally(() => {
-      this.inFlight = false;
+      this.inFlight -= 1;
       this.pump();
     });
   }

@@ -197,10 +197,20 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
   const limited = rateLimit(services.limiter, "attestations", clientOf);
   const user = requireRole(services.config.jwtSecret, "user");
 
+  /**
+   * Reads the notices the follower has not read yet. The follower polls every NOTICE_POLL_MS, so a claim
+   * uses what it knows and catches up only when that lacks something (a schema or key registered a
+   * moment ago, through another replica or straight to the InputBox): a claim no longer waits on a
+   * notices query of its own. A node that cannot be read leaves what we already know.
+   */
+  const catchUp = (): Promise<void> => services.follower.sync().catch(() => undefined);
+
   /** The schema for a claim: the one named, else the most recent one for this provider and host that buckets `field`. */
   async function chooseSchema(provider: string, host: string, field: string, schemaId: Hex | undefined) {
     if (schemaId !== undefined) {
       const schema = await services.reader.query("provider_schema", { schema_id: schemaId });
+      // The rollup has it, so its notice exists: the domain check below must not be skipped for want of it.
+      if (services.catalog.schemaContent(schemaId) === undefined) await catchUp();
       if (schema.provider_type !== provider) {
         throw new ApiError("INVALID_REQUEST", `Schema ${schemaId} is for provider ${schema.provider_type}`, {
           field: "provider",
@@ -218,7 +228,11 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       if (definition === undefined) throw noDefinition(schemaId, field);
       return { schemaId, definition, dataKeys: schema.data_keys, proof: schema.proof } satisfies ChosenSchema;
     }
-    const candidates = services.catalog.schemasFor(provider, host);
+    let candidates = services.catalog.schemasFor(provider, host);
+    if (!candidates.some((s) => s.content.bucketDefinitions[field] !== undefined)) {
+      await catchUp();
+      candidates = services.catalog.schemasFor(provider, host);
+    }
     const latest = candidates[candidates.length - 1];
     if (latest === undefined) {
       throw new ApiError("SCHEMA_NOT_FOUND", `No ${provider} schema is registered for ${host}`, {
@@ -251,9 +265,6 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
         throw invalidParameter("params.url", "(not a valid URL)", "an absolute http(s) URL");
       }
       const { field, boundaries, labels } = body.bucketDefinition;
-      // Catch up with the notices first: a schema or key registered a moment ago (by anyone) counts, and
-      // the seal goes to the key registered last. A node that cannot be read leaves what we already know.
-      await services.follower.sync().catch(() => undefined);
       const schema = await chooseSchema(body.provider, host, field, body.schemaId);
       if (!sameBucketDefinition({ boundaries, labels }, schema.definition)) {
         throw new ApiError("INVALID_REQUEST", `bucketDefinition differs from schema ${schema.schemaId}'s for ${field}`, {
@@ -261,6 +272,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
           issue: `must equal the schema's definition for ${field}`,
         });
       }
+      if (services.catalog.latestKey === undefined) await catchUp();
       const key = services.catalog.latestKey;
       if (key === undefined) throw new ApiError("ENCRYPTION_KEY_MISSING", "No encryption key is registered");
       // A schema that requires proof gets its value through the TLS attestor, with the signed claim to show.

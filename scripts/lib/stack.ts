@@ -510,9 +510,10 @@ export class Supervisor {
   /** Stops everything, in reverse start order (api first, chain last). */
   async stopAll(): Promise<void> {
     this.stopping = true;
-    const known = this.pieces();
-    const others = [...this.running.keys()].filter((piece) => !known.includes(piece));
-    for (const piece of [...known, ...others].reverse()) await this.stop(piece);
+    // What runs, in start order by kind (replicas by number), stopped from the last.
+    const order = (piece: PieceName): number => PIECES.indexOf(kindOf(piece)) * 1000 + (replicaIndex(piece) ?? 0);
+    const running = [...this.running.keys()].sort((a, b) => order(a) - order(b));
+    for (const piece of running.reverse()) await this.stop(piece);
     for (const stream of this.logs.values()) stream.end();
     this.logs.clear();
     process.off("exit", this.killAllNow);

@@ -44,8 +44,13 @@ describe("loadConfig", () => {
       VERDICT_TIMEOUT_MS: "5000",
       WRITE_BATCH_MAX_ITEMS: "1",
       WRITE_BATCH_MAX_BYTES: "4096",
+      WRITE_IN_FLIGHT: "2",
+      REDIS_URL: "redis://:secret@cache:6379/0",
+      API_REPLICA: "api-3",
     });
-    expect(config.writeBatch).toEqual({ maxItems: 1, maxBytes: 4096 });
+    expect(config.writeBatch).toEqual({ maxItems: 1, maxBytes: 4096, inFlight: 2 });
+    expect([config.redisUrl, config.replica]).toEqual(["redis://:secret@cache:6379/0", "api-3"]);
+    expect(loadConfig({ DATA_DIR: tempDir() })).toMatchObject({ writeBatch: { inFlight: 1 }, redisUrl: undefined, replica: "api" });
     expect(config.graphqlUrl).toBe("http://node:10000/graphql");
     expect(config.providerAllowedHosts).toEqual(["127.0.0.1", "example.com"]);
     expect(config.rateLimits).toBe(false);
@@ -71,6 +76,9 @@ describe("loadConfig", () => {
     ["ATTESTOR_PROVERS", "0"],
     ["ATTESTOR_CA_FILES", "/no/such/ca.pem"],
     ["PROVER_PRIVATE_KEY", "0x12"],
+    ["WRITE_IN_FLIGHT", "0"],
+    ["REDIS_URL", "http://cache:6379"],
+    ["API_REPLICA", "api 1"],
   ])("rejects a bad %s naming the variable", (variable, value) => {
     let thrown: unknown;
     try {

@@ -59,6 +59,26 @@ describe("GroupCommit", () => {
     expect(commits.stats).toEqual({ transactions: 2, writes: 4, largestGroup: 3 });
   });
 
+  it("with two transactions in flight, the writes that gather while the first is mined go at once, without its receipt", async () => {
+    const { sent, send } = pipeline();
+    const commits = new GroupCommit(send, { maxItems: 256, maxBytes: 120 * 1024, inFlight: 2 });
+    const first = commits.write("revoke_grant", revoke(1));
+    await tick();
+    const second = commits.write("revoke_grant", revoke(2));
+    const third = [3, 4].map((n) => commits.write("revoke_grant", revoke(n)));
+    await tick();
+    // Two sent, neither released: the third and fourth wait for a free slot, together.
+    expect(sent.map((s) => s.json.type)).toEqual(["revoke_grant", "revoke_grant"]);
+    sent[1]?.release();
+    await second;
+    await tick();
+    expect(sent[2]?.json).toEqual({ type: "batch", params: { items: [3, 4].map((n) => ({ type: "revoke_grant", params: revoke(n) })) } });
+    sent[0]?.release();
+    sent[2]?.release();
+    expect((await first).inputIndex).toBe(0);
+    expect((await Promise.all(third)).map((w) => [w.inputIndex, w.item])).toEqual([[2, 0], [2, 1]]);
+  });
+
   it("splits the waiting writes by the item limit and by the byte limit", async () => {
     const byItems = pipeline();
     const fewItems = new GroupCommit(byItems.send, { maxItems: 2, maxBytes: 120 * 1024 });

@@ -523,3 +523,44 @@ describe("public entry point", () => {
     expect((await fetchProviderJson(get(plain.url("/ok")), BASE)).body).toEqual({ data: { balance: 42 } });
   });
 });
+
+describe("kept-alive connections", () => {
+  it("reuse one connection for fetches of one origin at the addresses vetted for it", async () => {
+    const before = secure.connections;
+    for (let i = 0; i < 5; i++) expect((await fetchJson(get(secure.url("/ok")), BASE, internals)).body).toEqual({ data: { balance: 42 } });
+    // The first fetch may reuse an earlier test's connection: at most one new one for five fetches.
+    expect(secure.connections - before).toBeLessThanOrEqual(1);
+  });
+
+  it("never reuse a connection for a host whose DNS answer changed (a rebinding gets a connection of its own)", async () => {
+    // Two names for the same local server: each vetted to its own loopback address.
+    const config = { ...BASE, allowedHosts: ["one.test", "two.test"] };
+    const dns = fakeResolver({ "one.test": ["127.0.0.1"] });
+    const url = plain.url("/ok", "one.test");
+    const first = plain.connections;
+    await fetchJson(get(url), config, { resolve: dns.resolve });
+    await fetchJson(get(url), config, { resolve: dns.resolve });
+    expect(plain.connections - first).toBe(1);
+    // The same host now resolves elsewhere (v6's loopback, where nothing listens for plain HTTP on this port):
+    // the pooled socket to 127.0.0.1 must not carry the request.
+    const moved = fakeResolver({ "one.test": ["::1"] });
+    const error = await failure(fetchJson(get(url), config, { resolve: moved.resolve }));
+    expect(error.code).toBe("PROVIDER_UNAVAILABLE");
+    expect(plain.connections - first).toBe(1);
+  });
+
+  it("do not use a connection the server closed while it sat idle", async () => {
+    const server = await startProviderServer();
+    server.route("/ok", { kind: "json", value: { n: 1 } });
+    try {
+      await fetchJson(get(server.url("/ok", "127.0.0.1")), { ...BASE, allowedHosts: ["127.0.0.1"] }, {});
+      // The server drops its idle connections without telling the pool first.
+      server.closeIdleConnections();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await fetchJson(get(server.url("/ok", "127.0.0.1")), { ...BASE, allowedHosts: ["127.0.0.1"] }, {})).body).toEqual({ n: 1 });
+      expect(server.connections).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+});

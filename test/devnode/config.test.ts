@@ -47,6 +47,14 @@ describe("devnode configuration", () => {
     expect(() => loadDevnodeConfig({}, ["--rest"])).toThrow(/unknown argument: --rest/);
   });
 
+  it("subscribes to new blocks on the managed chain's WebSocket; on an external chain only when told", () => {
+    expect(loadDevnodeConfig({}, []).wsRpcUrl).toBe("ws://127.0.0.1:8545");
+    expect(loadDevnodeConfig({ WS_RPC_URL: "off" }, []).wsRpcUrl).toBeUndefined();
+    expect(loadDevnodeConfig({ RPC_URL: "https://rpc.example" }, []).wsRpcUrl).toBeUndefined();
+    expect(loadDevnodeConfig({ RPC_URL: "https://rpc.example", WS_RPC_URL: "wss://rpc.example/ws" }, []).wsRpcUrl).toBe("wss://rpc.example/ws");
+    expect(() => loadDevnodeConfig({ WS_RPC_URL: "http://x" }, [])).toThrow(/^invalid devnode configuration: WS_RPC_URL: /);
+  });
+
   it("a validator follows an external chain only", () => {
     expect(loadDevnodeConfig({ RPC_URL: "http://10.0.0.1:8545", DEVNODE_ROLE: "validator" }, [])).toMatchObject({ role: "validator", chainMode: "external", validatorIntervalMs: 1000 });
     expect(loadDevnodeConfig({}, []).role).toBe("claimer");

@@ -52,6 +52,8 @@ export interface ProviderServer {
   readonly requests: RecordedRequest[];
   /** TCP connections accepted so far (a TLS handshake that failed counts too). */
   readonly connections: number;
+  /** Closes the keep-alive connections that carry no request now (as a server's idle timeout does). */
+  closeIdleConnections(): void;
   close(): Promise<void>;
 }
 
@@ -147,6 +149,7 @@ export async function startProviderServer(options: ProviderServerOptions = {}): 
     get connections() {
       return connections;
     },
+    closeIdleConnections: () => server.closeIdleConnections(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
