@@ -7,6 +7,7 @@ import type { Address, Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { z } from "zod";
 import { configAddressSchema, flagSchema, portSchema } from "../common/env.ts";
+import { LOG_FORMATS } from "./log.ts";
 
 /** Fixed facts of the local stack (docs/devnode.md): the same on every local chain. */
 export const DEFAULTS = {
@@ -83,6 +84,8 @@ const envSchema = z.object({
    * claims on, claims nothing, and checks every claim against its own dapp (devnode/validator.ts).
    */
   DEVNODE_ROLE: z.enum(["claimer", "validator"]).default("claimer"),
+  /** `plain` lines for a terminal, or `json` (pino) for a log collector (devnode/log.ts). */
+  LOG_FORMAT: z.enum(LOG_FORMATS).default("plain"),
   /** How often a validator looks for new claims. */
   VALIDATOR_INTERVAL_MS: positiveMs.default(1_000),
   CLAIMER_PRIVATE_KEY: z

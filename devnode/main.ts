@@ -13,13 +13,17 @@ import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts"
 import { EpochManager } from "./epochs.ts";
 import { EpochValidator } from "./validator.ts";
 import { createGraphqlApi } from "./graphql.ts";
+import { createDevnodeLog } from "./log.ts";
 import { createDevnodeMetrics } from "./metrics.ts";
 import { RollupModel } from "./model.ts";
 import { createQueryServer } from "./query-server.ts";
 import { createRollupServer } from "./rollup-server.ts";
 import { DevnodeStore } from "./store.ts";
 
-const log = (message: string): void => console.log(`[devnode] ${message}`);
+// LOG_FORMAT is read here, before the rest of the configuration, so even a bad configuration is reported
+// in the format the operator's collector expects.
+const logger = createDevnodeLog(process.env.LOG_FORMAT === "json" ? "json" : "plain");
+const log = (message: string): void => logger.info(message);
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -68,7 +72,7 @@ async function main(): Promise<void> {
   });
   let stopping = false;
   const follower = new InputFollower(config, store, model, log, (error) => {
-    console.error(`[devnode] ${error.message}`);
+    logger.error(error.message);
     void shutdown(1);
   });
 
@@ -83,7 +87,7 @@ async function main(): Promise<void> {
   const epochs = config.role === "claimer" ? new EpochManager(store, application, addresses, processed, config.epochIntervalMs, log) : undefined;
   const validator =
     config.role === "validator"
-      ? new EpochValidator(store, application, addresses, processed, config.validatorIntervalMs, log, (line) => console.error(`[devnode] ${line}`))
+      ? new EpochValidator(store, application, addresses, processed, config.validatorIntervalMs, log, (line) => logger.error(line))
       : undefined;
   if (epochs !== undefined) {
     await epochs.restore(epochs.addresses);
@@ -137,6 +141,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`[devnode] ${error instanceof ConfigError ? error.message : `failed to start: ${messageOf(error)}`}`);
+  logger.error(error instanceof ConfigError ? error.message : `failed to start: ${messageOf(error)}`);
   process.exit(error instanceof ConfigError ? 2 : 1);
 });

@@ -39,6 +39,7 @@ describe("devnode configuration", () => {
     ["RPC_URL", { RPC_URL: "not a url" }],
     ["POLL_INTERVAL_MS", { POLL_INTERVAL_MS: "0" }],
     ["DEVNODE_CHAIN", { DEVNODE_CHAIN: "mine" }],
+    ["LOG_FORMAT", { LOG_FORMAT: "xml" }],
   ])("names %s when its value is bad", (name, env) => {
     expect(() => loadDevnodeConfig(env, [])).toThrow(new RegExp(`^invalid devnode configuration: ${name}: `));
   });

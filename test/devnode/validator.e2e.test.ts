@@ -119,3 +119,24 @@ describe("a claimer that lies", () => {
     expect(await mismatchGauge()).toBe(1);
   });
 });
+
+describe("the devnode's JSON log (LOG_FORMAT=json)", () => {
+  it("writes pino lines: its start, and a validator's mismatch at level error", async () => {
+    const json = await startStack({ externalRpcUrl: claimer.urls.rpc, env: { DEVNODE_ROLE: "validator", VALIDATOR_INTERVAL_MS: "200", LOG_FORMAT: "json" } });
+    try {
+      const lines = () =>
+        json
+          .logs("devnode")
+          .split("\n")
+          .filter((line) => line.startsWith("{"))
+          .map((line) => JSON.parse(line) as { level: number; service: string; msg: string; time: string });
+      const mismatch = await until(async () => lines().find((l) => l.msg.startsWith("VALIDATOR MISMATCH")), (l) => l !== undefined, "the mismatch line");
+      expect(mismatch).toMatchObject({ level: 50, service: "devnode", msg: expect.stringContaining("claim 1 (inputs") });
+      expect(lines()).toContainEqual(expect.objectContaining({ level: 30, service: "devnode", msg: "ready", time: expect.any(String) }));
+      // Every line the devnode wrote is JSON.
+      expect(json.logs("devnode").split("\n").filter((line) => line.trim() !== "" && !line.startsWith("{"))).toEqual([]);
+    } finally {
+      await json.stop();
+    }
+  });
+});
