@@ -17,10 +17,36 @@ import { INPUTS } from "./inputs/index.ts";
 import { QUERIES } from "./queries/index.ts";
 import { createRoles } from "./roles.ts";
 
-/** The advance request as the rollup HTTP server hands it out (timestamp in seconds). */
+/**
+ * The advance request as the rollup HTTP server hands it out. A v1 node names the block's time
+ * `timestamp`; a v2 node `block_timestamp`, beside `chain_id`, `app_contract` and `prev_randao`, which the
+ * dapp does not use. Both in seconds.
+ */
 export interface AdvanceRequest {
-  metadata: { msg_sender: string; input_index: number; block_number: number; timestamp: number };
+  metadata: V1AdvanceMetadata | V2AdvanceMetadata;
   payload: string;
+}
+
+export interface V1AdvanceMetadata {
+  msg_sender: string;
+  input_index: number;
+  block_number: number;
+  timestamp: number;
+}
+
+export interface V2AdvanceMetadata {
+  chain_id: number;
+  app_contract: string;
+  msg_sender: string;
+  block_number: number;
+  block_timestamp: number;
+  prev_randao: string;
+  input_index: number;
+}
+
+/** The block's time in seconds, under either node's name for it. */
+export function blockTimestamp(metadata: AdvanceRequest["metadata"]): number {
+  return "timestamp" in metadata ? metadata.timestamp : metadata.block_timestamp;
 }
 
 export interface InspectRequest {
@@ -88,7 +114,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       index,
       item: null,
       sender: normalizeAddress(metadata.msg_sender),
-      timestamp: metadata.timestamp,
+      timestamp: blockTimestamp(metadata),
       blockNumber: metadata.block_number,
     };
     let kind = "-";

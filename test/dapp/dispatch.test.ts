@@ -83,3 +83,32 @@ describe("page byte budget", () => {
     expect(await page(40)).toEqual([]);
   });
 });
+
+describe("a v2 node's advance metadata", () => {
+  it("is read as the v1 one: the same sender, index and block, the time from block_timestamp", async () => {
+    const v1 = setup();
+    const v2 = setup();
+    expect(await v1.dispatcher.advance({ metadata: { msg_sender: ADMIN, input_index: 0, block_number: 7, timestamp: T0 }, payload: jsonToHex({ type: "register_schema", params: SCHEMA }) })).toBe("accept");
+    expect(
+      await v2.dispatcher.advance({
+        metadata: {
+          chain_id: 31337,
+          app_contract: "0xab7528bb862fB57E8A2BCd567a2e929a0Be56a5e",
+          msg_sender: ADMIN,
+          block_number: 7,
+          block_timestamp: T0,
+          prev_randao: `0x${"5a".repeat(32)}`,
+          input_index: 0,
+        },
+        payload: jsonToHex({ type: "register_schema", params: SCHEMA }),
+      }),
+    ).toBe("accept");
+    // The same input under either node leaves the same rows and sends the same notice.
+    expect(v2.sent).toEqual(v1.sent);
+    const schemaId = schemaIdOf(SCHEMA);
+    await v1.dispatcher.inspect({ payload: jsonToHex({ type: "provider_schema", params: { schema_id: schemaId } }) });
+    await v2.dispatcher.inspect({ payload: jsonToHex({ type: "provider_schema", params: { schema_id: schemaId } }) });
+    expect(v2.sent.at(-1)).toEqual(v1.sent.at(-1));
+    expect(v2.dispatcher.store.meta()).toEqual(v1.dispatcher.store.meta());
+  });
+});

@@ -10,3 +10,13 @@ export function thrownApiError(fn: () => unknown): ApiError {
   }
   throw new Error("expected the call to throw an ApiError");
 }
+
+/** What a synchronous call throws; fails the test when it returns. */
+export function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected the call to throw");
+}
