@@ -13,6 +13,7 @@ import { WebSocket } from "ws";
 import { seriesValue } from "../support/prometheus.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
+import { until } from "../support/until.ts";
 import { JSON_HEADERS, TEST_JWT_SECRET, USER_A_KEY, bearer, tokenFor } from "../support/api-fixtures.ts";
 
 let stack: TestStack;
@@ -79,16 +80,6 @@ async function listen(url: string): Promise<EventClient> {
     socket.once("error", reject);
   });
   return { events, closed, close: () => socket.close() };
-}
-
-async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 async function metrics(url: string): Promise<string> {

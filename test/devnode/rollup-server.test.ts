@@ -414,6 +414,16 @@ describe("GraphQL", () => {
     expect(errors?.[0]?.message).toBe("input not found: 7");
   });
 
+  it("answers a repeated query text the same way each time, a bad one too (documents are parsed and validated once)", async () => {
+    const invalid = `{ input(index: 0) { nosuchfield } }`;
+    const unparsable = `{ input(index: 0) { status }`;
+    for (let i = 0; i < 3; i++) {
+      expect((await graphql(invalid)).errors?.[0]?.message).toBe('Cannot query field "nosuchfield" on type "Input".');
+      expect((await graphql(unparsable)).errors?.[0]?.message).toMatch(/^Syntax Error: Expected Name, found <EOF>/);
+      expect((await graphql(`{ input(index: 7) { status } }`)).errors?.[0]?.message).toBe("input not found: 7");
+    }
+  });
+
   it("pages inputs and top-level notices and reports with first/after and last/before", async () => {
     await processAll(5);
     type Page = { totalCount: number; edges: { cursor: string; node: { index: number } }[]; pageInfo: Record<string, unknown> };

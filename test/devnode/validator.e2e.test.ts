@@ -16,6 +16,7 @@ import { AUTHORITY_ABI } from "../../devnode/v1-contracts.ts";
 import type { ValidatorStatus } from "../../devnode/validator.ts";
 import { seriesValue } from "../support/prometheus.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+import { until } from "../support/until.ts";
 import { schemaInput } from "./fixtures.ts";
 
 let claimer: TestStack;
@@ -25,16 +26,6 @@ async function validatorStatus(): Promise<ValidatorStatus> {
   const response = await fetch(`${validator.urls.node}/validator`);
   expect(response.status).toBe(200);
   return (await response.json()) as ValidatorStatus;
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 function validateCommand(): Promise<{ status: number | null; stdout: string; stderr: string }> {
