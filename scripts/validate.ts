@@ -34,7 +34,8 @@ runScript(async () => {
   if (flags.has("--json")) console.log(JSON.stringify(status, null, 2));
   else {
     for (const m of status.mismatches) {
-      console.log(`MISMATCH claim ${m.claimIndex} (inputs ${m.firstInput}..${m.lastInput}): on chain ${m.claimedHash}, computed ${m.computedHash}`);
+      const why = m.computedHash === null ? `over inputs not on chain (the InputBox holds ${m.inputsOnChain ?? "?"})` : `computed ${m.computedHash}`;
+      console.log(`MISMATCH claim ${m.claimIndex} (inputs ${m.firstInput}..${m.lastInput}): on chain ${m.claimedHash}, ${why}`);
     }
     const waiting = status.waitingFor === null ? "" : `; claim ${status.waitingFor.claimIndex} waits for its inputs (${status.waitingFor.processedInputs} of ${status.waitingFor.lastInput + 1} processed)`;
     const error = status.lastError === null ? "" : `; reading the chain fails: ${status.lastError}`;
