@@ -75,7 +75,11 @@ afterAll(async () => {
 describe("a validator beside an honest claimer", () => {
   it("follows the claimer's chain without a chain, an api or epochs of its own", async () => {
     expect(validator.pieces).toEqual(["devnode", "dapp"]);
-    expect(validator.logs("devnode")).toContain("validator: checks every claim in History");
+    const log = validator.logs("devnode");
+    expect(log).toContain("validator: checks every claim in History");
+    // Someone else's chain: nothing placed on it, nothing re-submitted.
+    expect(log).toContain("(chain id 31337, external)");
+    expect(log).not.toMatch(/placed|re-submitting/);
     // It closes nothing: the claimer's epoch endpoints are not there.
     expect((await fetch(`${validator.urls.node}/epoch/close`, { method: "POST" })).status).toBe(404);
     expect(await validatorStatus()).toMatchObject({ role: "validator", checked: 0, mismatched: 0, lastError: null });
