@@ -32,6 +32,12 @@ export interface ValidatorStatus {
   lastError: string | null;
 }
 
+/** One line for the log and the status: viem's messages run on with request details and a version. */
+function briefly(error: unknown): string {
+  const short = error instanceof Error && "shortMessage" in error && typeof error.shortMessage === "string" ? error.shortMessage : messageOf(error);
+  return short.split("\n", 1)[0] ?? short;
+}
+
 type ClaimReader = Pick<V1Application, "claim" | "inputsOnChain">;
 
 interface ClaimOnChain {
@@ -126,8 +132,9 @@ export class EpochValidator {
       if (this.lastError !== null) this.log("reading claims works again");
       this.lastError = null;
     } catch (error) {
-      if (this.lastError === null) this.log(`reading claims failed: ${messageOf(error)} (retrying)`);
-      this.lastError = messageOf(error);
+      const message = briefly(error);
+      if (this.lastError === null) this.log(`reading claims failed: ${message} (retrying)`);
+      this.lastError = message;
     }
   }
 

@@ -4,7 +4,8 @@
  * its own epochs. An honest claim matches; a claim made by a claimer that lies (the Authority's owner
  * submitting another epoch hash) is reported in the log, in `GET /validator`, in the metrics and by
  * `npm run validate` (exit 1), and the verdicts outlive a restart. A claim over inputs nobody sent is
- * refused as soon as it appears, not waited on.
+ * refused as soon as it appears, not waited on. A validator that cannot read the chain says so, and its
+ * check exits 3 rather than passing.
  */
 import { spawn } from "node:child_process";
 import { createWalletClient, http, keccak256, toHex, type Address, type Hex } from "viem";
@@ -95,6 +96,29 @@ describe("a validator beside an honest claimer", () => {
     expect(validator.logs("devnode")).toContain(`claim 0 (inputs 0..${closed.closed.lastInput}) matches`);
     const check = await validateCommand();
     expect([check.status, check.stdout.trim()]).toEqual([0, "1 claim(s) checked: 1 match, 0 mismatch"]);
+  });
+});
+
+describe("a validator that cannot read the chain", () => {
+  it("says so in its status and metrics, npm run validate exits 3 (no verdict is not a good one), and it recovers", async () => {
+    const gauge = async (): Promise<number> => seriesValue(await (await fetch(`${validator.urls.node}/metrics`)).text(), "devnode_validator_chain_unreadable");
+    expect(await gauge()).toBe(0);
+    // A hung chain (not a dead one: a restarted hardhat chain would be another chain to this validator).
+    await claimer.kill("chain", "SIGSTOP");
+    try {
+      const status = await until(validatorStatus, (s) => s.lastError !== null, "a failed read of the claims");
+      expect(status).toMatchObject({ checked: 1, mismatched: 0 });
+      expect(await gauge()).toBe(1);
+      const check = await validateCommand();
+      expect(check.status).toBe(3);
+      expect(check.stdout).toContain("1 claim(s) checked: 1 match, 0 mismatch; reading the chain fails: ");
+    } finally {
+      await claimer.kill("chain", "SIGCONT");
+    }
+    await until(validatorStatus, (s) => s.lastError === null, "reads of the claims working again");
+    expect(await gauge()).toBe(0);
+    expect((await validateCommand()).status).toBe(0);
+    expect(validator.logs("devnode")).toMatch(/reading claims failed: [^\n]+ \(retrying\)[\s\S]*reading claims works again/);
   });
 });
 
