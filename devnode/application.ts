@@ -21,6 +21,7 @@ import {
 import { privateKeyToAccount } from "viem/accounts";
 import { messageOf } from "../common/errors.ts";
 import { ChainMismatchError, type Log } from "./chain.ts";
+import { inputBoxAbi } from "./inputbox.ts";
 import { encodeProofContext } from "./proofs.ts";
 import type { DevnodeConfig } from "./config.ts";
 import { AUTHORITY_ABI, CARTESI_DAPP_ABI, deployV1Application, HISTORY_ABI } from "./v1-contracts.ts";
@@ -36,7 +37,7 @@ export interface ApplicationState extends ApplicationAddresses {
   canClaim: boolean;
 }
 
-type Settings = Pick<DevnodeConfig, "rpcUrl" | "chainMode" | "dappAddress" | "claimerPrivateKey">;
+type Settings = Pick<DevnodeConfig, "rpcUrl" | "chainMode" | "dappAddress" | "inputBoxAddress" | "claimerPrivateKey">;
 
 /**
  * CartesiDApp's storage slots worth copying (Ownable owner, ReentrancyGuard status, the consensus): its
@@ -130,6 +131,17 @@ export class V1Application {
       if (/InvalidClaimIndex/.test(messageOf(error))) return undefined;
       throw error;
     }
+  }
+
+  /** How many inputs the InputBox holds for the application now (a validator's check of a claim's range). */
+  async inputsOnChain(state: ApplicationAddresses): Promise<number> {
+    const count = await this.reader.readContract({
+      address: this.settings.inputBoxAddress,
+      abi: inputBoxAbi,
+      functionName: "getNumberOfInputs",
+      args: [state.dapp],
+    });
+    return Number(count);
   }
 
   /**

@@ -58,6 +58,16 @@ export function createDevnodeMetrics(sources: DevnodeMetricSources): DevnodeMetr
         this.set((verdicts()?.mismatched ?? 0) > 0 ? 1 : 0);
       },
     });
+    // A validator that cannot read the History finds no mismatch either: alert on this too, or a silent
+    // validator passes for a content one.
+    new Gauge({
+      name: "devnode_validator_chain_unreadable",
+      help: "1 while this validator's last attempt to read the claims on chain failed, else 0",
+      registers,
+      collect() {
+        this.set((verdicts()?.lastError ?? null) === null ? 0 : 1);
+      },
+    });
   }
   const inspects = new Histogram({
     name: "devnode_inspect_duration_seconds",

@@ -114,12 +114,13 @@ CREATE TABLE IF NOT EXISTS epochs (
   claim_tx    TEXT
 );
 CREATE TABLE IF NOT EXISTS validations (
-  claim_index   INTEGER PRIMARY KEY,
-  first_input   INTEGER NOT NULL,
-  last_input    INTEGER NOT NULL,
-  claimed_hash  TEXT    NOT NULL,
-  computed_hash TEXT    NOT NULL,
-  checked_at    INTEGER NOT NULL
+  claim_index     INTEGER PRIMARY KEY,
+  first_input     INTEGER NOT NULL,
+  last_input      INTEGER NOT NULL,
+  claimed_hash    TEXT    NOT NULL,
+  computed_hash   TEXT,
+  inputs_on_chain INTEGER,
+  checked_at      INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
@@ -127,14 +128,26 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 `;
 
+/** Why a claim on chain is not the one this validator would make (devnode/validator.ts). */
+export type ValidationProblem =
+  /** Its epoch hash differs from the one built over the validator's own record of those inputs. */
+  | "EPOCH_HASH_DIFFERS"
+  /** It names inputs the InputBox does not hold for the dapp: no epoch over them could have been closed. */
+  | "INPUTS_NOT_ON_CHAIN";
+
 /** A validator's verdict on one claim of the History (DEVNODE_ROLE=validator, devnode/validator.ts). */
 export interface ValidationRecord {
   claimIndex: number;
   firstInput: number;
   lastInput: number;
   claimedHash: Hex;
-  computedHash: Hex;
+  /** Null when the claim names inputs that are not on chain: there is no epoch to build. */
+  computedHash: Hex | null;
+  /** How many inputs the InputBox held for the dapp, recorded only for INPUTS_NOT_ON_CHAIN. */
+  inputsOnChain: number | null;
   matches: boolean;
+  /** Null when the claim matches. */
+  problem: ValidationProblem | null;
   /** Unix seconds. */
   checkedAt: number;
 }
@@ -144,8 +157,43 @@ interface ValidationRow {
   first_input: number;
   last_input: number;
   claimed_hash: string;
-  computed_hash: string;
+  computed_hash: string | null;
+  inputs_on_chain: number | null;
   checked_at: number;
+}
+
+function toValidation(row: ValidationRow): ValidationRecord {
+  const computed = row.computed_hash as Hex | null;
+  const matches = computed !== null && computed.toLowerCase() === row.claimed_hash.toLowerCase();
+  return {
+    claimIndex: row.claim_index,
+    firstInput: row.first_input,
+    lastInput: row.last_input,
+    claimedHash: row.claimed_hash as Hex,
+    computedHash: computed,
+    inputsOnChain: row.inputs_on_chain,
+    matches,
+    problem: matches ? null : computed === null ? "INPUTS_NOT_ON_CHAIN" : "EPOCH_HASH_DIFFERS",
+    checkedAt: row.checked_at,
+  };
+}
+
+/**
+ * The first validators' table had a required computed_hash and no inputs_on_chain: rebuilt in place,
+ * verdicts kept, so such a record opens (CREATE TABLE IF NOT EXISTS leaves an existing table as it is).
+ */
+function upgradeValidations(db: Database.Database): void {
+  const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('validations')").all();
+  if (columns.some((c) => c.name === "inputs_on_chain")) return;
+  db.transaction(() => {
+    db.exec("ALTER TABLE validations RENAME TO validations_v1");
+    db.exec(SCHEMA);
+    db.exec(
+      "INSERT INTO validations (claim_index, first_input, last_input, claimed_hash, computed_hash, checked_at) " +
+        "SELECT claim_index, first_input, last_input, claimed_hash, computed_hash, checked_at FROM validations_v1",
+    );
+    db.exec("DROP TABLE validations_v1");
+  })();
 }
 
 function toInput(row: InputRow): InputRecord {
@@ -187,6 +235,7 @@ export class DevnodeStore {
     // WAL with NORMAL sync survives a crash of the process (only a power loss may drop the latest commits).
     this.db.pragma("synchronous = NORMAL");
     this.db.exec(SCHEMA);
+    upgradeValidations(this.db);
     const db = this.db;
     this.stmt = {
       getMeta: db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE key = ?"),
@@ -244,8 +293,8 @@ export class DevnodeStore {
       epochOfInput: db.prepare<[number, number], EpochRow>(
         "SELECT * FROM epochs WHERE first_input <= ? AND last_input >= ?",
       ),
-      insertValidation: db.prepare<[number, number, number, string, string, number]>(
-        "INSERT INTO validations (claim_index, first_input, last_input, claimed_hash, computed_hash, checked_at) VALUES (?, ?, ?, ?, ?, ?)",
+      insertValidation: db.prepare<[number, number, number, string, string | null, number | null, number]>(
+        "INSERT INTO validations (claim_index, first_input, last_input, claimed_hash, computed_hash, inputs_on_chain, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       ),
       validations: db.prepare<[], ValidationRow>("SELECT * FROM validations ORDER BY claim_index"),
     };
@@ -396,19 +445,11 @@ export class DevnodeStore {
     return row === undefined ? undefined : toOutput(row);
   }
 
-  addValidation(v: Omit<ValidationRecord, "matches">): void {
-    this.stmt.insertValidation.run(v.claimIndex, v.firstInput, v.lastInput, v.claimedHash, v.computedHash, v.checkedAt);
+  addValidation(v: Omit<ValidationRecord, "matches" | "problem">): void {
+    this.stmt.insertValidation.run(v.claimIndex, v.firstInput, v.lastInput, v.claimedHash, v.computedHash, v.inputsOnChain, v.checkedAt);
   }
 
   validations(): ValidationRecord[] {
-    return this.stmt.validations.all().map((row) => ({
-      claimIndex: row.claim_index,
-      firstInput: row.first_input,
-      lastInput: row.last_input,
-      claimedHash: row.claimed_hash as Hex,
-      computedHash: row.computed_hash as Hex,
-      matches: row.claimed_hash.toLowerCase() === row.computed_hash.toLowerCase(),
-      checkedAt: row.checked_at,
-    }));
+    return this.stmt.validations.all().map(toValidation);
   }
 }

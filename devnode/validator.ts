@@ -2,9 +2,11 @@
  * A validator node (DEVNODE_ROLE=validator, docs/operations.md): a devnode that follows someone else's
  * chain with its own dapp, claims nothing, and checks every claim the History holds for the application.
  * Claim n names its inputs (first..last) and an epoch hash; once its own dapp has processed those inputs,
- * the validator builds the same epoch over its own record and compares the hashes. A claim that does not
- * match is what a lying (or broken) claimer looks like: it is logged as an error, counted in the
- * metrics, shown in `GET /validator`, and `npm run validate` exits 1 on it.
+ * the validator builds the same epoch over its own record and compares the hashes. A claim that names
+ * inputs the InputBox does not hold is refused at once rather than waited on: no honest node closes an
+ * epoch over inputs that are not on chain, and waiting would keep a liar quiet for as long as it likes.
+ * A claim that does not match is what a lying (or broken) claimer looks like: it is logged as an error,
+ * counted in the metrics, shown in `GET /validator`, and `npm run validate` exits 1 on it.
  *
  * Verdicts are kept in the record, so a restart neither checks a claim again nor forgets a mismatch.
  */
@@ -30,7 +32,19 @@ export interface ValidatorStatus {
   lastError: string | null;
 }
 
-type ClaimReader = Pick<V1Application, "claim">;
+/** One line for the log and the status: viem's messages run on with request details and a version. */
+function briefly(error: unknown): string {
+  const short = error instanceof Error && "shortMessage" in error && typeof error.shortMessage === "string" ? error.shortMessage : messageOf(error);
+  return short.split("\n", 1)[0] ?? short;
+}
+
+type ClaimReader = Pick<V1Application, "claim" | "inputsOnChain">;
+
+interface ClaimOnChain {
+  epochHash: Hex;
+  firstInput: number;
+  lastInput: number;
+}
 
 export class EpochValidator {
   private timer: NodeJS.Timeout | undefined;
@@ -102,6 +116,13 @@ export class EpochValidator {
         }
         const processed = this.processedInputs();
         if (processed <= claim.lastInput) {
+          // Inputs only ever get added, so a count read after the claim that falls short means they were
+          // not there when it was made either.
+          const onChain = await this.chain.inputsOnChain(this.application);
+          if (onChain <= claim.lastInput) {
+            this.refuse(claimIndex, claim, onChain);
+            continue;
+          }
           this.waitingFor = { claimIndex, lastInput: claim.lastInput, processedInputs: processed };
           break;
         }
@@ -111,12 +132,13 @@ export class EpochValidator {
       if (this.lastError !== null) this.log("reading claims works again");
       this.lastError = null;
     } catch (error) {
-      if (this.lastError === null) this.log(`reading claims failed: ${messageOf(error)} (retrying)`);
-      this.lastError = messageOf(error);
+      const message = briefly(error);
+      if (this.lastError === null) this.log(`reading claims failed: ${message} (retrying)`);
+      this.lastError = message;
     }
   }
 
-  private verify(claimIndex: number, claim: { epochHash: Hex; firstInput: number; lastInput: number }): void {
+  private verify(claimIndex: number, claim: ClaimOnChain): void {
     const computed = buildEpochTree(this.store, claim.firstInput, claim.lastInput).epochHash;
     this.store.addValidation({
       claimIndex,
@@ -124,6 +146,7 @@ export class EpochValidator {
       lastInput: claim.lastInput,
       claimedHash: claim.epochHash,
       computedHash: computed,
+      inputsOnChain: null,
       checkedAt: Math.floor(Date.now() / 1000),
     });
     const inputs = `inputs ${claim.firstInput}..${claim.lastInput}`;
@@ -132,5 +155,21 @@ export class EpochValidator {
     } else {
       this.alarm(`VALIDATOR MISMATCH: claim ${claimIndex} (${inputs}) has epoch hash ${claim.epochHash} on chain; this node computes ${computed}`);
     }
+  }
+
+  private refuse(claimIndex: number, claim: ClaimOnChain, inputsOnChain: number): void {
+    this.waitingFor = null;
+    this.store.addValidation({
+      claimIndex,
+      firstInput: claim.firstInput,
+      lastInput: claim.lastInput,
+      claimedHash: claim.epochHash,
+      computedHash: null,
+      inputsOnChain,
+      checkedAt: Math.floor(Date.now() / 1000),
+    });
+    this.alarm(
+      `VALIDATOR MISMATCH: claim ${claimIndex} (inputs ${claim.firstInput}..${claim.lastInput}) has epoch hash ${claim.epochHash} on chain over inputs the InputBox does not hold (it holds ${inputsOnChain} for the dapp)`,
+    );
   }
 }

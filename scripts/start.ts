@@ -98,7 +98,11 @@ async function main(): Promise<number> {
         `  chain     ${urls.rpc} (${chainNote})`,
         `  inspect   ${urls.inspect}/<percent-encoded JSON query>`,
         `  graphql   ${urls.graphql}`,
-        apiEnabled(settings) ? `  api       ${urls.api}${replicaNote(settings)}` : "  api       (not started: api/main.ts not found or disabled)",
+        apiEnabled(settings)
+          ? `  api       ${urls.api}${replicaNote(settings)}`
+          : settings.env.DEVNODE_ROLE === "validator"
+            ? "  api       (none: a validator only checks the claimer's claims)"
+            : "  api       (not started: api/main.ts not found or disabled)",
         apiEnabled(settings) ? `  ws        ${urls.ws}` : "",
         settings.env.DEVNODE_ROLE === "validator" ? `  validator ${urls.node}/validator (npm run validate -- --node ${urls.node})` : "",
         urls.attestor !== undefined ? `  attestor  ${urls.attestor} (${attestorNote})` : "",

@@ -2,7 +2,8 @@
  * `npm run validate`: asks a validator node (a devnode with DEVNODE_ROLE=validator) for its verdicts on
  * the claims on chain and prints one line per claim. Exits 0 when every claim it checked matches its own
  * epoch hash, 1 when any does not (a claimer that lied, or a dapp that is not the one claimed), and 3
- * when it cannot tell (no node answers, or the node is not a validator). For cron jobs and alerting.
+ * when it cannot tell (no node answers, the node is not a validator, or the node cannot read the chain
+ * now). For cron jobs and alerting.
  */
 import { loadEndpoints, parseArgs, runScript, UsageError } from "./lib/cli.ts";
 import type { ValidatorStatus } from "../devnode/validator.ts";
@@ -34,11 +35,14 @@ runScript(async () => {
   if (flags.has("--json")) console.log(JSON.stringify(status, null, 2));
   else {
     for (const m of status.mismatches) {
-      console.log(`MISMATCH claim ${m.claimIndex} (inputs ${m.firstInput}..${m.lastInput}): on chain ${m.claimedHash}, computed ${m.computedHash}`);
+      const why = m.computedHash === null ? `over inputs not on chain (the InputBox holds ${m.inputsOnChain ?? "?"})` : `computed ${m.computedHash}`;
+      console.log(`MISMATCH claim ${m.claimIndex} (inputs ${m.firstInput}..${m.lastInput}): on chain ${m.claimedHash}, ${why}`);
     }
     const waiting = status.waitingFor === null ? "" : `; claim ${status.waitingFor.claimIndex} waits for its inputs (${status.waitingFor.processedInputs} of ${status.waitingFor.lastInput + 1} processed)`;
     const error = status.lastError === null ? "" : `; reading the chain fails: ${status.lastError}`;
     console.log(`${status.checked} claim(s) checked: ${status.matched} match, ${status.mismatched} mismatch${waiting}${error}`);
   }
-  return status.mismatched > 0 ? 1 : 0;
+  if (status.mismatched > 0) return 1;
+  // Claims it cannot read are claims it cannot check: no verdict is not a good one.
+  return status.lastError === null ? 0 : 3;
 }, USAGE);
