@@ -108,9 +108,18 @@ export class RateLimiter implements RateLimitStore {
 
 export type ClientAddressOf = (c: Context) => string;
 
-export function rateLimit(limiter: RateLimitStore | undefined, group: RateLimitGroup, clientOf: ClientAddressOf) {
+/**
+ * The header a load balancer's own health checks carry (`npm start -- --api-replicas N` sets it in haproxy's
+ * checks and strips it from what clients send): with TRUST_PROXY, such a `/healthcheck` is not a client's
+ * request and is not counted. Counted, two checks a second per replica would use up the health group's 100
+ * a minute of the balancer's address, and the replicas would answer their own checks with 429 and be taken
+ * out of the balancer.
+ */
+export const BALANCER_CHECK_HEADER = "X-Balancer-Check";
+
+export function rateLimit(limiter: RateLimitStore | undefined, group: RateLimitGroup, clientOf: ClientAddressOf, exempt?: (c: Context) => boolean) {
   return createMiddleware(async (c, next) => {
-    if (limiter === undefined) return next();
+    if (limiter === undefined || exempt?.(c) === true) return next();
     const decision = await limiter.hit(group, clientOf(c));
     const headers: Record<string, string> = {
       "X-RateLimit-Limit": String(decision.limit),

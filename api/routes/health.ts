@@ -3,7 +3,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { LatestClaimReader } from "../rollup/chain-reader.ts";
 import type { HealthStatus } from "../../common/wire.ts";
 import { addressOut, envelope, errorResponses, id32, jsonContent, operationTraits, router } from "../operations.ts";
-import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
+import type { Context } from "hono";
+import { BALANCER_CHECK_HEADER, rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
 import { withTimeout } from "../timeout.ts";
 
@@ -74,9 +75,12 @@ export const healthRoute = createRoute({
 
 export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "health", clientOf);
+  // Only behind a trusted proxy, which strips the header from what clients send (api/rate-limit.ts).
+  const balancerCheck = (c: Context): boolean => services.config.trustProxy && c.req.header(BALANCER_CHECK_HEADER) !== undefined;
+  const liveness = rateLimit(services.limiter, "health", clientOf, balancerCheck);
   const claims = new LatestClaimReader(services.submitter.publicClient, services.config.dappAddress);
   return router()
-    .openapi({ ...healthcheckRoute, middleware: [limited] }, (c) =>
+    .openapi({ ...healthcheckRoute, middleware: [liveness] }, (c) =>
       c.json({ status: "ok" as const, version: services.version, core_enabled: true }, 200),
     )
     .openapi({ ...statusRoute, middleware: [limited] }, async (c) => {

@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { connect } from "node:net";
 import { createInterface } from "node:readline";
 import type { Address } from "viem";
+import { BALANCER_CHECK_HEADER } from "../../api/rate-limit.ts";
 
 /** The kinds of piece, in start order. With replicas, "api" is `api-1` ... `api-N` behind the balancer. */
 export const PIECES = ["chain", "devnode", "dapp", "provider", "attestor", "redis", "api", "balancer"] as const;
@@ -185,10 +186,13 @@ export function balancerConfig(s: StackSettings): string {
     // The client's address as the replicas see it (they trust this header): the client's own header only
     // when a trusted proxy in front of the balancer wrote it.
     replicas.trustForwarded ? "  option forwardfor if-none" : "  http-request set-header X-Forwarded-For %[src]",
+    // Only the balancer's own checks may say they are checks (api/rate-limit.ts BALANCER_CHECK_HEADER).
+    `  http-request del-header ${BALANCER_CHECK_HEADER}`,
     "  default_backend replicas",
     "backend replicas",
     "  balance roundrobin",
-    "  option httpchk GET /healthcheck",
+    "  option httpchk",
+    `  http-check send meth GET uri /healthcheck hdr ${BALANCER_CHECK_HEADER} 1`,
     "  http-check expect status 200",
     ...replicas.ports.map((port, i) => `  server api-${i + 1} 127.0.0.1:${port} check inter 500 fall 2 rise 1`),
     "",

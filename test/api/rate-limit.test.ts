@@ -39,6 +39,19 @@ describe("RateLimiter", () => {
 });
 
 describe("rate limits on the wire", () => {
+  it("a balancer's health check (X-Balancer-Check) is not counted behind a trusted proxy, and is counted like any call without one", async () => {
+    const proxied = await open({ TRUST_PROXY: "on" });
+    for (let i = 0; i < 3; i++) {
+      const check = await proxied.app.request("/healthcheck", { headers: { "X-Balancer-Check": "1" } });
+      expect([check.status, check.headers.get("X-RateLimit-Limit")]).toEqual([200, null]);
+    }
+    // Only /healthcheck: the other health calls are counted as ever.
+    expect((await proxied.app.request("/api/core/health", { headers: { "X-Balancer-Check": "1" } })).headers.get("X-RateLimit-Remaining")).toBe("99");
+    const direct = await open();
+    const counted = await direct.app.request("/healthcheck", { headers: { "X-Balancer-Check": "1" } });
+    expect(counted.headers.get("X-RateLimit-Remaining")).toBe("99");
+  });
+
   it("every limited response carries X-RateLimit-*; the 101st health call is 429 RATE_LIMITED", async () => {
     const { app } = await open();
     let last: Response | undefined;

@@ -18,6 +18,8 @@ import { JSON_HEADERS, TEST_JWT_SECRET, USER_A_KEY, bearer, tokenFor } from "../
 
 let stack: TestStack;
 let provider: ProviderServer;
+/** When the balancer started checking the replicas. */
+let startedAt = 0;
 let adminToken: string;
 let clientNo = 0;
 
@@ -94,6 +96,7 @@ beforeAll(async () => {
     apiReplicas: 2,
     env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", TRUST_PROXY: "true", JWT_SECRET: TEST_JWT_SECRET, NOTICE_POLL_MS: "100" },
   });
+  startedAt = Date.now();
   adminToken = await tokenFor("admin", stack.addresses.admin);
   const admin = { ...JSON_HEADERS, ...bearer(adminToken) };
   const schema = await call(`${stack.urls.api}/api/core/provider-schema`, {
@@ -175,6 +178,26 @@ describe("one api tier, two processes", () => {
       for (const m of made) expect(ids().filter((id) => id === m.claimId)).toHaveLength(1);
       client.close();
     }
+  });
+});
+
+describe("the balancer's health checks", () => {
+  it("are not a client: a replica does not count them, and a client cannot pass for one through the balancer", async () => {
+    const [one] = stack.apiReplicaUrls as [string];
+    for (let i = 0; i < 120; i++) {
+      const response = await fetch(`${one}/healthcheck`, { headers: { "X-Balancer-Check": "1" } });
+      await response.arrayBuffer();
+      expect([response.status, response.headers.get("x-ratelimit-limit")]).toEqual([200, null]);
+    }
+    // Through the balancer the header is stripped: the client is counted as any other.
+    const from = clientAddress();
+    const remaining: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await fetch(`${stack.urls.api}/healthcheck`, { headers: { "X-Balancer-Check": "1", "x-forwarded-for": from } });
+      await response.arrayBuffer();
+      remaining.push(response.headers.get("x-ratelimit-remaining") ?? "none");
+    }
+    expect(remaining).toEqual(["99", "98", "97"]);
   });
 });
 
@@ -277,5 +300,20 @@ describe("Redis away", () => {
       remaining.push(response.headers.get("x-ratelimit-remaining") ?? "");
     }
     expect(remaining).toEqual(["99", "98", "97", "96"]);
+  }, 60_000);
+});
+
+describe("after more than 100 of the balancer's checks in a minute", () => {
+  it("both replicas are still in it (its checks never meet the health group's limit)", async () => {
+    // Two replicas checked every 500 ms: past 30 s the checks alone are over 100.
+    const wait = startedAt + 32_000 - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const replicas = new Set<string | null>();
+    for (let i = 0; i < 6; i++) {
+      const answer = await call(`${stack.urls.api}/healthcheck`, { headers: { "x-forwarded-for": clientAddress() } });
+      expect(answer.status).toBe(200);
+      replicas.add(answer.replica);
+    }
+    expect(replicas).toEqual(new Set(["api-1", "api-2"]));
   }, 60_000);
 });
