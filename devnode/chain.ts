@@ -18,9 +18,12 @@ import {
 import { messageOf } from "../common/errors.ts";
 import type { DevnodeConfig } from "./config.ts";
 import { subscribeNewHeads, type HeadSubscription } from "./heads.ts";
-import { inputAddedEvent, inputBoxAbi, inputBoxRuntimeBytecode } from "./inputbox.ts";
+import { inputAddedEvent, inputBoxAbi, inputBoxRuntimeBytecode, v2InputAddedEvent } from "./inputbox.ts";
 import type { RollupModel } from "./model.ts";
 import type { DevnodeStore, InputRecord } from "./store.ts";
+import { v2Artifact } from "./v2/contracts.ts";
+import { decodeEvmAdvance } from "./v2/inputs.ts";
+import type { V2Input, V2Store } from "./v2/record.ts";
 
 /** Larger block ranges are split: public RPC endpoints cap eth_getLogs ranges. */
 const MAX_LOG_RANGE = 10_000n;
@@ -42,13 +45,37 @@ export class ChainMismatchError extends Error {
 
 type ChainSettings = Pick<
   DevnodeConfig,
-  "rpcUrl" | "chainMode" | "inputBoxAddress" | "dappAddress" | "inputBoxBlock" | "pollIntervalMs" | "wsRpcUrl"
+  "rpcUrl" | "chainMode" | "inputBoxAddress" | "dappAddress" | "inputBoxBlock" | "pollIntervalMs" | "wsRpcUrl" | "rollups"
 >;
+
+/** An input as the InputBox's log tells it, before the record's checks. */
+interface LoggedInput {
+  index: number;
+  sender: Address;
+  payload: Hex;
+  blockNumber: bigint;
+  /** v2 only: the EvmAdvance carries what v1 must fetch from the block. */
+  v2?: { timestamp: number; prevRandao: Hex; txHash: Hex };
+}
 
 /** While new blocks are pushed, the poll only catches what a lost notification would miss. */
 const SUBSCRIBED_POLL_MS = 1_000;
 
 export type Log = (message: string) => void;
+
+/** Waits until the RPC at `rpcUrl` answers (the chain may still be starting), up to `timeoutMs`; its chain id. */
+export async function waitForChain(rpcUrl: string, timeoutMs: number): Promise<number> {
+  const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }) });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await client.getChainId();
+    } catch (error) {
+      if (Date.now() > deadline) throw new ChainMismatchError(`no chain answers at ${rpcUrl}: ${messageOf(error)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
 
 export class InputFollower {
   private readonly client: PublicClient;
@@ -85,18 +112,8 @@ export class InputFollower {
   }
 
   /** Waits until the RPC answers (the chain may still be starting), up to `timeoutMs`. */
-  async waitForChain(timeoutMs: number): Promise<number> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        return await this.client.getChainId();
-      } catch (error) {
-        if (Date.now() > deadline) {
-          throw new ChainMismatchError(`no chain answers at ${this.settings.rpcUrl}: ${messageOf(error)}`);
-        }
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+  waitForChain(timeoutMs: number): Promise<number> {
+    return waitForChain(this.settings.rpcUrl, timeoutMs);
   }
 
   /**
@@ -109,12 +126,14 @@ export class InputFollower {
     if (code === undefined || code === "0x") {
       if (chainMode === "external") {
         throw new ChainMismatchError(
-          `no InputBox contract at ${inputBoxAddress} on ${this.settings.rpcUrl}: deploy the Cartesi Rollups v1 ` +
+          `no InputBox contract at ${inputBoxAddress} on ${this.settings.rpcUrl}: deploy the Cartesi Rollups ${this.settings.rollups} ` +
             `InputBox there or set INPUTBOX_ADDRESS`,
         );
       }
-      await this.testClient().setCode({ address: inputBoxAddress, bytecode: inputBoxRuntimeBytecode() });
-      this.log(`InputBox placed at ${inputBoxAddress}`);
+      // v2's runtime code reads its deployment block as 0 (an immutable left unset): placed at genesis.
+      const bytecode = this.settings.rollups === "v2" ? v2Artifact("InputBox").deployedBytecode.object : inputBoxRuntimeBytecode();
+      await this.testClient().setCode({ address: inputBoxAddress, bytecode });
+      this.log(`${this.settings.rollups} InputBox placed at ${inputBoxAddress}`);
     }
     const onChain = Number(
       await this.client.readContract({
@@ -258,25 +277,40 @@ export class InputFollower {
     }
   }
 
-  private async scan(from: bigint, to: bigint): Promise<void> {
-    const logs = await this.client.getLogs({
-      address: this.settings.inputBoxAddress,
-      event: inputAddedEvent,
-      args: { dapp: this.settings.dappAddress },
-      fromBlock: from,
-      toBlock: to,
-      strict: true,
+  private async logged(from: bigint, to: bigint): Promise<LoggedInput[]> {
+    const range = { address: this.settings.inputBoxAddress, fromBlock: from, toBlock: to, strict: true } as const;
+    if (this.settings.rollups === "v1") {
+      const logs = await this.client.getLogs({ ...range, event: inputAddedEvent, args: { dapp: this.settings.dappAddress } });
+      return logs.map((log) => ({ index: Number(log.args.inputIndex), sender: log.args.sender, payload: log.args.input, blockNumber: log.blockNumber }));
+    }
+    const logs = await this.client.getLogs({ ...range, event: v2InputAddedEvent, args: { appContract: this.settings.dappAddress } });
+    return logs.map((log) => {
+      // The InputBox builds the EvmAdvance itself, so one that does not decode is another contract's log.
+      const { metadata, payload } = decodeEvmAdvance(log.args.input);
+      return {
+        index: Number(log.args.index),
+        sender: metadata.msg_sender,
+        payload,
+        blockNumber: log.blockNumber,
+        v2: { timestamp: metadata.block_timestamp, prevRandao: metadata.prev_randao, txHash: log.transactionHash },
+      };
     });
-    const fresh: InputRecord[] = [];
+  }
+
+  private async scan(from: bigint, to: bigint): Promise<void> {
+    const logs = await this.logged(from, to);
+    const fresh: (InputRecord | V2Input)[] = [];
     // Counted locally and committed with the store write, so a failed scan is simply retried.
     let expected = this.recorded;
     const blocks: bigint[] = [];
     for (const log of logs) {
-      const index = Number(log.args.inputIndex);
-      const sender = log.args.sender;
-      const payload = log.args.input;
+      const { index, sender, payload } = log;
       if (index < this.recorded) {
         this.check(index, sender, payload);
+        // A fresh chain put a re-submitted input in another block: a v2 epoch is a range of blocks.
+        if (log.v2 !== undefined && this.store.getInput(index)?.blockNumber !== Number(log.blockNumber)) {
+          (this.store as V2Store).moveInput(index, Number(log.blockNumber), log.v2.txHash);
+        }
         continue;
       }
       if (index !== expected) {
@@ -290,13 +324,16 @@ export class InputFollower {
         msgSender: sender,
         payload,
         blockNumber: Number(log.blockNumber),
-        timestamp: 0,
+        timestamp: log.v2?.timestamp ?? 0,
+        ...(log.v2 === undefined ? {} : { prevRandao: log.v2.prevRandao, txHash: log.v2.txHash, outputsHash: null }),
       });
-      blocks.push(log.blockNumber);
+      if (log.v2 === undefined) blocks.push(log.blockNumber);
       expected++;
     }
-    const times = await this.blockTimesOf(blocks);
-    for (const [i, input] of fresh.entries()) input.timestamp = times.get(blocks[i] as bigint) as number;
+    if (blocks.length > 0) {
+      const times = await this.blockTimesOf(blocks);
+      for (const [i, input] of fresh.entries()) input.timestamp = times.get(blocks[i] as bigint) as number;
+    }
     this.store.addInputs(fresh, to + 1n);
     this.recorded = expected;
     this.next = to + 1n;

@@ -8,6 +8,10 @@ import { mnemonicToAccount } from "viem/accounts";
 import { z } from "zod";
 import { configAddressSchema, flagSchema, portSchema } from "../common/env.ts";
 import { LOG_FORMATS } from "./log.ts";
+import { V2_DEFAULTS } from "./v2/contracts.ts";
+
+export const ROLLUPS_VERSIONS = ["v1", "v2"] as const;
+export type RollupsVersion = (typeof ROLLUPS_VERSIONS)[number];
 
 /** Fixed facts of the local stack (docs/devnode.md): the same on every local chain. */
 export const DEFAULTS = {
@@ -65,8 +69,20 @@ const envSchema = z.object({
   NODE_HOST: z.string().min(1).default("127.0.0.1"),
   ROLLUP_HTTP_PORT: port.default(DEFAULTS.rollupHttpPort),
   ROLLUP_HTTP_HOST: z.string().min(1).default("127.0.0.1"),
-  INPUTBOX_ADDRESS: address.default(DEFAULTS.inputBoxAddress),
-  DAPP_ADDRESS: address.default(DEFAULTS.dappAddress),
+  /**
+   * Which Cartesi Rollups the node stands in for: `v1` (GraphQL, v1 proofs) or `v2` (the v2 contracts,
+   * JSON-RPC, outputs Merkle roots claimed through the v2 Authority). The addresses' defaults follow it.
+   */
+  ROLLUPS: z.enum(ROLLUPS_VERSIONS).default("v1"),
+  INPUTBOX_ADDRESS: address.optional(),
+  DAPP_ADDRESS: address.optional(),
+  /** v2: blocks per epoch of the Authority the devnode deploys (an external chain's Authority says its own). */
+  EPOCH_LENGTH: z.coerce.number().int().positive().max(1_000_000).default(V2_DEFAULTS.epochLength),
+  /** v2: the application's name in JSON-RPC and inspect URLs (the node's rule: 3+ of a-z 0-9 _ -). */
+  APPLICATION_NAME: z
+    .string()
+    .regex(/^[a-z0-9_-]{3,}$/, "expected 3 or more of a-z, 0-9, _ and -")
+    .default(V2_DEFAULTS.applicationName),
   /** First block to scan for inputs (the InputBox deployment block on a long external chain). */
   INPUTBOX_BLOCK: z.coerce.number().int().min(0).default(0),
   DATA_DIR: z.string().min(1).default(DEFAULTS.dataDir),
@@ -103,9 +119,13 @@ export interface DevnodeConfig {
   nodeHost: string;
   rollupHttpPort: number;
   rollupHttpHost: string;
+  rollups: RollupsVersion;
   inputBoxAddress: Address;
   dappAddress: Address;
   inputBoxBlock: number;
+  /** v2 only. */
+  epochLength: number;
+  applicationName: string;
   dataDir: string;
   databasePath: string;
   pollIntervalMs: number;
@@ -142,6 +162,10 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
   if (e.DEVNODE_ROLE === "validator" && chainMode !== "external") {
     throw new ConfigError("invalid devnode configuration: DEVNODE_ROLE: a validator follows an external chain (set RPC_URL, and DEVNODE_CHAIN=external)");
   }
+  if (e.DEVNODE_ROLE === "validator" && e.ROLLUPS === "v2") {
+    throw new ConfigError("invalid devnode configuration: DEVNODE_ROLE: a validator checks v1 claims only (ROLLUPS=v1)");
+  }
+  const v2 = e.ROLLUPS === "v2";
   const rpcUrl = e.RPC_URL ?? `http://127.0.0.1:${e.CHAIN_PORT}`;
   return {
     rpcUrl,
@@ -152,9 +176,12 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
     nodeHost: e.NODE_HOST,
     rollupHttpPort: e.ROLLUP_HTTP_PORT,
     rollupHttpHost: e.ROLLUP_HTTP_HOST,
-    inputBoxAddress: e.INPUTBOX_ADDRESS,
-    dappAddress: e.DAPP_ADDRESS,
+    rollups: e.ROLLUPS,
+    inputBoxAddress: e.INPUTBOX_ADDRESS ?? (v2 ? V2_DEFAULTS.inputBoxAddress : DEFAULTS.inputBoxAddress),
+    dappAddress: e.DAPP_ADDRESS ?? (v2 ? V2_DEFAULTS.applicationAddress : DEFAULTS.dappAddress),
     inputBoxBlock: e.INPUTBOX_BLOCK,
+    epochLength: e.EPOCH_LENGTH,
+    applicationName: e.APPLICATION_NAME,
     dataDir,
     databasePath: join(dataDir, "devnode.sqlite"),
     pollIntervalMs: e.POLL_INTERVAL_MS,

@@ -26,3 +26,6 @@ export function inputBoxRuntimeBytecode(): Hex {
     .parse(JSON.parse(readFileSync(path, "utf8")));
   return artifact.deployedBytecode as Hex;
 }
+
+/** The v2 InputBox's event: `input` is the EvmAdvance call the contract built (devnode/v2/inputs.ts). */
+export const v2InputAddedEvent = parseAbi(["event InputAdded(address indexed appContract, uint256 indexed index, bytes input)"])[0];

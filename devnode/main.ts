@@ -8,7 +8,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import type { Server } from "node:net";
 import { messageOf } from "../common/errors.ts";
 import { V1Application } from "./application.ts";
-import { InputFollower } from "./chain.ts";
+import { InputFollower, waitForChain } from "./chain.ts";
 import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts";
 import { EpochManager } from "./epochs.ts";
 import { EpochValidator } from "./validator.ts";
@@ -19,6 +19,11 @@ import { RollupModel } from "./model.ts";
 import { createQueryServer } from "./query-server.ts";
 import { createRollupServer } from "./rollup-server.ts";
 import { DevnodeStore } from "./store.ts";
+import { V2Application } from "./v2/application.ts";
+import { V2EpochManager } from "./v2/epochs.ts";
+import { createV2NodeServer } from "./v2/node-server.ts";
+import { V2Store } from "./v2/record.ts";
+import { V2Rpc } from "./v2/rpc.ts";
 
 // LOG_FORMAT is read here, before the rest of the configuration, so even a bad configuration is reported
 // in the format the operator's collector expects.
@@ -42,9 +47,11 @@ function close(server: Server & { closeAllConnections(): void }): Promise<void> 
   });
 }
 
-/** The record belongs to one dapp on one InputBox; another pair needs another DATA_DIR. */
+/** The record belongs to one dapp on one InputBox (of one Rollups version); another needs another DATA_DIR. */
 function checkRecordOwner(store: DevnodeStore, config: DevnodeConfig): void {
-  const owner = `${config.inputBoxAddress.toLowerCase()}/${config.dappAddress.toLowerCase()}`;
+  const pair = `${config.inputBoxAddress.toLowerCase()}/${config.dappAddress.toLowerCase()}`;
+  // v1 records carry the bare pair (they came first); the version is named from v2 on.
+  const owner = config.rollups === "v1" ? pair : `${config.rollups}:${pair}`;
   const recorded = store.getMeta("owner");
   if (recorded === undefined) store.setMeta("owner", owner);
   else if (recorded !== owner) {
@@ -61,8 +68,9 @@ async function main(): Promise<void> {
     for (const suffix of ["", "-wal", "-shm"]) rmSync(config.databasePath + suffix, { force: true });
     log(`--reset: removed ${config.databasePath}`);
   }
-  const store = new DevnodeStore(config.databasePath);
+  const store = config.rollups === "v2" ? new V2Store(config.databasePath) : new DevnodeStore(config.databasePath);
   checkRecordOwner(store, config);
+  if (store instanceof V2Store) return runV2(config, store);
 
   const model = new RollupModel(store, {
     finishTimeoutMs: config.finishTimeoutMs,
@@ -133,6 +141,64 @@ async function main(): Promise<void> {
     await validator?.stop();
     model.close();
     await Promise.all([close(queryServer), close(rollupServer)]);
+    store.close();
+    process.exit(code);
+  }
+  process.on("SIGINT", () => void shutdown(0));
+  process.on("SIGTERM", () => void shutdown(0));
+}
+
+/** A Rollups v2 node: the v2 contracts, v2 metadata and outputs, block epochs, JSON-RPC and v2 inspect. */
+async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
+  const chainId = await waitForChain(config.rpcUrl, 30_000);
+  const model = new RollupModel(store, {
+    finishTimeoutMs: config.finishTimeoutMs,
+    dappWaitMs: config.dappWaitMs,
+    inspectTimeoutMs: config.inspectTimeoutMs,
+    processedInputCount: store.processedCount(),
+    v2: { chainId, appContract: config.dappAddress, outputCount: store.outputCount },
+  });
+  let stopping = false;
+  const follower = new InputFollower(config, store, model, log, (error) => {
+    logger.error(error.message);
+    void shutdown(1);
+  });
+  await follower.sync();
+  const application = await V2Application.connect(config, log);
+  const state = await application.ensure();
+  const epochs = new V2EpochManager(store, application, state, config.chainMode === "managed", config.epochIntervalMs, log);
+  await epochs.restore(state);
+  follower.afterSync = async () => epochs.restore(await application.ensure());
+  const pending = store.unprocessedInputs();
+  for (const input of pending) model.enqueueAdvance(input);
+
+  const rollupServer = createRollupServer(model);
+  const metrics = createDevnodeMetrics({ inputCountsByStatus: () => store.inputCountsByStatus(), epochs: () => epochs.status() });
+  const rpc = new V2Rpc({ store, epochs, model, applicationName: config.applicationName, chainId });
+  const nodeServer = createV2NodeServer(model, rpc, epochs, metrics);
+  await listen(rollupServer, config.rollupHttpPort, config.rollupHttpHost);
+  await listen(nodeServer, config.nodePort, config.nodeHost);
+  follower.start();
+  epochs.start();
+
+  const shown = config.nodeHost === "0.0.0.0" ? "127.0.0.1" : config.nodeHost;
+  const node = `http://${shown}:${config.nodePort}`;
+  log(`Cartesi Rollups v2 node; chain ${config.rpcUrl} (chain id ${chainId}, ${config.chainMode})`);
+  log(`InputBox ${state.inputBox}  Application "${config.applicationName}" ${state.application}`);
+  log(`Authority ${state.authority} (epochs of ${state.epochLength} block(s))  claimer ${application.account.address}${state.canClaim ? "" : " (not the Authority's owner: no claims)"}`);
+  log(`claims: ${config.epochIntervalMs > 0 ? `every ${config.epochIntervalMs} ms` : "on demand only"}; close the open epoch now: POST ${node}/epoch/close (npm run epoch)`);
+  log(`rollup HTTP server for the dapp: http://${config.rollupHttpHost}:${config.rollupHttpPort}`);
+  log(`JSON-RPC: POST ${node}/rpc  inspect: POST ${node}/inspect/${config.applicationName}  metrics: ${node}/metrics`);
+  log(`record ${config.databasePath}: ${store.inputCount()} input(s), ${pending.length} waiting for the dapp`);
+  log("ready");
+
+  async function shutdown(code: number): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    follower.stop();
+    epochs.stop();
+    model.close();
+    await Promise.all([close(nodeServer), close(rollupServer)]);
     store.close();
     process.exit(code);
   }

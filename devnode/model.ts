@@ -7,6 +7,8 @@
 import type { Address, Hex } from "viem";
 import type { CompletionStatus } from "../common/wire.ts";
 import type { AdvanceOutputs, InputRecord } from "./store.ts";
+import { encodeDelegateCallVoucher, encodeNotice, encodeVoucher } from "./v2/outputs.ts";
+import type { V2AdvanceMetadata } from "./v2/inputs.ts";
 
 export type FinishStatus = "accept" | "reject";
 
@@ -20,7 +22,7 @@ export interface AdvanceMetadata {
 }
 
 export type RollupRequest =
-  | { request_type: "advance_state"; data: { metadata: AdvanceMetadata; payload: Hex } }
+  | { request_type: "advance_state"; data: { metadata: AdvanceMetadata | V2AdvanceMetadata; payload: Hex } }
   | { request_type: "inspect_state"; data: { payload: Hex } };
 
 export type InspectOutcome =
@@ -57,6 +59,17 @@ export interface ModelOptions {
   inspectTimeoutMs: number;
   /** Inputs already processed according to the record (for `processed_input_count`). */
   processedInputCount: number;
+  /**
+   * Set for a Rollups v2 node: the dapp gets v2 metadata, and its notices and vouchers are v2 outputs
+   * numbered across the application's whole history (`outputCount` of them are recorded already).
+   */
+  v2?: V2Context;
+}
+
+export interface V2Context {
+  chainId: number;
+  appContract: Address;
+  outputCount: number;
 }
 
 class PendingInspect {
@@ -152,6 +165,8 @@ export class RollupModel {
   private waiter: FinishWaiter | undefined;
   private lastWasAdvance = false;
   private processed: number;
+  /** v2: outputs of accepted inputs so far; the next output's index once the current advance's are added. */
+  private outputCount: number;
   private sweepTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -160,6 +175,11 @@ export class RollupModel {
     private readonly options: ModelOptions,
   ) {
     this.processed = options.processedInputCount;
+    this.outputCount = options.v2?.outputCount ?? 0;
+  }
+
+  get rollups(): "v1" | "v2" {
+    return this.options.v2 === undefined ? "v1" : "v2";
   }
 
   get processedInputCount(): number {
@@ -243,14 +263,28 @@ export class RollupModel {
     });
   }
 
+  /** v1: the notice's index within the input; v2: its index among all the application's outputs. */
   addNotice(payload: Hex): number {
     const state = this.advancing("notice");
+    if (this.options.v2 !== undefined) return this.addOutput(state, encodeNotice(payload));
     return state.outputs.notices.push(payload) - 1;
   }
 
-  addVoucher(destination: Address, payload: Hex): number {
+  /** `value` (wei) is v2's: a v1 voucher carries none. */
+  addVoucher(destination: Address, payload: Hex, value = 0n): number {
     const state = this.advancing("voucher");
+    if (this.options.v2 !== undefined) return this.addOutput(state, encodeVoucher(destination, value, payload));
     return state.outputs.vouchers.push({ destination, payload }) - 1;
+  }
+
+  /** v2 only (the route does not exist on a v1 node). */
+  addDelegateCallVoucher(destination: Address, payload: Hex): number {
+    const state = this.advancing("delegate call voucher");
+    return this.addOutput(state, encodeDelegateCallVoucher(destination, payload));
+  }
+
+  private addOutput(state: Extract<State, { kind: "advancing" }>, output: Hex): number {
+    return this.outputCount + state.outputs.outputs.push(output) - 1;
   }
 
   addReport(payload: Hex): void {
@@ -327,6 +361,8 @@ export class RollupModel {
       } else {
         this.sink.completeInput(state.input.index, status === "accept" ? "ACCEPTED" : "REJECTED", state.outputs, null);
         this.processed++;
+        // A rejected input's outputs are discarded, and the next input's outputs take their indices.
+        if (status === "accept") this.outputCount += state.outputs.outputs.length;
       }
     } else if (state.kind === "inspecting") {
       const outcome: InspectOutcome = {
@@ -367,24 +403,29 @@ export class RollupModel {
         kind: "advancing",
         input,
         session,
-        outputs: { notices: [], vouchers: [], reports: [] },
+        outputs: { notices: [], vouchers: [], reports: [], outputs: [] },
         orphaned: false,
       };
-      return {
-        request_type: "advance_state",
-        data: {
-          metadata: {
-            msg_sender: input.msgSender,
-            epoch_index: 0,
-            input_index: input.index,
-            block_number: input.blockNumber,
-            timestamp: input.timestamp,
-          },
-          payload: input.payload,
-        },
-      };
+      return { request_type: "advance_state", data: { metadata: this.metadataOf(input), payload: input.payload } };
     }
     return null;
+  }
+
+  private metadataOf(input: InputRecord): AdvanceMetadata | V2AdvanceMetadata {
+    const v2 = this.options.v2;
+    if (v2 === undefined) {
+      return { msg_sender: input.msgSender, epoch_index: 0, input_index: input.index, block_number: input.blockNumber, timestamp: input.timestamp };
+    }
+    // As the v2 rollup HTTP server writes them: addresses in lower case, prev_randao as 32 bytes of hex.
+    return {
+      chain_id: v2.chainId,
+      app_contract: v2.appContract.toLowerCase() as Address,
+      msg_sender: input.msgSender.toLowerCase() as Address,
+      block_number: input.blockNumber,
+      block_timestamp: input.timestamp,
+      prev_randao: input.prevRandao ?? `0x${"00".repeat(32)}`,
+      input_index: input.index,
+    };
   }
 
   /** Hands new work to a `/finish` that is waiting for it. */

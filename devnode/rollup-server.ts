@@ -21,6 +21,7 @@ function json(status: number, value: unknown): Http1Response {
 
 /** `/report` is on every inspect's path: answered with as little as HTTP allows. */
 const EMPTY: Http1Response = { status: 200, body: "" };
+const EMPTY_ACCEPTED: Http1Response = { status: 202, body: "" };
 
 /** The dapp's connections stay open while it works on a long advance; the model reads a close as its death. */
 const KEEP_ALIVE_MS = 600_000;
@@ -56,8 +57,20 @@ function finishStatus(body: Record<string, unknown>): FinishStatus {
   return status;
 }
 
+function addressField(body: Record<string, unknown>): Address {
+  const destination = body["destination"];
+  if (typeof destination !== "string" || !ADDRESS_RE.test(destination)) {
+    throw new BadRequest("destination must be a 0x-prefixed 20-byte hex address");
+  }
+  return destination as Address;
+}
+
 export function createRollupServer(model: RollupModel): Http1Server {
   let nextSessionId = 0;
+  const v2 = model.rollups === "v2";
+  const created = v2 ? 201 : 200;
+  // v2 acknowledges a report or an exception with 202 and no body.
+  const done = v2 ? EMPTY_ACCEPTED : EMPTY;
 
   const route = async (req: Http1Request, session: DappSession): Promise<Http1Response> => {
     if (req.method !== "POST") return text(405, "method not allowed");
@@ -67,24 +80,30 @@ export function createRollupServer(model: RollupModel): Http1Server {
         const request = await model.finish(session, finishStatus(body));
         return request === null ? text(202, "no rollup request available") : json(200, request);
       }
+      // v2's server answers an output with 201 and its index among all the application's outputs.
       case "/notice":
-        return json(200, { index: model.addNotice(hexField(body, "payload")) });
+        return json(created, { index: model.addNotice(hexField(body, "payload")) });
       case "/voucher": {
-        const destination = body["destination"];
-        if (typeof destination !== "string" || !ADDRESS_RE.test(destination)) {
-          throw new BadRequest("destination must be a 0x-prefixed 20-byte hex address");
+        const destination = addressField(body);
+        if (!v2) return json(200, { index: model.addVoucher(destination, hexField(body, "payload")) });
+        const value = body["value"];
+        if (typeof value !== "string" || !/^0x[0-9a-fA-F]{1,64}$/.test(value)) {
+          throw new BadRequest("value must be a 0x-prefixed hex quantity of at most 32 bytes");
         }
-        return json(200, { index: model.addVoucher(destination as Address, hexField(body, "payload")) });
+        return json(201, { index: model.addVoucher(destination, hexField(body, "payload"), BigInt(value)) });
       }
+      case "/delegate-call-voucher":
+        if (!v2) return text(404, "not found");
+        return json(201, { index: model.addDelegateCallVoucher(addressField(body), hexField(body, "payload")) });
       case "/report":
         model.addReport(hexField(body, "payload"));
         // Answered after the requests already read: a dapp that writes /finish right behind its report
         // (pipelining, as dapp/app.ts does) has the inspect's client answered first. Answers still leave
         // in request order.
-        return new Promise((resolve) => setImmediate(() => resolve(EMPTY)));
+        return new Promise((resolve) => setImmediate(() => resolve(done)));
       case "/exception":
         model.exception(hexField(body, "payload"));
-        return EMPTY;
+        return done;
       default:
         return text(404, "not found");
     }

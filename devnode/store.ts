@@ -18,6 +18,8 @@ export interface InputRecord {
   blockNumber: number;
   /** Block timestamp in seconds, as the v1 node hands it to the dapp. */
   timestamp: number;
+  /** v2 only: the block's prevrandao (0x and 64 hex digits), from the input's EvmAdvance. */
+  prevRandao?: Hex;
 }
 
 export type OutputKind = "notice" | "voucher" | "report";
@@ -36,6 +38,8 @@ export interface AdvanceOutputs {
   notices: Hex[];
   vouchers: { destination: Address; payload: Hex }[];
   reports: Hex[];
+  /** v2: the notices and vouchers as v2 outputs (`Notice(bytes)`...), in the order the dapp emitted them. */
+  outputs: Hex[];
 }
 
 /** A closed epoch: the inputs it holds, its epoch hash, and the transaction that claimed it (once claimed). */
@@ -224,7 +228,7 @@ function filterBounds(filter: InputFilter | undefined): [number, number] {
 }
 
 export class DevnodeStore {
-  private readonly db: Database.Database;
+  protected readonly db: Database.Database;
   private readonly stmt;
   /** completeOne in a transaction, made once: it runs once per input, between two inputs. */
   private readonly completeInTransaction: (index: number, status: CompletionStatus, outputs: AdvanceOutputs, exceptionPayload: Hex | null) => void;
@@ -324,21 +328,16 @@ export class DevnodeStore {
   }
 
   /** Records new inputs (unprocessed) and the scan position in one transaction, so neither runs ahead. */
-  readonly addInputs = (inputs: readonly InputRecord[], nextBlock: bigint): void => {
+  addInputs(inputs: readonly InputRecord[], nextBlock: bigint): void {
     this.db.transaction(() => {
-      for (const input of inputs) {
-        this.stmt.insertInput.run(
-          input.index,
-          "UNPROCESSED",
-          input.msgSender,
-          input.payload,
-          input.blockNumber,
-          input.timestamp,
-        );
-      }
+      for (const input of inputs) this.insertInput(input);
       this.setNextBlock(nextBlock);
     })();
-  };
+  }
+
+  protected insertInput(input: InputRecord): void {
+    this.stmt.insertInput.run(input.index, "UNPROCESSED", input.msgSender, input.payload, input.blockNumber, input.timestamp);
+  }
 
   /**
    * Stores an input's verdict and its outputs in one transaction. A rejected input or an exception keeps
@@ -348,9 +347,8 @@ export class DevnodeStore {
     this.completeInTransaction(index, status, outputs, exceptionPayload);
   }
 
-  private completeOne(index: number, status: CompletionStatus, outputs: AdvanceOutputs, exceptionPayload: Hex | null): void {
-    const changed = this.stmt.completeInput.run(status, exceptionPayload, index).changes;
-    if (changed !== 1) throw new Error(`input ${index} is not recorded as unprocessed`);
+  protected completeOne(index: number, status: CompletionStatus, outputs: AdvanceOutputs, exceptionPayload: Hex | null): void {
+    this.markComplete(index, status, exceptionPayload);
     if (status === "ACCEPTED") {
       outputs.notices.forEach((payload, i) => this.stmt.insertOutput.run("notice", index, i, payload, null));
       outputs.vouchers.forEach((v, i) => this.stmt.insertOutput.run("voucher", index, i, v.payload, v.destination));
@@ -358,6 +356,11 @@ export class DevnodeStore {
     outputs.reports.forEach((payload, i) => this.stmt.insertOutput.run("report", index, i, payload, null));
   }
 
+
+  protected markComplete(index: number, status: CompletionStatus, exceptionPayload: Hex | null): void {
+    const changed = this.stmt.completeInput.run(status, exceptionPayload, index).changes;
+    if (changed !== 1) throw new Error(`input ${index} is not recorded as unprocessed`);
+  }
 
   inputCount(): number {
     return this.stmt.inputCount.get()?.n ?? 0;

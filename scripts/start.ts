@@ -13,6 +13,7 @@ import { wipeDataDir } from "./lib/data-dir.ts";
 import { wantsHelp } from "./lib/cli.ts";
 import { loadStartOptions, StartConfigError } from "./lib/stack-config.ts";
 import { localAttestorAddress, registerLocalAttestor } from "./lib/attestor-registration.ts";
+import { V2_DEFAULTS } from "../devnode/v2/contracts.ts";
 import { apiEnabled, stackUrls, Supervisor, type PieceName, type StackSettings } from "./lib/stack.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -96,8 +97,9 @@ async function main(): Promise<number> {
         "",
         "Local stack is up:",
         `  chain     ${urls.rpc} (${chainNote})`,
-        `  inspect   ${urls.inspect}/<percent-encoded JSON query>`,
-        `  graphql   ${urls.graphql}`,
+        ...(settings.rollups === "v2"
+          ? [`  rollups   v2 (JSON-RPC POST ${urls.node}/rpc)`, `  inspect   POST ${urls.node}/inspect/${V2_DEFAULTS.applicationName} (the JSON query as the body)`]
+          : [`  inspect   ${urls.inspect}/<percent-encoded JSON query>`, `  graphql   ${urls.graphql}`]),
         apiEnabled(settings)
           ? `  api       ${urls.api}${replicaNote(settings)}`
           : settings.env.DEVNODE_ROLE === "validator"

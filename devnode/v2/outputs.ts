@@ -22,6 +22,10 @@ export function encodeVoucher(destination: Address, value: bigint, payload: Hex)
   return encodeFunctionData({ abi: v2Abi("Outputs"), functionName: "Voucher", args: [destination, value, payload] });
 }
 
+export function encodeDelegateCallVoucher(destination: Address, payload: Hex): Hex {
+  return encodeFunctionData({ abi: v2Abi("Outputs"), functionName: "DelegateCallVoucher", args: [destination, payload] });
+}
+
 /** The hash of a subtree nobody wrote, `level` levels above the (zero) leaves. */
 const PRISTINE: Uint8Array[] = (() => {
   const nodes: Uint8Array[] = [new Uint8Array(32)];
@@ -72,5 +76,92 @@ export class OutputsTree {
       position >>= 1;
     }
     return siblings;
+  }
+}
+
+/**
+ * The application's outputs tree as it grows, able to answer for any earlier size: the root after the
+ * first `n` outputs (what the claim of the epoch that ended there carries) and an output's siblings in
+ * that tree (its proof against that claim). Complete subtrees are kept as they fill, so appending costs
+ * one hash on average; a node that straddles `n` is rebuilt from its complete and pristine parts, so a
+ * root or a proof costs about one hash per level.
+ */
+export class GrowingOutputsTree {
+  /** full[h][p]: the subtree of height h at position p, once all its 2^h leaves are written. */
+  private readonly full: Uint8Array[][] = Array.from({ length: LOG2_MAX_OUTPUTS + 1 }, () => []);
+  /** Straddling nodes of the last size asked for (roots and proofs of one epoch are asked together). */
+  private straddling = new Map<string, Uint8Array>();
+  private straddlingSize = -1;
+
+  get size(): number {
+    return this.full[0]?.length ?? 0;
+  }
+
+  /** Adds the next output's hash (keccak256 of the output's bytes). */
+  append(hash: Uint8Array): void {
+    let level = this.full[0] as Uint8Array[];
+    level.push(hash);
+    let position = level.length - 1;
+    for (let height = 1; height <= LOG2_MAX_OUTPUTS && position % 2 === 1; height++) {
+      const below = level;
+      level = this.full[height] as Uint8Array[];
+      level.push(nativeKeccak(below[position - 1] as Uint8Array, below[position] as Uint8Array));
+      position = level.length - 1;
+    }
+  }
+
+  /** Forgets the outputs from `size` on (a record write that failed). */
+  truncate(size: number): void {
+    for (let height = 0; height <= LOG2_MAX_OUTPUTS; height++) {
+      const level = this.full[height] as Uint8Array[];
+      level.length = Math.min(level.length, Math.floor(size / 2 ** height));
+    }
+    this.straddlingSize = -1;
+  }
+
+  /** The root over the first `size` outputs. */
+  rootAt(size: number): Hex {
+    return bytesToHex(this.node(LOG2_MAX_OUTPUTS, 0, this.checkSize(size)));
+  }
+
+  /** Output `index`'s 63 siblings, leaf level first, in the tree of the first `size` outputs. */
+  siblingsAt(index: number, size: number): Hex[] {
+    this.checkSize(size);
+    if (!Number.isSafeInteger(index) || index < 0 || index >= size) {
+      throw new RangeError(`output ${index} is not in a tree of ${size} outputs`);
+    }
+    const siblings: Hex[] = [];
+    let position = index;
+    for (let height = 0; height < LOG2_MAX_OUTPUTS; height++) {
+      siblings.push(bytesToHex(this.node(height, position ^ 1, size)));
+      position = Math.floor(position / 2);
+    }
+    return siblings;
+  }
+
+  private checkSize(size: number): number {
+    if (!Number.isSafeInteger(size) || size < 0 || size > this.size) {
+      throw new RangeError(`the tree holds ${this.size} outputs, not ${size}`);
+    }
+    return size;
+  }
+
+  /** The node at (height, position) of the tree whose leaves past `size` are pristine. */
+  private node(height: number, position: number, size: number): Uint8Array {
+    const span = 2 ** height;
+    const start = position * span;
+    if (start >= size) return PRISTINE[height] as Uint8Array;
+    if (start + span <= size) return (this.full[height] as Uint8Array[])[position] as Uint8Array;
+    if (size !== this.straddlingSize) {
+      this.straddling = new Map();
+      this.straddlingSize = size;
+    }
+    const key = `${height}/${position}`;
+    let node = this.straddling.get(key);
+    if (node === undefined) {
+      node = nativeKeccak(this.node(height - 1, position * 2, size), this.node(height - 1, position * 2 + 1, size));
+      this.straddling.set(key, node);
+    }
+    return node;
   }
 }

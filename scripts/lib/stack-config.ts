@@ -8,7 +8,8 @@ import { z } from "zod";
 import { configAddressSchema, flagSchema, portSchema } from "../../common/env.ts";
 import { existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { describeIssues, DEFAULTS, hardhatPrivateKey } from "../../devnode/config.ts";
+import { describeIssues, DEFAULTS, hardhatPrivateKey, ROLLUPS_VERSIONS } from "../../devnode/config.ts";
+import { V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
 import { defaultDappCommand, type StackSettings } from "./stack.ts";
 
 const port = portSchema.min(1);
@@ -26,8 +27,10 @@ const envSchema = z.object({
   NODE_HOST: z.string().min(1).default("127.0.0.1"),
   ROLLUP_HTTP_PORT: port.default(DEFAULTS.rollupHttpPort),
   API_PORT: port.default(DEFAULTS.apiPort),
-  INPUTBOX_ADDRESS: address.default(DEFAULTS.inputBoxAddress),
-  DAPP_ADDRESS: address.default(DEFAULTS.dappAddress),
+  /** Which Cartesi Rollups the local node stands in for (v1 or v2); the addresses' defaults follow it. */
+  ROLLUPS: z.enum(ROLLUPS_VERSIONS).default("v1"),
+  INPUTBOX_ADDRESS: address.optional(),
+  DAPP_ADDRESS: address.optional(),
   PRIVATE_KEY: privateKey.default(DEFAULTS.privateKey),
   API_REPLICAS: z.coerce.number().int().min(1).max(MAX_API_REPLICAS).default(1),
   /** Wallets of replicas 2..N, comma-separated; by default hardhat accounts #10 upward (local chains only). */
@@ -51,7 +54,7 @@ const envSchema = z.object({
   DEMO_PROVIDER_PORT: port.default(8443),
 });
 
-export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--api-replicas <n>"] as const;
+export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--api-replicas <n>", "--rollups <v1|v2>"] as const;
 const BOOLEAN_FLAGS: readonly string[] = START_FLAGS.filter((f) => !f.includes(" "));
 /** `npm start -- --validator` beside a running stack: where it listens and keeps its record by default. */
 export const VALIDATOR_DEFAULTS = { nodePort: 10001, rollupHttpPort: 5005, dataDir: ".data-validator" } as const;
@@ -65,21 +68,29 @@ export class StartConfigError extends Error {
   override readonly name = "StartConfigError";
 }
 
-/** `--api-replicas N` (or `--api-replicas=N`) becomes API_REPLICAS, validated with the environment. */
-function splitReplicaFlag(argv: readonly string[]): { flags: string[]; replicas: string | undefined } {
+/** Flags with a value, `--flag V` or `--flag=V`, and the variable each becomes (validated with the environment). */
+const VALUED_FLAGS = {
+  "--api-replicas": { variable: "API_REPLICAS", expected: "a number of replicas, e.g. --api-replicas 3" },
+  "--rollups": { variable: "ROLLUPS", expected: "v1 or v2, e.g. --rollups v2" },
+} as const;
+
+function splitValuedFlags(argv: readonly string[]): { flags: string[]; values: Record<string, string> } {
   const flags: string[] = [];
-  let replicas: string | undefined;
+  const values: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === "--api-replicas") {
-      const value = argv[i + 1];
-      if (value === undefined || value.startsWith("--")) throw new StartConfigError("--api-replicas: expected a number of replicas, e.g. --api-replicas 3");
-      replicas = value;
-      i++;
-    } else if (arg.startsWith("--api-replicas=")) replicas = arg.slice("--api-replicas=".length);
-    else flags.push(arg);
+    const [name, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const known = VALUED_FLAGS[name as keyof typeof VALUED_FLAGS];
+    if (known === undefined) {
+      flags.push(arg);
+      continue;
+    }
+    const value = inline ?? argv[i + 1];
+    if (value === undefined || value === "" || value.startsWith("--")) throw new StartConfigError(`${name}: expected ${known.expected}`);
+    if (inline === undefined) i++;
+    values[known.variable] = value;
   }
-  return { flags, replicas };
+  return { flags, values };
 }
 
 /** A program on PATH, or undefined. */
@@ -99,19 +110,23 @@ export function replicaPrivateKeys(first: string, count: number, others?: readon
 }
 
 export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly string[], root: string): StartOptions {
-  const { flags: argv, replicas: replicaFlag } = splitReplicaFlag(rawArgv);
+  const { flags: argv, values } = splitValuedFlags(rawArgv);
   const unknown = argv.filter((arg) => !BOOLEAN_FLAGS.includes(arg));
   if (unknown.length > 0) {
     throw new StartConfigError(`unknown argument: ${unknown.join(" ")} (known: ${START_FLAGS.join(", ")})`);
   }
   // An empty variable means "unset", as shells and compose files commonly produce.
   const present: Record<string, string> = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ""));
-  if (replicaFlag !== undefined) present.API_REPLICAS = replicaFlag;
+  Object.assign(present, values);
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) throw new StartConfigError(`invalid configuration: ${describeIssues(parsed.error)}`);
   const e = parsed.data;
+  const v2 = e.ROLLUPS === "v2";
+  const inputBoxAddress = (e.INPUTBOX_ADDRESS ?? (v2 ? V2_DEFAULTS.inputBoxAddress : DEFAULTS.inputBoxAddress)) as StackSettings["inputBoxAddress"];
+  const dappAddress = (e.DAPP_ADDRESS ?? (v2 ? V2_DEFAULTS.applicationAddress : DEFAULTS.dappAddress)) as StackSettings["dappAddress"];
   const bundle = argv.includes("--bundle") || e.DAPP_BUNDLE;
   const validator = argv.includes("--validator");
+  if (validator && v2) throw new StartConfigError("--validator checks v1 claims only: it cannot run with --rollups v2");
   const replicas = e.API_REPLICAS > 1 && !validator ? replicaSettings(e, env) : undefined;
   // A validator's dapp must be configured as the claimer's is: the same admins (replicas' wallets included).
   const walletKeys = replicas?.privateKeys ?? (validator ? replicaPrivateKeys(e.PRIVATE_KEY, e.API_REPLICAS, e.API_REPLICA_KEYS) : [e.PRIVATE_KEY]);
@@ -129,8 +144,9 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
         nodeHost: e.NODE_HOST,
         rollupHttpPort: present.ROLLUP_HTTP_PORT === undefined ? VALIDATOR_DEFAULTS.rollupHttpPort : e.ROLLUP_HTTP_PORT,
         apiPort: e.API_PORT,
-        inputBoxAddress: e.INPUTBOX_ADDRESS as StackSettings["inputBoxAddress"],
-        dappAddress: e.DAPP_ADDRESS as StackSettings["dappAddress"],
+        rollups: e.ROLLUPS,
+        inputBoxAddress,
+        dappAddress,
         privateKey: e.PRIVATE_KEY,
         dappAdmins: e.DAPP_ADMINS ?? wallets.join(","),
         dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
@@ -153,8 +169,9 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
       nodeHost: e.NODE_HOST,
       rollupHttpPort: e.ROLLUP_HTTP_PORT,
       apiPort: e.API_PORT,
-      inputBoxAddress: e.INPUTBOX_ADDRESS as StackSettings["inputBoxAddress"],
-      dappAddress: e.DAPP_ADDRESS as StackSettings["dappAddress"],
+      rollups: e.ROLLUPS,
+      inputBoxAddress,
+      dappAddress,
       privateKey: e.PRIVATE_KEY,
       // The api's wallet (every replica's) is an admin of the dapp, so the api can register schemas from the start.
       dappAdmins: e.DAPP_ADMINS ?? wallets.join(","),

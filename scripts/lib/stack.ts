@@ -12,6 +12,7 @@ import { connect } from "node:net";
 import { createInterface } from "node:readline";
 import type { Address } from "viem";
 import { BALANCER_CHECK_HEADER } from "../../api/rate-limit.ts";
+import type { RollupsVersion } from "../../devnode/config.ts";
 
 /** The kinds of piece, in start order. With replicas, "api" is `api-1` ... `api-N` behind the balancer. */
 export const PIECES = ["chain", "devnode", "dapp", "provider", "attestor", "redis", "api", "balancer"] as const;
@@ -50,6 +51,8 @@ export interface StackSettings {
   nodeHost: string;
   rollupHttpPort: number;
   apiPort: number;
+  /** The Cartesi Rollups the devnode stands in for, and the api talks to. */
+  rollups: RollupsVersion;
   inputBoxAddress: Address;
   dappAddress: Address;
   privateKey: string;
@@ -228,6 +231,7 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
           NODE_PORT: String(s.nodePort),
           NODE_HOST: s.nodeHost,
           ROLLUP_HTTP_PORT: String(s.rollupHttpPort),
+          ROLLUPS: s.rollups,
           INPUTBOX_ADDRESS: s.inputBoxAddress,
           DAPP_ADDRESS: s.dappAddress,
           DATA_DIR: s.dataDir,
@@ -288,6 +292,7 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
           ROLLUP_URL: urls.node,
           GRAPHQL_URL: urls.graphql,
           RPC_URL: urls.rpc,
+          ROLLUPS: s.rollups,
           INPUTBOX_ADDRESS: s.inputBoxAddress,
           DAPP_ADDRESS: s.dappAddress,
           PRIVATE_KEY: s.privateKey,

@@ -4,6 +4,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULTS, loadDevnodeConfig } from "../../devnode/config.ts";
+import { V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
 import { UsageError } from "../../scripts/lib/cli.ts";
 import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
 import { parseReplayFile } from "../../scripts/lib/replay-file.ts";
@@ -26,6 +27,13 @@ describe("devnode configuration", () => {
     expect(config.databasePath).toMatch(/\.data\/devnode\.sqlite$/);
   });
 
+  it("ROLLUPS=v2 stands in for a v2 node: the v2 addresses, epochs of blocks, no v2 validator", () => {
+    const config = loadDevnodeConfig({ ROLLUPS: "v2" }, []);
+    expect(config).toMatchObject({ rollups: "v2", inputBoxAddress: V2_DEFAULTS.inputBoxAddress, dappAddress: V2_DEFAULTS.applicationAddress, epochLength: 1, applicationName: "attestation" });
+    expect(loadDevnodeConfig({}, []).rollups).toBe("v1");
+    expect(() => loadDevnodeConfig({ ROLLUPS: "v2", DEVNODE_ROLE: "validator", RPC_URL: "http://10.0.0.1:8545" }, [])).toThrow(/a validator checks v1 claims only/);
+  });
+
   it("treats a chain given by RPC_URL as external unless told otherwise, and takes --reset", () => {
     expect(loadDevnodeConfig({ RPC_URL: "http://10.0.0.1:8545" }, []).chainMode).toBe("external");
     expect(loadDevnodeConfig({ RPC_URL: "http://10.0.0.1:8545", DEVNODE_CHAIN: "managed" }, []).chainMode).toBe("managed");
@@ -40,6 +48,9 @@ describe("devnode configuration", () => {
     ["POLL_INTERVAL_MS", { POLL_INTERVAL_MS: "0" }],
     ["DEVNODE_CHAIN", { DEVNODE_CHAIN: "mine" }],
     ["LOG_FORMAT", { LOG_FORMAT: "xml" }],
+    ["ROLLUPS", { ROLLUPS: "v3" }],
+    ["EPOCH_LENGTH", { ROLLUPS: "v2", EPOCH_LENGTH: "0" }],
+    ["APPLICATION_NAME", { ROLLUPS: "v2", APPLICATION_NAME: "A!" }],
   ])("names %s when its value is bad", (name, env) => {
     expect(() => loadDevnodeConfig(env, [])).toThrow(new RegExp(`^invalid devnode configuration: ${name}: `));
   });
@@ -105,6 +116,17 @@ describe("npm start configuration", () => {
     expect([beside.nodePort, beside.replicas]).toEqual([11000, undefined]);
   });
 
+  it("--rollups v2 (or ROLLUPS=v2) runs a v2 node, with the v2 addresses unless others are given", () => {
+    for (const [env, argv] of [[{}, ["--rollups", "v2"]], [{ ROLLUPS: "v2" }, []]] as const) {
+      const settings = loadStartOptions(env, argv, PROJECT_ROOT).settings;
+      expect([settings.rollups, settings.inputBoxAddress, settings.dappAddress]).toEqual(["v2", V2_DEFAULTS.inputBoxAddress, V2_DEFAULTS.applicationAddress]);
+    }
+    const v1 = loadStartOptions({}, [], PROJECT_ROOT).settings;
+    expect([v1.rollups, v1.inputBoxAddress, v1.dappAddress]).toEqual(["v1", DEFAULTS.inputBoxAddress, DEFAULTS.dappAddress]);
+    const given = loadStartOptions({ DAPP_ADDRESS: "0x000000000000000000000000000000000000bEEF" }, ["--rollups=v2"], PROJECT_ROOT).settings;
+    expect(given.dappAddress).toBe("0x000000000000000000000000000000000000bEEF");
+  });
+
   it.each([
     [["--api-replicas"], {}, /--api-replicas: expected a number/],
     [["--api-replicas", "0"], {}, /API_REPLICAS: /],
@@ -113,6 +135,9 @@ describe("npm start configuration", () => {
     [["--api-replicas", "3"], { API_REPLICA_KEYS: `0x${"1".repeat(64)}` }, /API_REPLICA_KEYS: 3 replicas need 2 keys beside PRIVATE_KEY, got 1/],
     [["--api-replicas", "2"], { RPC_URL: "http://10.0.0.1:8545" }, /API_REPLICA_KEYS: on an external chain/],
     [["--api-replicas", "2"], { API_REPLICA_BASE_PORT: "8000" }, /API_REPLICA_BASE_PORT: replica port 8001 is taken/],
+    [["--rollups"], {}, /--rollups: expected v1 or v2/],
+    [["--rollups", "v3"], {}, /ROLLUPS: /],
+    [["--rollups=v2", "--validator"], {}, /--validator checks v1 claims only/],
   ])("refuses %j with %j", (argv, env, message) => {
     expect(() => loadStartOptions({ PATH: process.env.PATH, ...env }, argv, PROJECT_ROOT)).toThrow(message);
   });

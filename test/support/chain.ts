@@ -33,6 +33,7 @@ export async function startChain(): Promise<TestChain> {
       nodeHost: "127.0.0.1",
       rollupHttpPort: 0,
       apiPort: 0,
+      rollups: "v1",
       inputBoxAddress: DEFAULTS.inputBoxAddress,
       dappAddress: DEFAULTS.dappAddress,
       privateKey: DEFAULTS.privateKey,

@@ -25,7 +25,8 @@ import { fileURLToPath } from "node:url";
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { InspectEnvelope } from "../../common/wire.ts";
-import { DEFAULTS } from "../../devnode/config.ts";
+import { DEFAULTS, type RollupsVersion } from "../../devnode/config.ts";
+import { V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
 import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
 import { replicaPrivateKeys } from "../../scripts/lib/stack-config.ts";
 import { RollupClient, type InputVerdict, type Sender } from "../../scripts/lib/rollup-client.ts";
@@ -93,6 +94,8 @@ export interface StartStackOptions {
    * {DEVNODE_ROLE: "validator"}` this is a validator node beside another stack.
    */
   externalRpcUrl?: string;
+  /** The Cartesi Rollups the devnode stands in for and the api talks to (ROLLUPS). Default v1. */
+  rollups?: RollupsVersion;
 }
 
 export interface StopOptions {
@@ -189,8 +192,9 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     nodeHost: "127.0.0.1",
     rollupHttpPort: ports.rollupHttp,
     apiPort: ports.api,
-    inputBoxAddress: DEFAULTS.inputBoxAddress,
-    dappAddress: DEFAULTS.dappAddress,
+    rollups: options.rollups ?? "v1",
+    inputBoxAddress: options.rollups === "v2" ? V2_DEFAULTS.inputBoxAddress : DEFAULTS.inputBoxAddress,
+    dappAddress: options.rollups === "v2" ? V2_DEFAULTS.applicationAddress : DEFAULTS.dappAddress,
     privateKey: DEFAULTS.privateKey,
     // Every replica's wallet writes as the api does, so each is an admin of the dapp.
     dappAdmins: replicaWallets.join(","),

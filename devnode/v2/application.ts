@@ -1,0 +1,150 @@
+/**
+ * The v2 application on the devnode's chain: an Application whose outputs an Authority (owned by the
+ * devnode's claimer wallet) validates, with epochs a fixed number of blocks long. On a managed chain the
+ * devnode deploys both as the claimer's first two transactions, so a fresh hardhat chain gets them at the
+ * same addresses (V2_DEFAULTS); on an external chain they must already exist.
+ */
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  defineChain,
+  getAddress,
+  getContractAddress,
+  http,
+  type Account,
+  type Address,
+  type Chain,
+  type Hex,
+  type PublicClient,
+  type Transport,
+  type WalletClient,
+} from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { messageOf } from "../../common/errors.ts";
+import { ChainMismatchError, type Log } from "../chain.ts";
+import type { DevnodeConfig } from "../config.ts";
+import { DEVNODE_TEMPLATE_HASH, inputBoxAvailability, v2Abi, v2Artifact } from "./contracts.ts";
+
+export interface V2ApplicationState {
+  application: Address;
+  authority: Address;
+  inputBox: Address;
+  epochLength: number;
+  /** False when the claimer wallet does not own the Authority (an external chain): nothing is claimed. */
+  canClaim: boolean;
+  /** The contracts were deployed just now (a fresh chain): no claim of the record is on it. */
+  deployed: boolean;
+}
+
+type Settings = Pick<DevnodeConfig, "rpcUrl" | "chainMode" | "dappAddress" | "inputBoxAddress" | "claimerPrivateKey" | "epochLength">;
+
+export class V2Application {
+  readonly account: Account;
+  readonly reader: PublicClient<Transport, Chain>;
+  private readonly wallet: WalletClient<Transport, Chain, Account>;
+
+  private constructor(
+    private readonly settings: Settings,
+    readonly chain: Chain,
+    private readonly log: Log,
+  ) {
+    this.account = privateKeyToAccount(settings.claimerPrivateKey);
+    const transport = http(settings.rpcUrl, { retryCount: 0 });
+    this.reader = createPublicClient({ chain, transport });
+    this.wallet = createWalletClient({ chain, transport, account: this.account });
+  }
+
+  static async connect(settings: Settings, log: Log): Promise<V2Application> {
+    const id = await createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0 }) }).getChainId();
+    const chain = defineChain({
+      id,
+      name: `chain-${id}`,
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [settings.rpcUrl] } },
+    });
+    return new V2Application(settings, chain, log);
+  }
+
+  /** Makes sure the Application is there (deploying it on a managed chain) and reads how it is wired. */
+  async ensure(): Promise<V2ApplicationState> {
+    const application = this.settings.dappAddress;
+    const code = await this.reader.getCode({ address: application });
+    let deployed = false;
+    if (code === undefined || code === "0x") {
+      if (this.settings.chainMode === "external") {
+        throw new ChainMismatchError(
+          `no v2 Application at ${application} on ${this.settings.rpcUrl}: deploy it (with an Authority and the InputBox as its data availability) or set DAPP_ADDRESS`,
+        );
+      }
+      await this.deploy(application);
+      deployed = true;
+    }
+    let authority: Address;
+    let epochLength: number;
+    try {
+      authority = (await this.reader.readContract({ address: application, abi: v2Abi("Application"), functionName: "getOutputsMerkleRootValidator" })) as Address;
+      epochLength = Number(await this.reader.readContract({ address: authority, abi: v2Abi("Authority"), functionName: "getEpochLength" }));
+    } catch (error) {
+      throw new ChainMismatchError(`the contract at ${application} is not a v2 Application validated by an Authority: ${messageOf(error)}`);
+    }
+    const owner = (await this.reader.readContract({ address: authority, abi: v2Abi("Authority"), functionName: "owner" })) as Address;
+    const canClaim = owner.toLowerCase() === this.account.address.toLowerCase();
+    if (!canClaim) this.log(`the Authority ${authority} is owned by ${owner}, not ${this.account.address}: epochs will not be claimed`);
+    return { application, authority: getAddress(authority), inputBox: this.settings.inputBoxAddress, epochLength, canClaim, deployed };
+  }
+
+  /** Claims the epoch ending at `lastBlock` with `outputsRoot`; resolves with the transaction once mined. */
+  async submitClaim(state: V2ApplicationState, lastBlock: number, outputsRoot: Hex): Promise<Hex> {
+    const hash = await this.wallet.writeContract({
+      address: state.authority,
+      abi: v2Abi("Authority"),
+      functionName: "submitClaim",
+      args: [state.application, BigInt(lastBlock), outputsRoot],
+    });
+    const receipt = await this.reader.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 60_000 });
+    if (receipt.status !== "success") throw new Error(`the claim transaction ${hash} reverted`);
+    return hash;
+  }
+
+  /** Whether the Authority accepted `outputsRoot` for the application (what validateOutput asks it). */
+  async isAccepted(state: V2ApplicationState, outputsRoot: Hex): Promise<boolean> {
+    return (await this.reader.readContract({
+      address: state.authority,
+      abi: v2Abi("Authority"),
+      functionName: "isOutputsMerkleRootValid",
+      args: [state.application, outputsRoot],
+    })) as boolean;
+  }
+
+  /** Mines empty blocks up to `block` (a managed chain only): what time does to a chain that has blocks of its own. */
+  async mineTo(block: number): Promise<void> {
+    const latest = Number(await this.reader.getBlockNumber({ cacheTime: 0 }));
+    if (latest >= block) return;
+    await createTestClient({ mode: "hardhat", transport: http(this.settings.rpcUrl) }).mine({ blocks: block - latest });
+  }
+
+  /** Authority then Application, as the claimer's first two transactions, so they land where V2_DEFAULTS says. */
+  private async deploy(application: Address): Promise<void> {
+    const claimer = this.account.address;
+    const nonce = await this.reader.getTransactionCount({ address: claimer });
+    const expected = getContractAddress({ from: claimer, nonce: BigInt(nonce) + 1n });
+    if (expected.toLowerCase() !== application.toLowerCase()) {
+      throw new ChainMismatchError(
+        `the claimer ${claimer} would deploy the Application at ${expected}, not at DAPP_ADDRESS ${application} ` +
+          `(it has sent ${nonce} transaction(s) on this chain): unset DAPP_ADDRESS, or start a fresh chain`,
+      );
+    }
+    const authority = await this.deployOne("Authority", [claimer, BigInt(this.settings.epochLength)]);
+    const deployed = await this.deployOne("Application", [authority, claimer, DEVNODE_TEMPLATE_HASH, inputBoxAvailability(this.settings.inputBoxAddress)]);
+    this.log(`v2 application deployed: Application ${deployed}, Authority ${authority} (epochs of ${this.settings.epochLength} block(s))`);
+  }
+
+  private async deployOne(name: "Authority" | "Application", args: readonly unknown[]): Promise<Address> {
+    const artifact = v2Artifact(name);
+    const hash = await this.wallet.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode.object, args });
+    const receipt = await this.reader.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+    if (receipt.status !== "success" || receipt.contractAddress == null) throw new Error(`deploying the v2 ${name} failed (transaction ${hash})`);
+    return getAddress(receipt.contractAddress);
+  }
+}

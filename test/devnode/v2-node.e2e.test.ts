@@ -1,0 +1,168 @@
+/**
+ * The devnode as a Cartesi Rollups v2 node (ROLLUPS=v2) on the real stack (hardhat, devnode, dapp), read
+ * and written with the v2 clients as they are: @cartesi/viem sends inputs to the canonical InputBox and
+ * reads the node's JSON-RPC, @cartesi/rpc checks the raw shapes, and the deployed Application's
+ * `validateOutput` judges every proof the node serves.
+ */
+import { createClient as createRpcClient } from "@cartesi/rpc";
+import { createCartesiPublicClient, getInputsAdded, publicActionsL1, walletActionsL1 } from "@cartesi/viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPublicClient, createWalletClient, decodeFunctionData, http, stringToHex, type Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { hardhat } from "viem/chains";
+import { DEFAULTS } from "../../devnode/config.ts";
+import { v2Abi, V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
+import { startStack, type TestStack } from "../support/stack.ts";
+import { until } from "../support/until.ts";
+import { schemaInput } from "./fixtures.ts";
+
+const APP = V2_DEFAULTS.applicationAddress;
+const account = privateKeyToAccount(DEFAULTS.privateKey);
+
+function jsonHex(value: unknown): Hex {
+  return stringToHex(JSON.stringify(value));
+}
+
+describe("the devnode as a Rollups v2 node", () => {
+  let stack: TestStack;
+  let l1: ReturnType<typeof makeL1>;
+  let wallet: ReturnType<typeof makeWallet>;
+  let l2: ReturnType<typeof createCartesiPublicClient>;
+  let rpc: ReturnType<typeof createRpcClient>;
+
+  function makeL1(url: string) {
+    return createPublicClient({ chain: hardhat, transport: http(url) }).extend(publicActionsL1());
+  }
+  function makeWallet(url: string) {
+    return createWalletClient({ account, chain: hardhat, transport: http(url) }).extend(walletActionsL1());
+  }
+
+  /** Sends `payload` through @cartesi/viem and waits until the node has processed it. */
+  async function send(payload: Hex): Promise<bigint> {
+    const hash = await wallet.addInput({ account, chain: hardhat, application: APP, payload });
+    const [added] = getInputsAdded(await l1.waitForTransactionReceipt({ hash }));
+    if (added === undefined) throw new Error("no InputAdded in the receipt");
+    await l2.waitForInput({ application: APP, inputIndex: added.index, pollingInterval: 50, retryCount: 600 });
+    return added.index;
+  }
+
+  beforeAll(async () => {
+    stack = await startStack({ rollups: "v2", env: { EPOCH_INTERVAL_MS: "0" } });
+    l1 = makeL1(stack.urls.rpc);
+    wallet = makeWallet(stack.urls.rpc);
+    l2 = createCartesiPublicClient({ transport: http(`${stack.urls.node}/rpc`) });
+    rpc = createRpcClient({ uri: `${stack.urls.node}/rpc` });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it("places the v2 contracts where the v2 clients expect them and describes the application", async () => {
+    const app = await l2.getApplication({ application: "attestation" });
+    expect(app.applicationAddress).toBe(APP);
+    expect(app.consensusAddress).toBe(V2_DEFAULTS.authorityAddress);
+    expect(app.inputBoxAddress).toBe(V2_DEFAULTS.inputBoxAddress);
+    expect(app.consensusType).toBe("AUTHORITY");
+    expect(await l2.getChainId()).toBe(31337);
+    const byAddress = await rpc.request("cartesi_getApplication", { application: APP.toLowerCase() });
+    expect(byAddress.data.name).toBe("attestation");
+    const validator = await l1.readContract({ address: APP, abi: v2Abi("Application"), functionName: "getOutputsMerkleRootValidator" });
+    expect(validator).toBe(V2_DEFAULTS.authorityAddress);
+    const apps = await rpc.request("cartesi_listApplications", {});
+    expect(apps.pagination).toEqual({ total_count: 1, limit: 50, offset: 0 });
+  });
+
+  it("hands the dapp v2 metadata and records the input as the node shows it", async () => {
+    const index = await send(jsonHex(schemaInput("v2-first.example")));
+    const input = await l2.getInput({ application: APP, inputIndex: index });
+    expect(input.status).toBe("ACCEPTED");
+    expect(input.decodedData?.sender).toBe(account.address);
+    expect(input.decodedData?.applicationContract).toBe(APP);
+    expect(input.decodedData?.chainId).toBe(31337n);
+    const raw = await rpc.request("cartesi_getInput", { application: "attestation", input_index: `0x${index.toString(16)}` });
+    // The raw EvmAdvance is what the InputBox emitted: decoding it gives the payload back.
+    const decoded = decodeFunctionData({ abi: v2Abi("Inputs"), data: raw.data.raw_data as Hex });
+    expect(decoded.functionName).toBe("EvmAdvance");
+    expect(raw.data.transaction_reference).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(raw.data.outputs_hash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await l2.getProcessedInputCount({ application: APP })).toBe(index + 1n);
+  });
+
+  it("numbers notices across the application and proves each one once its epoch is claimed", async () => {
+    await send(jsonHex(schemaInput("v2-second.example")));
+    await send(jsonHex(schemaInput("v2-third.example")));
+    const { data: notices } = await l2.listOutputs({ application: APP, outputType: "Notice" });
+    expect(notices.length).toBeGreaterThanOrEqual(3);
+    expect(notices.map((o) => o.index)).toEqual(notices.map((_, i) => BigInt(i)));
+    const closed = (await (await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).json()) as { claimed: number };
+    expect(closed.claimed).toBeGreaterThan(0);
+    for (const listed of notices) {
+      const output = await l2.getOutput({ application: APP, outputIndex: listed.index });
+      expect(output.outputHashesSiblings).toHaveLength(63);
+      expect(await l1.validateOutput({ application: APP, output })).toBe(true);
+    }
+    const epoch = await l2.getEpoch({ application: APP, epochIndex: notices[0]?.epochIndex ?? 0n });
+    expect(epoch.status).toBe("CLAIM_ACCEPTED");
+    expect(await l2.getLastAcceptedEpochIndex({ application: APP })).toBeGreaterThanOrEqual(epoch.index);
+  });
+
+  it("refuses a changed output or a proof of another output", async () => {
+    const output = await l2.getOutput({ application: APP, outputIndex: 0n });
+    // One byte of the payload itself (after the selector, the offset and the length words) changed.
+    const at = 2 + 8 + 64 + 64;
+    const flipped = output.rawData.slice(at, at + 2) === "ff" ? "00" : "ff";
+    const changed = { ...output, rawData: `${output.rawData.slice(0, at)}${flipped}${output.rawData.slice(at + 2)}` as Hex };
+    expect(await l1.validateOutput({ application: APP, output: changed })).toBe(false);
+    expect(await l1.validateOutput({ application: APP, output: { ...output, index: 1n } })).toBe(false);
+  });
+
+  it("answers a v2 inspect with the dapp's reports, or null when there are none", async () => {
+    const response = await fetch(`${stack.urls.node}/inspect/attestation`, { method: "POST", body: JSON.stringify({ type: "all_provider_schemas", params: {} }) });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { status: string; reports: { payload: Hex }[] | null; processed_input_count: number };
+    expect(body.status).toBe("Accepted");
+    expect(body.processed_input_count).toBe(Number(await l2.getProcessedInputCount({ application: APP })));
+    expect(body.reports?.length).toBe(1);
+    expect((await fetch(`${stack.urls.node}/inspect/nobody`, { method: "POST", body: "x" })).status).toBe(404);
+    expect((await fetch(`${stack.urls.node}/inspect/attestation`)).status).toBe(405);
+  });
+
+  it("answers unknown items, bad parameters and bad JSON as the node does", async () => {
+    await expect(rpc.request("cartesi_getInput", { application: APP, input_index: "0x999" })).rejects.toMatchObject({ code: -32001, message: "Input not found" });
+    await expect(rpc.request("cartesi_getInput", { application: APP, input_index: "12" as Hex })).rejects.toMatchObject({ code: -32602 });
+    await expect(rpc.request("cartesi_getOutput", { application: "someone-else", output_index: "0x0" })).rejects.toMatchObject({ code: -32001 });
+    const badJson = await fetch(`${stack.urls.node}/rpc`, { method: "POST", body: "{not json" });
+    expect(badJson.status).toBe(400);
+    const unknown = await fetch(`${stack.urls.node}/rpc`, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", method: "cartesi_nothing", id: 7 }) });
+    expect(await unknown.text()).toBe('{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":7}\n');
+    // The node is still there and still right.
+    expect(await l2.getChainId()).toBe(31337);
+  });
+
+  it("pages lists with the node's defaults and filters", async () => {
+    const page = await rpc.request("cartesi_listInputs", { application: APP, limit: 2, offset: 1, descending: true });
+    expect(page.pagination.limit).toBe(2);
+    expect(page.data).toHaveLength(2);
+    expect(page.data.map((i) => i.index)).toEqual(["0x1", "0x0"]);
+    const bySender = await rpc.request("cartesi_listInputs", { application: APP, sender: "0x000000000000000000000000000000000000dEaD" });
+    expect(bySender.pagination.total_count).toBe(0);
+    const reports = await rpc.request("cartesi_listReports", { application: APP, input_index: "0x0" });
+    expect(reports.data).toEqual([]);
+    const vouchers = await l2.listOutputs({ application: APP, outputType: "Voucher" });
+    expect(vouchers.data).toEqual([]);
+  });
+
+  it("keeps its record across a restart: the same indices, roots and proofs", async () => {
+    const before = await l2.getOutput({ application: APP, outputIndex: 1n });
+    await stack.restart("devnode");
+    await until(() => l2.getProcessedInputCount({ application: APP }).catch(() => -1n), (count) => count >= 3n, "the devnode answers again");
+    const after = await l2.getOutput({ application: APP, outputIndex: 1n });
+    expect(after.outputHashesSiblings).toEqual(before.outputHashesSiblings);
+    const index = await send(jsonHex(schemaInput("v2-after-restart.example")));
+    const { data: outputs } = await l2.listOutputs({ application: APP, inputIndex: index });
+    expect(outputs[0]?.index).toBe(3n);
+    expect(outputs[0]?.outputHashesSiblings).toBeNull();
+  });
+});
+
+
