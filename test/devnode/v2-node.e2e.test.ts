@@ -163,6 +163,31 @@ describe("the devnode as a Rollups v2 node", () => {
     expect(outputs[0]?.index).toBe(3n);
     expect(outputs[0]?.outputHashesSiblings).toBeNull();
   });
+
+  it("a fresh chain gets the contracts, the inputs and claims back, and the old proofs hold again", async () => {
+    const proved = await l2.getOutput({ application: APP, outputIndex: 2n });
+    const count = await l2.getProcessedInputCount({ application: APP });
+    await stack.restart("chain");
+    // The devnode sees the chain went back, re-submits the inputs (into new blocks) and deploys the contracts.
+    await until(
+      () => l1.getCode({ address: APP }).catch(() => undefined),
+      (code) => code !== undefined && code !== "0x",
+      "the Application is deployed again",
+      60_000,
+    );
+    await until(
+      () => l1.readContract({ address: V2_DEFAULTS.inputBoxAddress, abi: v2Abi("InputBox"), functionName: "getNumberOfInputs", args: [APP] }).catch(() => 0n),
+      (n) => n === count,
+      "the inputs are on the fresh chain",
+      60_000,
+    );
+    await until(
+      async () => ((await (await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).json()) as { claimed: number }).claimed,
+      (claimed) => claimed >= 1,
+      "the epochs are claimed again",
+      60_000,
+    );
+    expect(await l1.validateOutput({ application: APP, output: proved })).toBe(true);
+    expect(await l2.getProcessedInputCount({ application: APP })).toBe(count);
+  });
 });
-
-
