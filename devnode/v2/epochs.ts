@@ -104,10 +104,7 @@ export class V2EpochManager {
     return {
       epochs: closed.length,
       claimed: closed.filter((e) => e.claim !== null).length,
-      lastEpoch:
-        last === undefined
-          ? null
-          : { index: last.index, firstInput: last.lower, lastInput: last.upper - 1, epochHash: last.outputsRoot ?? ZERO_HASH, claimTx: last.claim?.claimTx ?? null },
+      lastEpoch: last === undefined ? null : this.summary(last),
       openInputs: epochs.filter((e) => e.status === "OPEN").reduce((n, e) => n + (e.upper - e.lower), 0),
       canClaim: this.state.canClaim,
     };
@@ -115,9 +112,9 @@ export class V2EpochManager {
 
   /**
    * Closes the open epoch now (on a managed chain, by mining the rest of its blocks) and claims every
-   * closed epoch; resolves with the number of epochs claimed.
+   * closed epoch; resolves with the newest epoch claimed now, or null when there was nothing to claim.
    */
-  async close(): Promise<number> {
+  async close(): Promise<EpochStatus["lastEpoch"]> {
     const open = this.epochs().filter((e) => e.status === "OPEN");
     const last = open[open.length - 1];
     if (last !== undefined && this.managedChain) {
@@ -127,7 +124,13 @@ export class V2EpochManager {
     }
     const deadline = Date.now() + CLOSE_WAIT_MS;
     while (this.epochs().some((e) => e.status === "CLOSED") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    return this.serialized(() => this.claimDue());
+    const claimed = await this.serialized(() => this.claimDue());
+    const newest = claimed[claimed.length - 1];
+    return newest === undefined ? null : this.summary(newest);
+  }
+
+  private summary(epoch: V2Epoch): NonNullable<EpochStatus["lastEpoch"]> {
+    return { index: epoch.index, firstInput: epoch.lower, lastInput: epoch.upper - 1, epochHash: epoch.outputsRoot ?? ZERO_HASH, claimTx: epoch.claim?.claimTx ?? null };
   }
 
   private schedule(): void {
@@ -150,9 +153,9 @@ export class V2EpochManager {
   }
 
   /** Claims the closed, processed epochs not claimed yet, oldest first; stops at the first failure. */
-  private async claimDue(): Promise<number> {
-    if (!this.state.canClaim) return 0;
-    let claimed = 0;
+  private async claimDue(): Promise<V2Epoch[]> {
+    const claimed: V2Epoch[] = [];
+    if (!this.state.canClaim) return claimed;
     for (const epoch of this.epochs()) {
       if (epoch.status !== "CLAIM_COMPUTED" || epoch.outputsRoot === null) continue;
       let claimTx: Hex;
@@ -169,11 +172,12 @@ export class V2EpochManager {
         // holds it, the transaction is not known here.
         claimTx = ZERO_HASH;
       }
-      this.store.addClaim({ epochIndex: epoch.index, outputsRoot: epoch.outputsRoot, claimTx, claimedAt: Date.now() });
+      const claim = { epochIndex: epoch.index, outputsRoot: epoch.outputsRoot, claimTx, claimedAt: Date.now() };
+      this.store.addClaim(claim);
       if (this.claimFailing) this.log("claims go through again");
       this.claimFailing = false;
       this.log(`epoch ${epoch.index} (blocks ${epoch.firstBlock}..${epoch.lastBlock}, inputs ${epoch.lower}..${epoch.upper - 1}) claimed: outputs root ${epoch.outputsRoot} (transaction ${claimTx})`);
-      claimed++;
+      claimed.push({ ...epoch, status: "CLAIM_ACCEPTED", claim });
     }
     return claimed;
   }

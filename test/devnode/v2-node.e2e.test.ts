@@ -94,8 +94,9 @@ describe("the devnode as a Rollups v2 node", () => {
     const { data: notices } = await l2.listOutputs({ application: APP, outputType: "Notice" });
     expect(notices.length).toBeGreaterThanOrEqual(3);
     expect(notices.map((o) => o.index)).toEqual(notices.map((_, i) => BigInt(i)));
-    const closed = (await (await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).json()) as { claimed: number };
+    const closed = (await (await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).json()) as { closed: { claimTx: Hex } | null; claimed: number };
     expect(closed.claimed).toBeGreaterThan(0);
+    expect(closed.closed?.claimTx).toMatch(/^0x[0-9a-f]{64}$/);
     for (const listed of notices) {
       const output = await l2.getOutput({ application: APP, outputIndex: listed.index });
       expect(output.outputHashesSiblings).toHaveLength(63);
