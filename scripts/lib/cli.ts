@@ -6,7 +6,8 @@ import type { Address } from "viem";
 import { z } from "zod";
 import { configAddressSchema, portSchema } from "../../common/env.ts";
 import type { InspectEnvelope } from "../../common/wire.ts";
-import { describeIssues, DEFAULTS } from "../../devnode/config.ts";
+import { describeIssues, DEFAULTS, ROLLUPS_VERSIONS } from "../../devnode/config.ts";
+import { V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
 import { decodePayload, type InputVerdict, type RollupEndpoints, type Sender } from "./rollup-client.ts";
 
 const address = configAddressSchema;
@@ -16,8 +17,9 @@ const envSchema = z.object({
   NODE_PORT: port.default(DEFAULTS.nodePort),
   RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
   ROLLUP_URL: z.url({ protocol: /^https?$/ }).optional(),
-  INPUTBOX_ADDRESS: address.default(DEFAULTS.inputBoxAddress),
-  DAPP_ADDRESS: address.default(DEFAULTS.dappAddress),
+  ROLLUPS: z.enum(ROLLUPS_VERSIONS).default("v1"),
+  INPUTBOX_ADDRESS: address.optional(),
+  DAPP_ADDRESS: address.optional(),
 });
 
 export class UsageError extends Error {
@@ -33,8 +35,9 @@ export function loadEndpoints(env: NodeJS.ProcessEnv): RollupEndpoints {
   return {
     rpcUrl: e.RPC_URL ?? `http://127.0.0.1:${e.CHAIN_PORT}`,
     nodeUrl: (e.ROLLUP_URL ?? `http://127.0.0.1:${e.NODE_PORT}`).replace(/\/+$/, ""),
-    inputBoxAddress: e.INPUTBOX_ADDRESS as Address,
-    dappAddress: e.DAPP_ADDRESS as Address,
+    inputBoxAddress: (e.INPUTBOX_ADDRESS ?? (e.ROLLUPS === "v2" ? V2_DEFAULTS.inputBoxAddress : DEFAULTS.inputBoxAddress)) as Address,
+    dappAddress: (e.DAPP_ADDRESS ?? (e.ROLLUPS === "v2" ? V2_DEFAULTS.applicationAddress : DEFAULTS.dappAddress)) as Address,
+    rollups: e.ROLLUPS,
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * A small client of the rollup from the outside, as a user sees it: send an input to the InputBox from a
- * hardhat account, wait for its verdict through the node's GraphQL API, and run inspect queries.
- * Used by `npm run input|inspect|replay` and by the end-to-end tests.
+ * hardhat account, wait for its verdict through the node's reader (GraphQL on v1, JSON-RPC on v2), and
+ * run inspect queries. Used by `npm run input|inspect|replay` and by the end-to-end tests.
  */
 import {
   createPublicClient,
@@ -18,7 +18,8 @@ import { mnemonicToAccount } from "viem/accounts";
 import { isHex, hexToUtf8, utf8ToHex } from "../../common/hex.ts";
 import type { CompletionStatus, InspectEnvelope } from "../../common/wire.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
-import { inputBoxAbi } from "../../devnode/inputbox.ts";
+import { inputBoxAbi, v2InputAddedEvent } from "../../devnode/inputbox.ts";
+import { decodeEvmAdvance } from "../../devnode/v2/inputs.ts";
 
 export type { CompletionStatus };
 
@@ -28,6 +29,8 @@ export interface RollupEndpoints {
   nodeUrl: string;
   inputBoxAddress: Address;
   dappAddress: Address;
+  /** The node's kind: v1 (GraphQL, GET inspect) or v2 (JSON-RPC, POST /inspect/<application>). Default v1. */
+  rollups?: "v1" | "v2";
 }
 
 /** Who sends an input: a hardhat account number, or an address (impersonated on a hardhat chain). */
@@ -54,6 +57,27 @@ export interface InputVerdict {
 
 export class GraphqlError extends Error {
   override readonly name = "GraphqlError";
+}
+
+/** A JSON-RPC error from a v2 node (-32001: not found yet). */
+export class RpcCallError extends Error {
+  override readonly name = "RpcCallError";
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface V2RpcInput {
+  status: string;
+  block_number: Hex;
+  decoded_data?: { sender: Address; block_timestamp: Hex; payload: Hex };
+}
+
+interface V2RpcOutput {
+  decoded_data?: { type: string; payload: Hex; destination?: Address };
 }
 
 /** Hex of the UTF-8 JSON of `input`, or `input` itself when it already is hex. */
@@ -158,9 +182,52 @@ export class RollupClient {
     }
     const receipt = await this.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     if (receipt.status !== "success") throw new Error(`addInput transaction ${hash} reverted`);
+    if (this.endpoints.rollups === "v2") {
+      const [event] = parseEventLogs({ abi: [v2InputAddedEvent], logs: receipt.logs });
+      if (event === undefined) throw new Error(`no InputAdded event in transaction ${hash} (is the v2 InputBox deployed?)`);
+      const { metadata } = decodeEvmAdvance(event.args.input);
+      return { index: Number(event.args.index), txHash: hash, blockNumber: receipt.blockNumber, sender: metadata.msg_sender };
+    }
     const [event] = parseEventLogs({ abi: inputBoxAbi, eventName: "InputAdded", logs: receipt.logs });
     if (event === undefined) throw new Error(`no InputAdded event in transaction ${hash} (is the InputBox deployed?)`);
     return { index: Number(event.args.inputIndex), txHash: hash, blockNumber: receipt.blockNumber, sender: event.args.sender };
+  }
+
+  /** One JSON-RPC call to a v2 node; a JSON-RPC error throws with its code in the message. */
+  async rpc<T>(method: string, params: Record<string, unknown>): Promise<T> {
+    const response = await fetch(`${this.endpoints.nodeUrl}/rpc`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", method, params, id: 1 }),
+    });
+    if (response.status !== 200) throw new Error(`${method} answered HTTP ${response.status}: ${await response.text()}`);
+    const body = (await response.json()) as { result?: T; error?: { code: number; message: string } };
+    if (body.error !== undefined) throw new RpcCallError(body.error.code, `${method}: ${body.error.message} (${body.error.code})`);
+    return body.result as T;
+  }
+
+  /** A v2 node's verdict on input `index` once processed, in the v1 shape; undefined while it is not. */
+  private async v2Verdict(index: number): Promise<InputVerdict | undefined> {
+    const application = this.endpoints.dappAddress;
+    const at = { application, input_index: `0x${index.toString(16)}` };
+    const { data: input } = await this.rpc<{ data: V2RpcInput }>("cartesi_getInput", at);
+    if (input.status === "NONE") return undefined;
+    // Every output and report of one input fits in the node's largest page.
+    const page = { ...at, limit: 10_000 };
+    const outputs = (await this.rpc<{ data: V2RpcOutput[] }>("cartesi_listOutputs", page)).data;
+    const reports = (await this.rpc<{ data: { raw_data: Hex }[] }>("cartesi_listReports", page)).data;
+    const decoded = input.decoded_data;
+    return {
+      index,
+      status: (input.status === "NONE" ? "UNPROCESSED" : input.status) as CompletionStatus,
+      msgSender: decoded?.sender ?? ("0x" as Address),
+      blockNumber: Number(input.block_number),
+      timestamp: Number(decoded?.block_timestamp ?? "0x0"),
+      payload: decoded?.payload ?? "0x",
+      notices: outputs.flatMap((o) => (o.decoded_data?.type === "Notice" ? [o.decoded_data.payload] : [])),
+      reports: reports.map((r) => r.raw_data),
+      vouchers: outputs.flatMap((o) => (o.decoded_data?.type === "Voucher" && o.decoded_data.destination !== undefined ? [{ destination: o.decoded_data.destination, payload: o.decoded_data.payload }] : [])),
+    };
   }
 
   async graphql<T>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
@@ -182,6 +249,19 @@ export class RollupClient {
     const deadline = Date.now() + timeoutMs;
     let last = "not seen by the node yet";
     for (;;) {
+      if (this.endpoints.rollups === "v2") {
+        try {
+          const verdict = await this.v2Verdict(index);
+          if (verdict !== undefined) return verdict;
+          last = "NONE";
+        } catch (error) {
+          if (!(error instanceof RpcCallError)) throw error;
+          last = error.message;
+        }
+        if (Date.now() > deadline) throw new Error(`input ${index} has no verdict after ${timeoutMs} ms (${last})`);
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
       try {
         const { input } = await this.graphql<VerdictData>(VERDICT_QUERY, { index });
         if (input.status !== "UNPROCESSED") {
@@ -219,6 +299,7 @@ export class RollupClient {
    */
   async inspect(query: unknown, method: "GET" | "POST" = "GET"): Promise<InspectEnvelope> {
     const text = typeof query === "string" ? query : JSON.stringify(query);
+    if (this.endpoints.rollups === "v2") return this.inspectV2(text);
     const base = `${this.endpoints.nodeUrl}/inspect`;
     const response =
       method === "GET"
@@ -226,5 +307,13 @@ export class RollupClient {
         : await fetch(base, { method: "POST", body: text, headers: { "content-type": "application/json" } });
     if (response.status !== 200) throw new Error(`inspect answered HTTP ${response.status}: ${await response.text()}`);
     return (await response.json()) as InspectEnvelope;
+  }
+
+  /** A v2 inspect (`POST /inspect/<application>`, the query as the body), answered in the v1 envelope. */
+  private async inspectV2(text: string): Promise<InspectEnvelope> {
+    const response = await fetch(`${this.endpoints.nodeUrl}/inspect/${this.endpoints.dappAddress}`, { method: "POST", body: text });
+    if (response.status !== 200) throw new Error(`inspect answered HTTP ${response.status}: ${await response.text()}`);
+    const body = (await response.json()) as { status: InspectEnvelope["status"]; reports: { payload: Hex }[] | null; processed_input_count: number };
+    return { status: body.status, exception_payload: null, reports: body.reports ?? [], processed_input_count: body.processed_input_count };
   }
 }

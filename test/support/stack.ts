@@ -232,6 +232,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     nodeUrl: urls.node,
     inputBoxAddress: settings.inputBoxAddress,
     dappAddress: settings.dappAddress,
+    rollups: settings.rollups,
   });
   let stopped = false;
   return {
