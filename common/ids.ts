@@ -33,21 +33,25 @@ export type PositionalKind = "create_attestation" | "grant_access";
  * `keccak256(abi.encode(string kind, uint256 input_index))`: known to the api as soon as its
  * transaction's receipt shows the `InputAdded` index, before the rollup has processed the input.
  */
-export function inputIdOf(kind: PositionalKind, inputIndex: number | bigint): Hex {
-  return keccak256(encodeAbiParameters([{ type: "string" }, { type: "uint256" }], [kind, BigInt(inputIndex)]));
+export function inputIdOf(kind: PositionalKind, inputIndex: number | bigint, hash: Keccak = keccak256): Hex {
+  return hash(encodeAbiParameters([{ type: "string" }, { type: "uint256" }], [kind, BigInt(inputIndex)]));
 }
+
+/**
+ * keccak256 of hex bytes: viem's pure-JS one by default (the dapp runs on riscv64 with nothing native);
+ * host processes may pass a native one (common/native-keccak.ts), with the same result.
+ */
+export type Keccak = (data: Hex) => Hex;
 
 /**
  * The id of an object made by item `item` (0-based) of a `batch` input (DECISIONS.md section 3):
  * `keccak256(abi.encode(string kind, uint256 input_index, uint256 item))`. Known to the api at the receipt too.
  */
-export function itemIdOf(kind: PositionalKind, inputIndex: number | bigint, item: number): Hex {
-  return keccak256(
-    encodeAbiParameters([{ type: "string" }, { type: "uint256" }, { type: "uint256" }], [kind, BigInt(inputIndex), BigInt(item)]),
-  );
+export function itemIdOf(kind: PositionalKind, inputIndex: number | bigint, item: number, hash: Keccak = keccak256): Hex {
+  return hash(encodeAbiParameters([{ type: "string" }, { type: "uint256" }, { type: "uint256" }], [kind, BigInt(inputIndex), BigInt(item)]));
 }
 
 /** The id of what a write made: the plain formula for a lone input, the item formula inside a batch. */
-export function writeIdOf(kind: PositionalKind, inputIndex: number | bigint, item: number | null): Hex {
-  return item === null ? inputIdOf(kind, inputIndex) : itemIdOf(kind, inputIndex, item);
+export function writeIdOf(kind: PositionalKind, inputIndex: number | bigint, item: number | null, hash: Keccak = keccak256): Hex {
+  return item === null ? inputIdOf(kind, inputIndex, hash) : itemIdOf(kind, inputIndex, item, hash);
 }

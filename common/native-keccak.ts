@@ -22,3 +22,8 @@ export function nativeKeccak(...parts: Uint8Array[]): Buffer {
   for (const part of parts) state.update(asBuffer(part));
   return state.digest();
 }
+
+/** keccak256 of hex bytes, as hex: the shape of viem's `keccak256(hex)`, natively (common/ids.ts `Keccak`). */
+export function nativeKeccakHex(data: `0x${string}`): `0x${string}` {
+  return `0x${nativeKeccak(Buffer.from(data.slice(2), "hex")).toString("hex")}`;
+}

@@ -8,7 +8,7 @@ import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
 import { envelope, errorResponses, id32, jsonContent, jsonRequest, operationTraits, router, type OperationTraits } from "../operations.ts";
-import { jsonSyntax, limitBody } from "../validation.ts";
+import { jsonBody } from "../validation.ts";
 
 export const bucketDefinitionSchema = z
   .object({
@@ -105,7 +105,7 @@ function keyFormatProblem(publicKey: unknown, algorithm: unknown): string | unde
 export function adminRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "admin", clientOf);
   const admin = requireRole(services.config.jwtSecret, "admin");
-  const middleware = [limited, admin, limitBody, jsonSyntax];
+  const middleware = [limited, admin, jsonBody];
   return router()
     .openapi({ ...registerSchemaRoute, middleware }, async (c) => {
       const body = c.req.valid("json");

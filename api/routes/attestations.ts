@@ -8,6 +8,7 @@ import { inputTransaction } from "../rollup/chain-reader.ts";
 import type { Hex } from "viem";
 import { bucketDefinitionProblem, bucketOf, sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
 import { writeIdOf } from "../../common/ids.ts";
+import { nativeKeccakHex } from "../../common/native-keccak.ts";
 import { PROOF_MODES, type ProofKind } from "../../common/tls-claim.ts";
 import type { AttestationView } from "../../common/wire.ts";
 import type { AuthVariables } from "../auth/middleware.ts";
@@ -37,7 +38,7 @@ import {
   unixSeconds,
   type OperationTraits,
 } from "../operations.ts";
-import { HEX32_RE, hex32Schema, invalidParameter, jsonSyntax, limitBody } from "../validation.ts";
+import { HEX32_RE, hex32Schema, invalidParameter, jsonBody } from "../validation.ts";
 
 const claimSchema = z.object({
   provider: z.string().min(1).openapi({ description: 'the provider type; only "http" is supported' }),
@@ -248,7 +249,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
   }
 
   return router<{ Variables: AuthVariables }>()
-    .openapi({ ...claimRoute, middleware: [limited, user, limitBody, jsonSyntax] }, async (c) => {
+    .openapi({ ...claimRoute, middleware: [limited, user, jsonBody] }, async (c) => {
       const body = c.req.valid("json");
       const owner = c.get("auth").sub;
       if (body.provider !== "http") {
@@ -333,7 +334,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
         },
         { schemaId: schema.schemaId },
       );
-      const claimId = writeIdOf("create_attestation", submitted.inputIndex, submitted.item);
+      const claimId = writeIdOf("create_attestation", submitted.inputIndex, submitted.item, nativeKeccakHex);
       // The line that ties the request to its input and its notice (the notice's claimId).
       services.logger.info(
         {

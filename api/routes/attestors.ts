@@ -9,7 +9,7 @@ import { requireRole } from "../auth/middleware.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
 import { addressOut, envelope, errorResponses, jsonContent, jsonRequest, operationTraits, router, unixSeconds, type OperationTraits } from "../operations.ts";
-import { jsonSyntax, limitBody } from "../validation.ts";
+import { jsonBody } from "../validation.ts";
 
 const registrationSchema = z
   .object({
@@ -60,7 +60,7 @@ export function attestorRoutes(services: ApiServices, clientOf: ClientAddressOf)
   const admin = requireRole(services.config.jwtSecret, "admin");
   return router()
     .openapi(
-      { ...registerAttestorRoute, middleware: [rateLimit(services.limiter, "admin", clientOf), admin, limitBody, jsonSyntax] },
+      { ...registerAttestorRoute, middleware: [rateLimit(services.limiter, "admin", clientOf), admin, jsonBody] },
       async (c) => {
         const { address, name, enabled } = c.req.valid("json");
         await services.write("set_tls_attestor", { address, enabled, ...(name === undefined ? {} : { name }) });

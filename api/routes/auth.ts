@@ -5,7 +5,7 @@ import { DEFAULT_TOKEN_TTL_SECONDS, issueToken } from "../auth/tokens.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
 import { envelope, errorResponses, jsonContent, jsonRequest, operationTraits, router, unixSeconds, type OperationTraits } from "../operations.ts";
-import { jsonSyntax, limitBody } from "../validation.ts";
+import { jsonBody } from "../validation.ts";
 
 const loginSchema = z.object({
   message: z.string().min(1).max(8192).openapi({ description: "EIP-4361 message" }),
@@ -51,7 +51,7 @@ export function authRoutes(services: ApiServices, clientOf: ClientAddressOf) {
         200,
       );
     })
-    .openapi({ ...loginRoute, middleware: [limited, limitBody, jsonSyntax] }, async (c) => {
+    .openapi({ ...loginRoute, middleware: [limited, jsonBody] }, async (c) => {
       const { message, signature } = c.req.valid("json");
       const { address, messageExpiresAt } = await verifySiweLogin(
         {

@@ -2,6 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { addressSchema } from "../../common/address.ts";
 import { writeIdOf } from "../../common/ids.ts";
+import { nativeKeccakHex } from "../../common/native-keccak.ts";
 import { requireRole, type AuthVariables } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
@@ -21,7 +22,7 @@ import {
   unixSeconds,
   type OperationTraits,
 } from "../operations.ts";
-import { HEX32_RE, hex32Schema, jsonSyntax, limitBody } from "../validation.ts";
+import { HEX32_RE, hex32Schema, jsonBody } from "../validation.ts";
 
 const grantSchema = z.object({
   requester: addressSchema,
@@ -113,7 +114,7 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "grants", clientOf);
   const user = requireRole(services.config.jwtSecret, "user");
   return router<{ Variables: AuthVariables }>()
-    .openapi({ ...grantRoute, middleware: [limited, user, limitBody, jsonSyntax] }, async (c) => {
+    .openapi({ ...grantRoute, middleware: [limited, user, jsonBody] }, async (c) => {
       const { requester, schemaId, expiresAt } = c.req.valid("json");
       if (expiresAt <= services.now()) {
         throw new ApiError("INVALID_REQUEST", "expiresAt must be in the future", {
@@ -130,7 +131,7 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       return c.json(
         {
           success: true as const,
-          data: { grantId: writeIdOf("grant_access", submitted.inputIndex, submitted.item), txHash: submitted.txHash },
+          data: { grantId: writeIdOf("grant_access", submitted.inputIndex, submitted.item, nativeKeccakHex), txHash: submitted.txHash },
         },
         200,
       );

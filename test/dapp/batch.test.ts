@@ -6,7 +6,8 @@
 import type { Hex } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { utf8ToHex } from "../../common/hex.ts";
-import { inputIdOf, itemIdOf, schemaIdOf } from "../../common/ids.ts";
+import { inputIdOf, itemIdOf, schemaIdOf, writeIdOf } from "../../common/ids.ts";
+import { nativeKeccakHex } from "../../common/native-keccak.ts";
 import { databaseDigest } from "../../dapp/db/digest.ts";
 import { ADMIN, ALICE, ATTESTOR, BOB, decode, OPERATOR, startHarness, startReadyHarness, type Harness } from "./harness.ts";
 import { PUBLIC_KEY, SCHEMA, SCHEMA_2, UNKNOWN_ID } from "./fixtures.ts";
@@ -35,6 +36,17 @@ async function ready(): Promise<Harness> {
 }
 
 const decoded = (payloads: Hex[]) => payloads.map((p) => decode(p));
+
+describe("write ids", () => {
+  it("are the same hashed natively (the api's) and in pure JS (the dapp's)", () => {
+    for (const [index, item] of [[0, null], [7, 0], [123_456, 255], [2 ** 40, 3]] as const) {
+      for (const kind of ["create_attestation", "grant_access"] as const) {
+        expect(writeIdOf(kind, index, item, nativeKeccakHex)).toBe(writeIdOf(kind, index, item));
+      }
+    }
+    expect(writeIdOf("grant_access", 5, null)).toBe(inputIdOf("grant_access", 5));
+  });
+});
 
 describe("a batch with good and bad items", () => {
   it("applies the good ones in order, reports each bad one by position, and is accepted", async () => {
