@@ -29,6 +29,12 @@ const boxSecretKey = z
   .transform((v) => new Uint8Array(Buffer.from(v, "base64")))
   .refine((key) => key.length === 32, SECRET_KEY_SHAPE);
 
+/** Where the local stack (npm start) puts the InputBox and the application, per Rollups version. */
+const LOCAL_ADDRESSES = {
+  v1: { inputBox: "0x59b22D57D4f067708AB0c00552767405926dc768", application: "0xab7528bb862fB57E8A2BCd567a2e929a0Be56a5e" },
+  v2: { inputBox: "0x1b51e2992A2755Ba4D6F7094032DF91991a0Cfac", application: "0xB581C9264f59BF0289fA76D61B2D0746dCE3C30D" },
+} as const;
+
 const envSchema = z.object({
   API_PORT: port.default(8001),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -36,8 +42,11 @@ const envSchema = z.object({
   GRAPHQL_URL: url.optional(),
   RPC_URL: url.default("http://127.0.0.1:8545"),
   CHAIN_ID: z.coerce.number().int().positive().default(31337),
-  INPUTBOX_ADDRESS: address.default("0x59b22D57D4f067708AB0c00552767405926dc768"),
-  DAPP_ADDRESS: address.default("0xab7528bb862fB57E8A2BCd567a2e929a0Be56a5e"),
+  /** The node's kind: v1 (GraphQL reader, GET inspect) or v2 (JSON-RPC, POST /inspect/<application>). */
+  ROLLUPS: z.enum(["v1", "v2"]).default("v1"),
+  /** Defaults: the local stack's addresses for ROLLUPS (docs/devnode.md, docs/rollups-v2.md). */
+  INPUTBOX_ADDRESS: address.optional(),
+  DAPP_ADDRESS: address.optional(),
   PRIVATE_KEY: z
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key")
@@ -91,6 +100,8 @@ export function caFilePaths(value: string): string[] {
 export interface ApiConfig {
   port: number;
   host: string;
+  /** The node's kind, and so how it is read (api/rollup/node-reader.ts). */
+  rollups: "v1" | "v2";
   rollupUrl: string;
   graphqlUrl: string;
   rpcUrl: string;
@@ -150,12 +161,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
   return {
     port: e.API_PORT,
     host: e.HOST,
+    rollups: e.ROLLUPS,
     rollupUrl,
     graphqlUrl: e.GRAPHQL_URL ?? `${rollupUrl}/graphql`,
     rpcUrl: e.RPC_URL,
     chainId: e.CHAIN_ID,
-    inputBoxAddress: e.INPUTBOX_ADDRESS as Address,
-    dappAddress: e.DAPP_ADDRESS as Address,
+    inputBoxAddress: (e.INPUTBOX_ADDRESS ?? LOCAL_ADDRESSES[e.ROLLUPS].inputBox) as Address,
+    dappAddress: (e.DAPP_ADDRESS ?? LOCAL_ADDRESSES[e.ROLLUPS].application) as Address,
     privateKey: e.PRIVATE_KEY as Hex,
     jwtSecret: resolveJwtSecret(e.JWT_SECRET, e.DATA_DIR),
     dataDir: e.DATA_DIR,

@@ -18,6 +18,8 @@ import { RedisRateLimiter } from "./redis/rate-limiter.ts";
 import { RegistryCatalog } from "./rollup/catalog.ts";
 import { NoticeFollower } from "./rollup/follower.ts";
 import { GraphqlReader } from "./rollup/graphql.ts";
+import { JsonRpcReader } from "./rollup/jsonrpc.ts";
+import type { NodeReader } from "./rollup/node-reader.ts";
 import { RollupReader } from "./rollup/inspect.ts";
 import { GroupCommit, type CommittedWrite } from "./rollup/group-commit.ts";
 import { InputSubmitter } from "./rollup/submitter.ts";
@@ -30,7 +32,9 @@ export interface ApiServices {
   /** Unix seconds. */
   now: () => number;
   reader: RollupReader;
-  graphql: GraphqlReader;
+  /** The node's reader: GraphQL on v1, JSON-RPC on v2 (`proofs` is the same object, typed by version). */
+  node: NodeReader;
+  proofs: { rollups: "v1"; reader: GraphqlReader } | { rollups: "v2"; reader: JsonRpcReader };
   submitter: InputSubmitter;
   catalog: RegistryCatalog;
   follower: NoticeFollower;
@@ -69,19 +73,23 @@ export function packageVersion(): string {
 export function createServices(config: ApiConfig, overrides: { now?: () => number; logDestination?: DestinationStream } = {}): ApiServices {
   const now = overrides.now ?? (() => Math.floor(Date.now() / 1000));
   const logger = createApiLogger(config.logLevel, overrides.logDestination, config.replica);
-  const reader = new RollupReader({ rollupUrl: config.rollupUrl });
-  const graphql = new GraphqlReader(config.graphqlUrl);
+  const reader = new RollupReader({ rollupUrl: config.rollupUrl, ...(config.rollups === "v2" ? { v2Application: config.dappAddress } : {}) });
+  const proofs: ApiServices["proofs"] =
+    config.rollups === "v2"
+      ? { rollups: "v2", reader: new JsonRpcReader(config.rollupUrl, config.dappAddress) }
+      : { rollups: "v1", reader: new GraphqlReader(config.graphqlUrl) };
+  const node: NodeReader = proofs.reader;
 
   const catalog = new RegistryCatalog();
   let sink: (event: WsEvent) => void = () => undefined;
   let failing = false;
-  const follower = new NoticeFollower(graphql, catalog, {
+  const follower = new NoticeFollower(node, catalog, {
     intervalMs: config.noticePollMs,
     onEvent: (event) => sink(event as WsEvent),
     onPoll: (error) => {
       // The node may start after the api: say so once, and once more when it recovers, not every poll.
-      if (error !== undefined && !failing) logger.warn({ url: config.graphqlUrl, error: String(error) }, "cannot read notices");
-      if (error === undefined && failing) logger.warn({ url: config.graphqlUrl }, "reading notices again");
+      if (error !== undefined && !failing) logger.warn({ url: node.url, error: String(error) }, "cannot read notices");
+      if (error === undefined && failing) logger.warn({ url: node.url }, "reading notices again");
       failing = error !== undefined;
     },
   });
@@ -93,6 +101,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
   const submitter = new InputSubmitter({
     rpcUrl: config.rpcUrl,
     chainId: config.chainId,
+    rollups: config.rollups,
     privateKey: config.privateKey,
     inputBoxAddress: config.inputBoxAddress,
     dappAddress: config.dappAddress,
@@ -100,7 +109,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
   });
   attestor = new ProverPool(config.attestor, undefined, metrics.observeProof);
   const commits = new GroupCommit((payload) => submitter.submitPayload(payload), config.writeBatch, metrics.observeGroup);
-  const verdicts = new VerdictWatch(graphql, { timeoutMs: config.verdictTimeoutMs });
+  const verdicts = new VerdictWatch(node, { timeoutMs: config.verdictTimeoutMs });
   const localNonces = new NonceStore(now);
   const localLimiter = config.rateLimits ? new RateLimiter(now) : undefined;
   let nonces: NonceKeeper = localNonces;
@@ -121,7 +130,8 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     version: packageVersion(),
     now,
     reader,
-    graphql,
+    node,
+    proofs,
     submitter,
     catalog,
     follower,

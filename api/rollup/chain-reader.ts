@@ -19,8 +19,27 @@ export interface LatestClaim {
   blockNumber: number;
 }
 
+const V2_INPUT_ADDED = parseAbi(["event InputAdded(address indexed appContract, uint256 indexed index, bytes input)"])[0];
+
 /** The transaction that added input `inputIndex` in block `blockNumber`, or undefined when the chain has no such log. */
-export async function inputTransaction(client: PublicClient, inputBox: Address, dapp: Address, inputIndex: number, blockNumber: number): Promise<Hex | undefined> {
+export async function inputTransaction(
+  client: PublicClient,
+  inputBox: Address,
+  dapp: Address,
+  inputIndex: number,
+  blockNumber: number,
+  rollups: "v1" | "v2" = "v1",
+): Promise<Hex | undefined> {
+  if (rollups === "v2") {
+    const logs = await client.getLogs({
+      address: inputBox,
+      event: V2_INPUT_ADDED,
+      args: { appContract: dapp, index: BigInt(inputIndex) },
+      fromBlock: BigInt(blockNumber),
+      toBlock: BigInt(blockNumber),
+    });
+    return logs[0]?.transactionHash ?? undefined;
+  }
   const logs = await client.getLogs({
     address: inputBox,
     event: ABI[0],

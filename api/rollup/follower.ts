@@ -1,5 +1,5 @@
 /**
- * Follows the dapp's notices through the node's GraphQL reader, so every accepted input (the api's own or
+ * Follows the dapp's notices through the node's reader (GraphQL on v1, JSON-RPC on v2), so every accepted input (the api's own or
  * one sent straight to the InputBox) reaches the WebSocket. On start it reads the history once to learn
  * schemas and the latest key, without relaying it: clients get events from the moment the api started.
  */
@@ -7,7 +7,7 @@ import type { Hex } from "viem";
 import { hexToUtf8 } from "../../common/hex.ts";
 import type { AttestationCreatedEvent, NoticeEvent } from "../../common/wire.ts";
 import { RegistryCatalog } from "./catalog.ts";
-import type { GraphqlReader, NoticeRecord } from "./graphql.ts";
+import type { NodeReader, NoticeRecord } from "./node-reader.ts";
 
 const RELAYED_EVENTS = new Set(["attestation:created", "grant:created", "grant:revoked", "schema:registered"]);
 
@@ -29,7 +29,7 @@ export class NoticeFollower {
   private stopped = true;
 
   constructor(
-    private readonly graphql: GraphqlReader,
+    private readonly node: NodeReader,
     private readonly catalog: RegistryCatalog,
     private readonly options: FollowerOptions,
   ) {}
@@ -72,7 +72,7 @@ export class NoticeFollower {
 
   private async readNew(): Promise<void> {
     for (;;) {
-      const page = await this.graphql.noticesAfter(this.cursor, 500);
+      const page = await this.node.noticesAfter(this.cursor, 500);
       for (const notice of page.notices) await this.apply(notice);
       this.cursor = page.endCursor;
       if (!page.hasNextPage || page.notices.length === 0) break;
@@ -87,7 +87,7 @@ export class NoticeFollower {
     // A registration is learned from its input's payload, read only for it (a failed read fails this
     // poll before the notice counts as applied, so the next poll reads it again).
     const inputPayload =
-      event !== undefined && RegistryCatalog.needsInput(event) ? await this.graphql.inputPayload(notice.inputIndex) : undefined;
+      event !== undefined && RegistryCatalog.needsInput(event) ? await this.node.inputPayload(notice.inputIndex) : undefined;
     this.last = [notice.inputIndex, notice.index];
     if (event === undefined) return;
     this.catalog.learnFromNotice(event, notice.inputIndex, inputPayload);

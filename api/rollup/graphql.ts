@@ -5,28 +5,15 @@
 import type { Hex } from "viem";
 import type { CompletionStatus, OutputValidityProof } from "../../common/wire.ts";
 import { networkMessage } from "./inspect.ts";
+import { NodeQueryError, NodeUnavailableError, type InputVerdict, type NodeReader, type NoticePage, type ProvedNotice } from "./node-reader.ts";
+
+export type { InputVerdict, NoticePage, NoticeRecord, ProvedNotice } from "./node-reader.ts";
 
 export type { CompletionStatus };
 
-export interface InputVerdict {
-  status: CompletionStatus;
-  reports: Hex[];
-}
-
-export interface NoticeRecord {
-  cursor: string;
-  index: number;
-  inputIndex: number;
-  payload: Hex;
-}
 
 
-/** One notice of an input with its proof; `proof` is null while its epoch is not claimed. */
-export interface ProvedNotice {
-  index: number;
-  payload: Hex;
-  proof: { validity: OutputValidityProof; context: Hex } | null;
-}
+
 
 const NOTICES_WITH_PROOFS = `query InputNotices($index: Int!, $after: String) {
   input(index: $index) {
@@ -39,28 +26,15 @@ const NOTICES_WITH_PROOFS = `query InputNotices($index: Int!, $after: String) {
   }
 }`;
 
-export interface NoticePage {
-  notices: NoticeRecord[];
-  endCursor: string | null;
-  hasNextPage: boolean;
-}
 
-/** The node could not be reached or answered something other than GraphQL data. */
-export class GraphqlUnavailableError extends Error {
-  override readonly name = "GraphqlUnavailableError";
-}
-
-/** The node answered with GraphQL errors (for `input(index)`: usually "not found yet"). */
-export class GraphqlQueryError extends Error {
-  override readonly name = "GraphqlQueryError";
-}
+export { NodeQueryError as GraphqlQueryError, NodeUnavailableError as GraphqlUnavailableError };
 
 interface GraphqlResponse<T> {
   data?: T | null;
   errors?: { message: string }[];
 }
 
-export class GraphqlReader {
+export class GraphqlReader implements NodeReader {
   constructor(
     readonly url: string,
     private readonly timeoutMs = 5_000,
@@ -77,26 +51,26 @@ export class GraphqlReader {
       });
       body = (await response.json()) as GraphqlResponse<T>;
     } catch (error) {
-      throw new GraphqlUnavailableError(networkMessage(error));
+      throw new NodeUnavailableError(networkMessage(error));
     }
     if (body.errors !== undefined && body.errors.length > 0) {
-      throw new GraphqlQueryError(body.errors.map((e) => e.message).join("; "));
+      throw new NodeQueryError(body.errors.map((e) => e.message).join("; "));
     }
-    if (body.data === undefined || body.data === null) throw new GraphqlQueryError("no data in the response");
+    if (body.data === undefined || body.data === null) throw new NodeQueryError("no data in the response");
     return body.data;
   }
 
   /** The block an input was added in (v1 writes it as a BigInt string). */
   async inputBlock(index: number): Promise<number> {
     const data = await this.request<{ input: { blockNumber: string | number } | null }>("query Block($index: Int!) { input(index: $index) { blockNumber } }", { index });
-    if (data.input === null) throw new GraphqlQueryError("input not found");
+    if (data.input === null) throw new NodeQueryError("input not found");
     return Number(data.input.blockNumber);
   }
 
   /** An input's payload (hex of its `{type, params}` JSON). */
   async inputPayload(index: number): Promise<Hex> {
     const data = await this.request<{ input: { payload: Hex } | null }>("query Payload($index: Int!) { input(index: $index) { payload } }", { index });
-    if (data.input === null) throw new GraphqlQueryError("input not found");
+    if (data.input === null) throw new NodeQueryError("input not found");
     return data.input.payload;
   }
 
@@ -134,7 +108,7 @@ export class GraphqlReader {
       { index },
       Math.max(1, Math.min(this.timeoutMs, maxMs)),
     );
-    if (data.input === null) throw new GraphqlQueryError("input not found");
+    if (data.input === null) throw new NodeQueryError("input not found");
     return { status: data.input.status, reports: data.input.reports.edges.map((e) => e.node.payload) };
   }
 

@@ -1,9 +1,10 @@
 /**
  * Reads through the rollup query interface (specification part B): `GET <rollup>/inspect/<percent-encoded
- * JSON>`, whose first report is hex of the UTF-8 JSON result. Rejections become the api's not-found codes.
+ * JSON>`, whose first report is hex of the UTF-8 JSON result; on a v2 node the same query is the body of
+ * `POST <rollup>/inspect/<application>`. Rejections become the api's not-found codes.
  */
 import type { InspectEnvelope, QueryResults, QueryType } from "../../common/wire.ts";
-import { hexToUtf8 } from "../../common/hex.ts";
+import { hexToUtf8, utf8ToHex } from "../../common/hex.ts";
 import { messageOf } from "../../common/errors.ts";
 import { ApiError } from "../errors.ts";
 
@@ -22,6 +23,8 @@ const PAGE = 1000;
 
 export interface RollupReaderOptions {
   rollupUrl: string;
+  /** Set for a v2 node: the application its inspect URL names. */
+  v2Application?: string;
   /** Per-query timeout: a hung node must not hang the api's requests. */
   timeoutMs?: number;
 }
@@ -42,13 +45,10 @@ export class RollupReader {
     params: Record<string, unknown> = {},
     timeoutMs: number = this.timeoutMs,
   ): Promise<QueryResults[T]> {
-    const path = encodeURIComponent(JSON.stringify({ type, params }));
-    const url = `${this.options.rollupUrl}/inspect/${path}`;
+    const query = JSON.stringify({ type, params });
     let envelope: InspectEnvelope;
     try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
-      envelope = (await response.json()) as InspectEnvelope;
+      envelope = await this.inspect(query, timeoutMs);
     } catch (error) {
       throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup node is not responding", {
         url: this.options.rollupUrl,
@@ -64,6 +64,25 @@ export class RollupReader {
       });
     }
     return JSON.parse(hexToUtf8(report.payload)) as QueryResults[T];
+  }
+
+  private async inspect(query: string, timeoutMs: number): Promise<InspectEnvelope> {
+    const application = this.options.v2Application;
+    if (application === undefined) {
+      const response = await fetch(`${this.options.rollupUrl}/inspect/${encodeURIComponent(query)}`, { signal: AbortSignal.timeout(timeoutMs) });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      return (await response.json()) as InspectEnvelope;
+    }
+    const response = await fetch(`${this.options.rollupUrl}/inspect/${application}`, { method: "POST", body: query, signal: AbortSignal.timeout(timeoutMs) });
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    // v2: `reports` is null when there are none, and an exception's reason is text, not a payload.
+    const answer = (await response.json()) as { status: InspectEnvelope["status"]; exception?: string; reports: { payload: `0x${string}` }[] | null; processed_input_count: number };
+    return {
+      status: answer.status,
+      exception_payload: answer.exception === undefined ? null : utf8ToHex(answer.exception),
+      reports: answer.reports ?? [],
+      processed_input_count: answer.processed_input_count,
+    };
   }
 
   /**

@@ -37,10 +37,14 @@ const inputBoxAbiShape = parseAbi([
   "event InputAdded(address indexed dapp, uint256 indexed inputIndex, address sender, bytes input)",
 ]);
 const INPUT_BOX_ABI = inputBoxArtifact.abi as unknown as typeof inputBoxAbiShape;
+/** The v2 InputBox: the same `addInput` (same selector), another event (`input` is the EvmAdvance it built). */
+const V2_INPUT_ADDED = parseAbi(["event InputAdded(address indexed appContract, uint256 indexed index, bytes input)"]);
 
 export interface SubmitterOptions {
   rpcUrl: string;
   chainId: number;
+  /** Which InputBox event names the input's index. Default v1. */
+  rollups?: "v1" | "v2";
   privateKey: Hex;
   inputBoxAddress: Address;
   dappAddress: Address;
@@ -117,18 +121,26 @@ export class InputSubmitter {
         wallet: this.wallet,
       });
     }
-    const added = parseEventLogs({ abi: INPUT_BOX_ABI, logs: receipt.logs, eventName: "InputAdded" }).find(
-      (log) =>
-        log.address.toLowerCase() === this.options.inputBoxAddress.toLowerCase() &&
-        log.args.dapp.toLowerCase() === this.options.dappAddress.toLowerCase(),
-    );
+    const added = this.inputIndexOf(receipt.logs);
     if (added === undefined) {
       throw new ApiError("INPUT_TX_FAILED", "The transaction emitted no InputAdded event", {
         reason: `no InputAdded event for ${this.options.dappAddress} in ${txHash}`,
         wallet: this.wallet,
       });
     }
-    return { inputIndex: Number(added.args.inputIndex), txHash };
+    return { inputIndex: added, txHash };
+  }
+
+  /** The index the InputBox gave our input, from the receipt's `InputAdded` (v1 or v2 as configured). */
+  private inputIndexOf(logs: Parameters<typeof parseEventLogs>[0]["logs"]): number | undefined {
+    const { inputBoxAddress, dappAddress } = this.options;
+    const fromBox = (address: Address): boolean => address.toLowerCase() === inputBoxAddress.toLowerCase();
+    if (this.options.rollups === "v2") {
+      const log = parseEventLogs({ abi: V2_INPUT_ADDED, logs }).find((l) => fromBox(l.address) && l.args.appContract.toLowerCase() === dappAddress.toLowerCase());
+      return log === undefined ? undefined : Number(log.args.index);
+    }
+    const log = parseEventLogs({ abi: INPUT_BOX_ABI, logs, eventName: "InputAdded" }).find((l) => fromBox(l.address) && l.args.dapp.toLowerCase() === dappAddress.toLowerCase());
+    return log === undefined ? undefined : Number(log.args.inputIndex);
   }
 
   private enqueueSend(payload: Hex): Promise<Hex> {

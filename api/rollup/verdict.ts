@@ -7,7 +7,7 @@
 import { hexToUtf8 } from "../../common/hex.ts";
 import type { DappErrorReport } from "../../common/wire.ts";
 import { ApiError } from "../errors.ts";
-import { GraphqlQueryError, GraphqlUnavailableError, type GraphqlReader, type InputVerdict } from "./graphql.ts";
+import { NodeQueryError, NodeUnavailableError, type InputVerdict, type NodeReader } from "./node-reader.ts";
 
 export interface VerdictOptions {
   timeoutMs: number;
@@ -24,7 +24,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /**
  * A local node usually has the verdict a few tens of milliseconds after the receipt: poll every
  * FAST_INTERVAL_MS for the first FAST_PHASE_MS, then every `intervalMs`. At a flat 75 ms the wait alone
- * averaged ~37 ms of a claim's latency (npm run bench); the fast phase costs a few cheap GraphQL reads.
+ * averaged ~37 ms of a claim's latency (npm run bench); the fast phase costs a few cheap reads.
  */
 const FAST_INTERVAL_MS = 10;
 const FAST_PHASE_MS = 500;
@@ -37,7 +37,7 @@ export class VerdictWatch {
   private readonly watching = new Map<number, Promise<InputVerdict>>();
 
   constructor(
-    private readonly graphql: GraphqlReader,
+    private readonly node: NodeReader,
     private readonly options: Omit<VerdictOptions, "schemaId">,
   ) {}
 
@@ -45,14 +45,14 @@ export class VerdictWatch {
   verdictOf(inputIndex: number, txHash: string): Promise<InputVerdict> {
     let watch = this.watching.get(inputIndex);
     if (watch === undefined) {
-      watch = pollVerdict(this.graphql, inputIndex, { ...this.options, txHash }).finally(() => this.watching.delete(inputIndex));
+      watch = pollVerdict(this.node, inputIndex, { ...this.options, txHash }).finally(() => this.watching.delete(inputIndex));
       this.watching.set(inputIndex, watch);
     }
     return watch;
   }
 }
 
-async function pollVerdict(graphql: GraphqlReader, inputIndex: number, options: VerdictOptions): Promise<InputVerdict> {
+async function pollVerdict(node: NodeReader, inputIndex: number, options: VerdictOptions): Promise<InputVerdict> {
   const started = Date.now();
   const deadline = started + options.timeoutMs;
   const interval = options.intervalMs ?? 75;
@@ -61,16 +61,16 @@ async function pollVerdict(graphql: GraphqlReader, inputIndex: number, options: 
     let verdict: InputVerdict | undefined;
     try {
       // Bounded by what is left of the deadline: a hung node must not stretch the wait past timeoutMs.
-      verdict = await graphql.inputVerdict(inputIndex, deadline - Date.now());
+      verdict = await node.inputVerdict(inputIndex, deadline - Date.now());
     } catch (error) {
       // The node may not have read the input from the chain yet ("not found"): keep polling.
-      if (!(error instanceof GraphqlQueryError || error instanceof GraphqlUnavailableError)) throw error;
+      if (!(error instanceof NodeQueryError || error instanceof NodeUnavailableError)) throw error;
       lastProblem = error.message;
     }
     if (verdict !== undefined && verdict.status !== "UNPROCESSED") return verdict;
     if (Date.now() >= deadline) {
       throw new ApiError("ROLLUP_UNAVAILABLE", `The rollup did not process input ${inputIndex} in time`, {
-        url: graphql.url,
+        url: node.url,
         error: `no verdict after ${options.timeoutMs} ms (${lastProblem})`,
         // The input is on chain and may still be processed: say which one, so the write is never a mystery.
         input_index: inputIndex,

@@ -381,13 +381,13 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       const view = await services.reader.query("attestation", { attestation_id: claimId.toLowerCase() });
       let blockNumber: number;
       try {
-        blockNumber = await services.graphql.inputBlock(view.input_index);
+        blockNumber = await services.node.inputBlock(view.input_index);
       } catch (error) {
-        throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup's reader does not answer", { url: services.graphql.url, error: messageOf(error) });
+        throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup's reader does not answer", { url: services.node.url, error: messageOf(error) });
       }
       let txHash: Hex | undefined;
       try {
-        txHash = await inputTransaction(services.submitter.publicClient, services.config.inputBoxAddress, services.config.dappAddress, view.input_index, blockNumber);
+        txHash = await inputTransaction(services.submitter.publicClient, services.config.inputBoxAddress, services.config.dappAddress, view.input_index, blockNumber, services.config.rollups);
       } catch (error) {
         throw new ApiError("RPC_UNAVAILABLE", `The chain's JSON-RPC does not answer: ${messageOf(error)}`, { url: services.config.rpcUrl });
       }

@@ -1,5 +1,6 @@
 /** Endpoints 1–3: liveness of the api and the health of what it depends on. */
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Hex } from "viem";
 import { LatestClaimReader } from "../rollup/chain-reader.ts";
 import type { HealthStatus } from "../../common/wire.ts";
 import { addressOut, envelope, errorResponses, id32, jsonContent, operationTraits, router } from "../operations.ts";
@@ -43,7 +44,7 @@ export const statusRoute = createRoute({
           latestClaim: z
             .object({ epochHash: id32, firstIndex: z.number().int(), lastIndex: z.number().int(), blockNumber: z.number().int() })
             .nullable()
-            .describe("the application's latest claim in its History (inputs firstIndex..lastIndex); null before any, or when the chain does not answer"),
+            .describe("the application's latest claim (inputs firstIndex..lastIndex): v1, in its History, with its epoch hash; v2, its last accepted epoch, with its outputs Merkle root as epochHash; null before any, or when the chain does not answer"),
         }),
       ),
       "Status (processedInputs and inputsPerMinute are extensions)",
@@ -78,7 +79,11 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   // Only behind a trusted proxy, which strips the header from what clients send (api/rate-limit.ts).
   const balancerCheck = (c: Context): boolean => services.config.trustProxy && c.req.header(BALANCER_CHECK_HEADER) !== undefined;
   const liveness = rateLimit(services.limiter, "health", clientOf, balancerCheck);
-  const claims = new LatestClaimReader(services.submitter.publicClient, services.config.dappAddress);
+  // v1: the History's logs on the chain; v2: the node's last accepted epoch (the Authority accepts a claim as it is made).
+  const v1Claims = new LatestClaimReader(services.submitter.publicClient, services.config.dappAddress);
+  const proofs = services.proofs;
+  const blockOf = async (tx: Hex): Promise<number> => Number((await services.submitter.publicClient.getTransactionReceipt({ hash: tx })).blockNumber);
+  const claims = { read: () => (proofs.rollups === "v2" ? proofs.reader.latestClaim(blockOf) : v1Claims.read()) };
   return router()
     .openapi({ ...healthcheckRoute, middleware: [liveness] }, (c) =>
       c.json({ status: "ok" as const, version: services.version, core_enabled: true }, 200),
@@ -91,7 +96,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
           () => null,
         ),
         // Bounded like the probes: a hung node must not hold the status past them.
-        services.graphql.recentInputTimes(1000, PROBE_TIMEOUT_MS).then(
+        services.node.recentInputTimes(1000, PROBE_TIMEOUT_MS).then(
           (times) => perMinute(times, services.now()),
           () => [],
         ),

@@ -1,15 +1,15 @@
 /**
  * Extension (DECISIONS.md section 13): `GET /attestation/:claimId/proof`, the attestation's notice and its
- * v1 proof, ready for `CartesiDApp.validateNotice(notice, proof)` on the base layer. Read through the
- * node's GraphQL reader only (v1 fields), so it works against a real Cartesi Rollups v1 node; the api adds
- * no trust of its own: the contract is the judge.
+ * proof: on a v1 node the v1 proof for `CartesiDApp.validateNotice(notice, proof)`, read through GraphQL
+ * (v1 fields only); on a v2 node the notice as a v2 output with `{outputIndex, outputHashesSiblings}` for
+ * `Application.validateOutput(output, proof)`, read through JSON-RPC. Either works against a real node of
+ * its version; the api adds no trust of its own: the contract is the judge.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Hex } from "viem";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
-import type { ProvedNotice } from "../rollup/graphql.ts";
 import type { ApiServices } from "../services.ts";
 import { HEX32_RE } from "../validation.ts";
 import { addressOut, claimIdParams, envelope, errorResponses, id32, jsonContent, operationTraits, router, type OperationTraits } from "../operations.ts";
@@ -18,7 +18,7 @@ import { addressOut, claimIdParams, envelope, errorResponses, id32, jsonContent,
 export const PROOF_RETRY_AFTER_SECONDS = 5;
 
 /** The notice that announced `claimId`: its JSON names the attestation (`data.claimId`). */
-export function attestationNotice(notices: readonly ProvedNotice[], claimId: string): ProvedNotice | undefined {
+export function attestationNotice<T extends { payload: Hex }>(notices: readonly T[], claimId: string): T | undefined {
   return notices.find((notice) => {
     try {
       const parsed = JSON.parse(hexToUtf8(notice.payload)) as { event?: unknown; data?: { claimId?: unknown } };
@@ -36,12 +36,13 @@ export const proofRoute = createRoute({
   method: "get",
   path: "/api/core/attestation/{claimId}/proof",
   summary:
-    "Extension (DECISIONS.md section 13): the attestation's notice and its v1 proof, ready for CartesiDApp.validateNotice(notice, proof) at applicationAddress; PROOF_NOT_READY (with Retry-After) while its epoch is not claimed",
+    "Extension (DECISIONS.md section 13): the attestation's notice and its proof — on Rollups v1 ready for CartesiDApp.validateNotice(notice, proof), on Rollups v2 (ROLLUPS=v2) the output and proof for Application.validateOutput(output, proof) — at applicationAddress; PROOF_NOT_READY (with Retry-After) while its epoch is not claimed",
   ...operationTraits(proofTraits),
   request: claimIdParams,
   responses: {
     200: jsonContent(
       envelope(
+        z.union([
         z.object({
           claimId: id32,
           applicationAddress: addressOut,
@@ -62,6 +63,19 @@ export const proofRoute = createRoute({
             }),
           }),
         }),
+        z.object({
+          claimId: id32,
+          applicationAddress: addressOut,
+          inputIndex: z.number().int().openapi({ description: "index of the input that created it" }),
+          noticeIndex: z.number().int().openapi({ description: "v2: the notice's index among all the application's outputs (= proof.outputIndex)" }),
+          notice: hex.openapi({ description: "0x hex: the notice payload (UTF-8 JSON {event, data})" }),
+          output: hex.openapi({ description: "0x hex: the v2 output, the call Notice(notice), as Application.validateOutput takes it" }),
+          proof: z.object({
+            outputIndex: z.number().int(),
+            outputHashesSiblings: z.array(id32).openapi({ description: "the 63 siblings, leaf level first" }),
+          }),
+        }),
+        ]),
       ),
       "The notice and its proof",
     ),
@@ -75,36 +89,30 @@ export function proofRoutes(services: ApiServices, clientOf: ClientAddressOf) {
     const claimId = c.req.valid("param").claimId.toLowerCase();
     if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
     const view = await services.reader.query("attestation", { attestation_id: claimId });
-    const notices = await services.graphql.noticesWithProofs(view.input_index).catch((error: unknown) => {
+    const unavailable = (error: unknown): never => {
       throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup's reader did not answer", {
-        url: services.graphql.url,
+        url: services.node.url,
         error: error instanceof Error ? error.message : String(error),
       });
-    });
-    const notice = attestationNotice(notices, claimId);
-    if (notice === undefined) {
-      throw new ApiError("INTERNAL_ERROR", `Input ${view.input_index} holds no notice for attestation ${claimId}`);
-    }
-    if (notice.proof === null) {
-      throw new ApiError("PROOF_NOT_READY", "The attestation's epoch is not claimed on the base layer yet", {
+    };
+    const notReady = (): ApiError =>
+      new ApiError("PROOF_NOT_READY", "The attestation's epoch is not claimed on the base layer yet", {
         claim_id: claimId,
         input_index: view.input_index,
         retry_after: PROOF_RETRY_AFTER_SECONDS,
       }).withHeaders({ "Retry-After": String(PROOF_RETRY_AFTER_SECONDS) });
+    const missing = (): ApiError => new ApiError("INTERNAL_ERROR", `Input ${view.input_index} holds no notice for attestation ${claimId}`);
+    const common = { claimId, applicationAddress: services.config.dappAddress.toLowerCase() as Hex, inputIndex: view.input_index };
+    if (services.proofs.rollups === "v2") {
+      const notice = attestationNotice(await services.proofs.reader.noticesWithProofs(view.input_index).catch(unavailable), claimId);
+      if (notice === undefined) throw missing();
+      if (notice.siblings === null) throw notReady();
+      const data = { ...common, noticeIndex: notice.index, notice: notice.payload, output: notice.output, proof: { outputIndex: notice.index, outputHashesSiblings: notice.siblings } };
+      return c.json({ success: true as const, data }, 200);
     }
-    return c.json(
-      {
-        success: true as const,
-        data: {
-          claimId,
-          applicationAddress: services.config.dappAddress.toLowerCase() as Hex,
-          inputIndex: view.input_index,
-          noticeIndex: notice.index,
-          notice: notice.payload,
-          proof: notice.proof,
-        },
-      },
-      200,
-    );
+    const notice = attestationNotice(await services.proofs.reader.noticesWithProofs(view.input_index).catch(unavailable), claimId);
+    if (notice === undefined) throw missing();
+    if (notice.proof === null) throw notReady();
+    return c.json({ success: true as const, data: { ...common, noticeIndex: notice.index, notice: notice.payload, proof: notice.proof } }, 200);
   });
 }

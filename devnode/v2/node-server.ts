@@ -4,7 +4,7 @@
  * `/healthz`, `GET /epochs` and `POST /epoch/close`.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { toHex } from "viem";
+import { toHex, type Hex } from "viem";
 import { messageOf } from "../../common/errors.ts";
 import { BodyTooLargeError, readBody, sendJson, sendText } from "../http.ts";
 import type { DevnodeMetrics } from "../metrics.ts";
@@ -46,6 +46,15 @@ function answer(rpc: V2Rpc, request: RpcRequest): unknown {
   }
 }
 
+/** The dapp's exception payload as the reason text: its UTF-8 when it is text, else its hex. */
+function exceptionText(payload: Hex): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.from(payload.slice(2), "hex"));
+  } catch {
+    return payload;
+  }
+}
+
 /** The v2 inspect answer: `reports` is null when the dapp gave none, as the node's encoder writes it. */
 function inspectAnswer(res: ServerResponse, outcome: InspectOutcome): void {
   if (!outcome.ok) {
@@ -59,7 +68,7 @@ function inspectAnswer(res: ServerResponse, outcome: InspectOutcome): void {
     {
       // A dapp that raised an exception during an inspect: the node answers "Exception" and says why.
       status: exception ? "Exception" : outcome.status,
-      ...(exception ? { exception: `the dapp raised an exception while inspecting: ${outcome.exceptionPayload}` } : {}),
+      ...(exception ? { exception: exceptionText(outcome.exceptionPayload as Hex) } : {}),
       reports: outcome.reports.length === 0 ? null : outcome.reports.map((payload) => ({ payload })),
       processed_input_count: outcome.processedInputCount,
     },

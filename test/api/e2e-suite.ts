@@ -32,9 +32,11 @@ const HARDHAT_KEYS = {
 export interface ApiEndToEndOptions {
   /** Api replicas behind the load balancer; 1 runs the api alone. */
   replicas: number;
+  /** The node the stack runs and the api reads (ROLLUPS). Default v1. */
+  rollups?: "v1" | "v2";
 }
 
-export function apiEndToEndSuite({ replicas }: ApiEndToEndOptions): void {
+export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOptions): void {
   let stack: TestStack;
   let provider: ProviderServer;
   let events: EventStream;
@@ -77,6 +79,7 @@ export function apiEndToEndSuite({ replicas }: ApiEndToEndOptions): void {
     stack = await startStack({
       api: true,
       apiReplicas: replicas,
+      rollups,
       env: {
         PROVIDER_ALLOWED_HOSTS: "127.0.0.1",
         TRUST_PROXY: "true",
@@ -477,13 +480,15 @@ export function apiEndToEndSuite({ replicas }: ApiEndToEndOptions): void {
     });
 
     it("a rollup whose verdicts cannot be read: 503 ROLLUP_UNAVAILABLE {url, error} naming the pending input", async () => {
-      const graphql = `http://127.0.0.1:${await closedPort()}/graphql`;
-      const client = await extraApi({ GRAPHQL_URL: graphql, VERDICT_TIMEOUT_MS: "300", PRIVATE_KEY: HARDHAT_KEYS[7] });
+      // v1 reads verdicts through GraphQL, v2 through JSON-RPC below the node's URL.
+      const closed = `http://127.0.0.1:${await closedPort()}`;
+      const [env, reader] = rollups === "v2" ? [{ ROLLUP_URL: closed }, `${closed}/rpc`] : [{ GRAPHQL_URL: `${closed}/graphql` }, `${closed}/graphql`];
+      const client = await extraApi({ ...env, VERDICT_TIMEOUT_MS: "300", PRIVATE_KEY: HARDHAT_KEYS[7] });
       const error = await failure(client.registerEncryptionKey(someKey()));
       expect([error.status, error.code]).toEqual([503, "ROLLUP_UNAVAILABLE"]);
       // Beyond {url, error}: the input is on chain and may still be processed, so the answer says which.
       expect(error.details).toEqual({
-        url: graphql,
+        url: reader,
         error: expect.any(String),
         input_index: expect.any(Number),
         tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),

@@ -102,9 +102,10 @@ export async function failure(promise: Promise<unknown>, what = ""): Promise<Att
  * A second api process-in-the-test against a running stack's node and chain, on a free port, with the
  * test secret and no rate limits; `env` overrides (another wallet, a broken URL...). Stop it after use.
  */
-export function startApiOn(stack: { urls: { node: string; rpc: string }; dataDir: string }, env: Record<string, string> = {}): Promise<RunningApi> {
+export function startApiOn(stack: { urls: { node: string; rpc: string }; dataDir: string; rollups?: "v1" | "v2" }, env: Record<string, string> = {}): Promise<RunningApi> {
   return startApi(
     loadConfig({
+      ROLLUPS: stack.rollups ?? "v1",
       API_PORT: "0",
       HOST: "127.0.0.1",
       ROLLUP_URL: stack.urls.node,

@@ -107,6 +107,8 @@ export interface TestStack {
   urls: StackUrls;
   ports: StackPorts;
   addresses: { inputBox: Address; dapp: Address; admin: Address };
+  /** The Cartesi Rollups the devnode stands in for (ROLLUPS). */
+  rollups: RollupsVersion;
   /** The replicas' wallets, replica 1 first (the admin's alone without replicas). */
   replicaWallets: Address[];
   /** Each api process's own URL, replica 1 first (`urls.api` alone without replicas). */
@@ -239,6 +241,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     urls,
     ports,
     addresses: { inputBox: settings.inputBoxAddress, dapp: settings.dappAddress, admin },
+    rollups: settings.rollups,
     replicaWallets,
     apiReplicaUrls: replicas === undefined ? [urls.api] : replicas.ports.map((port) => `http://127.0.0.1:${port}`),
     dataDir,
