@@ -40,8 +40,18 @@ export type Attestation = Data<"/api/core/attestation/{claimId}", "get">;
 export type AttestationListItem = Data<"/api/core/attestations/{address}", "get">[number];
 /** GET /api/core/attestation/:claimId/data (an extension beyond the specification). */
 export type AttestationData = Data<"/api/core/attestation/{claimId}/data", "get">;
-/** GET /api/core/attestation/:claimId/proof (an extension): arguments for CartesiDApp.validateNotice. */
+/**
+ * GET /api/core/attestation/:claimId/proof (an extension): on Rollups v1 the arguments for
+ * CartesiDApp.validateNotice, on Rollups v2 those for Application.validateOutput (`isV2Proof` tells them apart).
+ */
 export type AttestationProof = Data<"/api/core/attestation/{claimId}/proof", "get">;
+export type V2AttestationProof = Extract<AttestationProof, { output: string }>;
+export type V1AttestationProof = Exclude<AttestationProof, V2AttestationProof>;
+
+/** Whether a proof is a Rollups v2 one (`output` and `{outputIndex, outputHashesSiblings}`). */
+export function isV2Proof(proof: AttestationProof): proof is V2AttestationProof {
+  return "output" in proof;
+}
 export type GrantRequest = Body<"/api/core/grant", "post">;
 export type GrantResult = Data<"/api/core/grant", "post">;
 export type AccessCheck = Data<"/api/core/access/{owner}/{requester}", "get">;

@@ -97,7 +97,7 @@ export interface paths {
                                 processedInputs: number | null;
                                 /** @description inputs per minute over the last 60 minutes, oldest first, by block time (from the node's GraphQL; empty when it does not answer) */
                                 inputsPerMinute: number[];
-                                /** @description the application's latest claim in its History (inputs firstIndex..lastIndex); null before any, or when the chain does not answer */
+                                /** @description the application's latest claim (inputs firstIndex..lastIndex): v1, in its History, with its epoch hash; v2, its last accepted epoch, with its outputs Merkle root as epochHash; null before any, or when the chain does not answer */
                                 latestClaim: {
                                     /** @description 0x-prefixed 32-byte hex id */
                                     epochHash: `0x${string}`;
@@ -1286,7 +1286,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Extension (DECISIONS.md section 13): the attestation's notice and its v1 proof, ready for CartesiDApp.validateNotice(notice, proof) at applicationAddress; PROOF_NOT_READY (with Retry-After) while its epoch is not claimed */
+        /** Extension (DECISIONS.md section 13): the attestation's notice and its proof — on Rollups v1 ready for CartesiDApp.validateNotice(notice, proof), on Rollups v2 (ROLLUPS=v2) the output and proof for Application.validateOutput(output, proof) — at applicationAddress; PROOF_NOT_READY (with Retry-After) while its epoch is not claimed */
         get: {
             parameters: {
                 query?: never;
@@ -1336,6 +1336,24 @@ export interface paths {
                                         outputHashInOutputHashesSiblings: `0x${string}`[];
                                         outputHashesInEpochSiblings: `0x${string}`[];
                                     };
+                                };
+                            } | {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                claimId: `0x${string}`;
+                                /** @description 0x-prefixed 20-byte hex address */
+                                applicationAddress: `0x${string}`;
+                                /** @description index of the input that created it */
+                                inputIndex: number;
+                                /** @description v2: the notice's index among all the application's outputs (= proof.outputIndex) */
+                                noticeIndex: number;
+                                /** @description 0x hex: the notice payload (UTF-8 JSON {event, data}) */
+                                notice: `0x${string}`;
+                                /** @description 0x hex: the v2 output, the call Notice(notice), as Application.validateOutput takes it */
+                                output: `0x${string}`;
+                                proof: {
+                                    outputIndex: number;
+                                    /** @description the 63 siblings, leaf level first */
+                                    outputHashesSiblings: `0x${string}`[];
                                 };
                             };
                         };

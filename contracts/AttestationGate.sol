@@ -3,6 +3,7 @@ pragma solidity ^0.8.19;
 
 import {ICartesiDApp, Proof} from "@cartesi/rollups/contracts/dapp/ICartesiDApp.sol";
 import {IConsensus} from "@cartesi/rollups/contracts/consensus/IConsensus.sol";
+import {Attestation, AttestationNotice} from "./AttestationNotice.sol";
 
 /// @title AttestationGate: an example consumer of the attestation rollup's notices.
 /// @notice Anyone may bring an attestation's notice and its v1 proof (GET /api/core/attestation/:id/proof);
@@ -22,26 +23,12 @@ contract AttestationGate {
         address attestor;
     }
 
-    /// The fields of an `attestation:created` notice, as the dapp writes them.
-    struct Attestation {
-        bytes32 claimId;
-        address owner;
-        string provider;
-        bytes32 schemaId;
-        string field;
-        string bucket;
-        /// The TLS attestor named by the notice of a proven attestation; zero for an unproven one.
-        address attestor;
-    }
-
     ICartesiDApp public immutable application;
 
     mapping(address owner => mapping(bytes32 schemaId => Record)) private latest;
 
     event AttestationRecorded(address indexed owner, bytes32 indexed schemaId, bytes32 claimId, uint256 inputIndex, string field, string bucket);
 
-    /// A text that JSON would escape cannot be rebuilt byte for byte (and no such label is expected).
-    error UnsupportedText(string text);
     /// An attestation for this owner and schema from the same or a later input is already recorded.
     error NotNewer(uint256 recorded, uint256 offered);
 
@@ -74,38 +61,7 @@ contract AttestationGate {
 
     /// @notice The exact notice the dapp emits for such an attestation (one bucketed field, as the api makes them).
     function attestationNotice(Attestation calldata a) public pure returns (bytes memory) {
-        _plain(a.provider);
-        _plain(a.field);
-        _plain(a.bucket);
-        return abi.encodePacked(
-            abi.encodePacked('{"event":"attestation:created","data":{"claimId":"', _hex(abi.encodePacked(a.claimId))),
-            abi.encodePacked('","owner":"', _hex(abi.encodePacked(a.owner)), '","provider":"', a.provider),
-            abi.encodePacked('","schema_id":"', _hex(abi.encodePacked(a.schemaId)), '","bucket_values":{"'),
-            abi.encodePacked(a.field, '":"', a.bucket, '"}'),
-            // A proven attestation's notice names its attestor after the buckets; an unproven one does not.
-            a.attestor == address(0) ? bytes("") : abi.encodePacked(',"attestor":"', _hex(abi.encodePacked(a.attestor)), '"'),
-            "}}"
-        );
-    }
-
-    function _plain(string calldata text) private pure {
-        bytes calldata b = bytes(text);
-        for (uint256 i; i < b.length; i++) {
-            bytes1 c = b[i];
-            if (c < 0x20 || c == '"' || c == "\\") revert UnsupportedText(text);
-        }
-    }
-
-    /// Lower-case 0x hex, as the dapp writes ids and addresses.
-    function _hex(bytes memory data) private pure returns (bytes memory out) {
-        bytes16 digits = "0123456789abcdef";
-        out = new bytes(2 + data.length * 2);
-        out[0] = "0";
-        out[1] = "x";
-        for (uint256 i; i < data.length; i++) {
-            out[2 + i * 2] = digits[uint8(data[i]) >> 4];
-            out[3 + i * 2] = digits[uint8(data[i]) & 0x0f];
-        }
+        return AttestationNotice.encode(a);
     }
 
     function _same(string storage a, string calldata b) private pure returns (bool) {

@@ -1,15 +1,17 @@
 /**
  * `npm run verify -- <claimId>`: fetches the attestation's notice and proof from the api
- * (GET /api/core/attestation/:claimId/proof) and asks the chain: `CartesiDApp.validateNotice(notice, proof)`
- * at the application address, by eth_call. Prints the contract's verdict. Exit 0: proven; 1: the contract
- * refused it; 3: its epoch is not claimed yet (try again after Retry-After).
+ * (GET /api/core/attestation/:claimId/proof) and asks the chain, by eth_call at the application address:
+ * `CartesiDApp.validateNotice(notice, proof)` for a Rollups v1 proof, `Application.validateOutput(output,
+ * proof)` for a v2 one (the api's answer says which). Prints the contract's verdict. Exit 0: proven; 1: the
+ * contract refused it; 3: its epoch is not claimed yet (try again after Retry-After).
  */
 import { createPublicClient, http, type Hex } from "viem";
 import { z } from "zod";
-import { AttestationApiError, AttestationClient, type AttestationProof } from "../client/index.ts";
+import { AttestationApiError, AttestationClient, isV2Proof, type AttestationProof } from "../client/index.ts";
 import { messageOf } from "../common/errors.ts";
 import { contractProof } from "../devnode/proofs.ts";
 import { CARTESI_DAPP_ABI } from "../devnode/v1-contracts.ts";
+import { v2Abi } from "../devnode/v2/contracts.ts";
 import { loadEndpoints, parseArgs, runScript, UsageError } from "./lib/cli.ts";
 
 const USAGE = "npm run verify -- <claimId>    (API_URL, default http://127.0.0.1:8001; RPC_URL or CHAIN_PORT for the chain)";
@@ -34,20 +36,31 @@ runScript(async () => {
     throw error;
   }
   const chain = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }) });
-  const where = `CartesiDApp ${found.applicationAddress} on ${rpcUrl}`;
+  const v2 = isV2Proof(found);
+  const where = `${v2 ? "Application" : "CartesiDApp"} ${found.applicationAddress} on ${rpcUrl}`;
   try {
-    await chain.readContract({
-      address: found.applicationAddress,
-      abi: CARTESI_DAPP_ABI(),
-      functionName: "validateNotice",
-      args: [found.notice as Hex, contractProof(found.proof.validity, found.proof.context)],
-    });
+    if (isV2Proof(found)) {
+      await chain.readContract({
+        address: found.applicationAddress,
+        abi: v2Abi("Application"),
+        functionName: "validateOutput",
+        args: [found.output as Hex, { outputIndex: BigInt(found.proof.outputIndex), outputHashesSiblings: found.proof.outputHashesSiblings }],
+      });
+    } else {
+      await chain.readContract({
+        address: found.applicationAddress,
+        abi: CARTESI_DAPP_ABI(),
+        functionName: "validateNotice",
+        args: [found.notice as Hex, contractProof(found.proof.validity, found.proof.context)],
+      });
+    }
   } catch (error) {
     console.log(`REFUSED by ${where}: ${messageOf(error).split("\n")[0] ?? ""}`);
     return 1;
   }
   console.log(`VALID: ${where} accepts the notice of attestation ${found.claimId}`);
-  console.log(`  input ${found.inputIndex}, notice ${found.noticeIndex}, claim context ${found.proof.context}`);
+  const position = isV2Proof(found) ? `output ${found.proof.outputIndex}` : `notice ${found.noticeIndex}, claim context ${found.proof.context}`;
+  console.log(`  input ${found.inputIndex}, ${position}`);
   console.log(`  notice ${Buffer.from(found.notice.slice(2), "hex").toString("utf8")}`);
   return 0;
 }, USAGE);

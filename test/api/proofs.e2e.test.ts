@@ -1,163 +1,184 @@
 /**
- * Attestations provable on the base layer, end to end on the real stack: a claim through the api, its proof
- * refused as not ready while the epoch is open, then (epoch closed and claimed) the proof the api serves is
- * accepted by the CartesiDApp's validateNotice and by the example consumer contract (contracts/), which
- * refuses forged fields; `npm run verify` prints the contract's verdict.
+ * Attestations provable on the base layer, end to end on the real stack, on Rollups v1 and on v2: a claim
+ * through the api, its proof refused as not ready while the epoch is open, then (epoch closed and claimed)
+ * the proof the api serves is accepted by the application contract — v1's CartesiDApp.validateNotice, v2's
+ * Application.validateOutput (asked through @cartesi/viem, as a v2 client does) — and by the example
+ * consumer contract of that version (contracts/), which refuses forged fields; `npm run verify` prints
+ * the contract's verdict.
  */
 import { spawn } from "node:child_process";
 import nacl from "tweetnacl";
 import { zeroAddress, type Address, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AttestationClient, type AttestationProof } from "../../client/index.ts";
+import { AttestationClient, isV2Proof, type AttestationProof } from "../../client/index.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
 import { contractProof } from "../../devnode/proofs.ts";
 import { CARTESI_DAPP_ABI } from "../../devnode/v1-contracts.ts";
 import { failure, TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
 import { recorderFor, type ConformanceRecorder } from "../support/conformance.ts";
 import { deployAttestationGate } from "../support/gate.ts";
+import { V2_DEFAULTS, v2Abi } from "../../devnode/v2/contracts.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 
-const FIELD = "data.balance";
-let stack: TestStack;
-let provider: ProviderServer;
-let user: AttestationClient;
-let claimId: Hex;
-let schemaId: Hex;
+describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
+  const FIELD = "data.balance";
+  let stack: TestStack;
+  let provider: ProviderServer;
+  let user: AttestationClient;
+  let claimId: Hex;
+  let schemaId: Hex;
 
-let conformance: ConformanceRecorder;
+  let conformance: ConformanceRecorder;
 
-beforeAll(async () => {
-  provider = await startProviderServer();
-  stack = await startStack({
-    api: true,
-    env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET: TEST_JWT_SECRET, RATE_LIMITS: "off", EPOCH_INTERVAL_MS: "0" },
-  });
-  conformance = await recorderFor(stack.urls.api);
-  const base = new AttestationClient({ baseUrl: stack.urls.api, fetch: conformance.fetch });
-  const admin = base.withToken(await tokenFor("admin", stack.addresses.admin));
-  user = base.withToken(await tokenFor("user", USER_A));
-  ({ schema_id: schemaId } = await admin.registerSchema({
-    provider: "http",
-    flowType: "balance",
-    domain: "127.0.0.1",
-    bucketDefinitions: { [FIELD]: { boundaries: [0, 100, 1000], labels: ["low", "mid", "high"] } },
-    dataKeys: [],
-    freshnessHalfLife: 3600,
-  }));
-  await admin.registerEncryptionKey({ publicKey: Buffer.from(nacl.box.keyPair().publicKey).toString("base64"), algorithm: "nacl-box" });
-  provider.route("/balance", { kind: "json", value: { data: { balance: 512 } } });
-  ({ claimId } = await user.claim({
-    provider: "http",
-    params: { url: provider.url("/balance", "127.0.0.1"), method: "GET", headers: {} },
-    bucketDefinition: { field: FIELD, boundaries: [0, 100, 1000], labels: ["low", "mid", "high"] },
-  }));
-});
-
-afterAll(async () => {
-  await stack?.stop();
-  await provider?.close();
-});
-
-/**
- * Runs a script without blocking this process (a synchronous spawn would stall the test's HTTP client while
- * the api closes its idle keep-alive connections under it).
- */
-function run(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
-const verify = (id: string) => run(["scripts/verify.ts", id], { API_URL: stack.urls.api, RPC_URL: stack.urls.rpc });
-
-describe("GET /api/core/attestation/:claimId/proof", () => {
-  it("says PROOF_NOT_READY with Retry-After while the epoch is open, and verify says so too", async () => {
-    const error = await failure(user.attestationProof(claimId));
-    expect([error.status, error.code]).toEqual([409, "PROOF_NOT_READY"]);
-    expect(error.details).toMatchObject({ claim_id: claimId, retry_after: 5 });
-    expect(error.headers.get("retry-after")).toBe("5");
-    const result = await verify(claimId);
-    expect(result.status, result.stderr).toBe(3);
-    expect(result.stdout).toMatch(/not yet provable/);
-  });
-
-  it("an unknown claim is ATTESTATION_NOT_FOUND", async () => {
-    const error = await failure(user.attestationProof(`0x${"ab".repeat(32)}`));
-    expect([error.status, error.code]).toEqual([404, "ATTESTATION_NOT_FOUND"]);
-    expect((await failure(user.attestationProof("nope"))).code).toBe("ATTESTATION_NOT_FOUND");
-  });
-
-  describe("once the epoch is claimed", () => {
-    let found: AttestationProof;
-    beforeAll(async () => {
-      expect((await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).status).toBe(200);
-      found = await user.attestationProof(claimId);
+  beforeAll(async () => {
+    provider = await startProviderServer();
+    stack = await startStack({
+      api: true,
+      rollups,
+      env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET: TEST_JWT_SECRET, RATE_LIMITS: "off", EPOCH_INTERVAL_MS: "0" },
     });
+    conformance = await recorderFor(stack.urls.api);
+    const base = new AttestationClient({ baseUrl: stack.urls.api, fetch: conformance.fetch });
+    const admin = base.withToken(await tokenFor("admin", stack.addresses.admin));
+    user = base.withToken(await tokenFor("user", USER_A));
+    ({ schema_id: schemaId } = await admin.registerSchema({
+      provider: "http",
+      flowType: "balance",
+      domain: "127.0.0.1",
+      bucketDefinitions: { [FIELD]: { boundaries: [0, 100, 1000], labels: ["low", "mid", "high"] } },
+      dataKeys: [],
+      freshnessHalfLife: 3600,
+    }));
+    await admin.registerEncryptionKey({ publicKey: Buffer.from(nacl.box.keyPair().publicKey).toString("base64"), algorithm: "nacl-box" });
+    provider.route("/balance", { kind: "json", value: { data: { balance: 512 } } });
+    ({ claimId } = await user.claim({
+      provider: "http",
+      params: { url: provider.url("/balance", "127.0.0.1"), method: "GET", headers: {} },
+      bucketDefinition: { field: FIELD, boundaries: [0, 100, 1000], labels: ["low", "mid", "high"] },
+    }));
+  });
 
-    it("serves the notice and a proof that validateNotice accepts", async () => {
-      expect(found).toMatchObject({ claimId, applicationAddress: DEFAULTS.dappAddress.toLowerCase(), noticeIndex: 0 });
-      const notice = JSON.parse(Buffer.from(found.notice.slice(2), "hex").toString("utf8")) as unknown;
-      expect(notice).toEqual({
-        event: "attestation:created",
-        data: { claimId, owner: USER_A.toLowerCase(), provider: "http", schema_id: schemaId, bucket_values: { [FIELD]: "mid" } },
-      });
-      const valid = await stack.client.publicClient.readContract({
-        address: found.applicationAddress,
-        abi: CARTESI_DAPP_ABI(),
-        functionName: "validateNotice",
-        args: [found.notice, contractProof(found.proof.validity, found.proof.context)],
-      });
-      expect(valid).toBe(true);
+  afterAll(async () => {
+    await stack?.stop();
+    await provider?.close();
+  });
+
+  /**
+   * Runs a script without blocking this process (a synchronous spawn would stall the test's HTTP client while
+   * the api closes its idle keep-alive connections under it).
+   */
+  function run(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+      child.on("close", (status) => resolve({ status, stdout, stderr }));
     });
+  }
 
-    it("npm run verify prints the contract's verdict", async () => {
+  const verify = (id: string) => run(["scripts/verify.ts", id], { API_URL: stack.urls.api, RPC_URL: stack.urls.rpc, ROLLUPS: rollups });
+
+  describe("GET /api/core/attestation/:claimId/proof", () => {
+    it("says PROOF_NOT_READY with Retry-After while the epoch is open, and verify says so too", async () => {
+      const error = await failure(user.attestationProof(claimId));
+      expect([error.status, error.code]).toEqual([409, "PROOF_NOT_READY"]);
+      expect(error.details).toMatchObject({ claim_id: claimId, retry_after: 5 });
+      expect(error.headers.get("retry-after")).toBe("5");
       const result = await verify(claimId);
-      expect(result.status, result.stderr).toBe(0);
-      expect(result.stdout).toMatch(/^VALID: CartesiDApp 0x[0-9a-f]{40} on http/m);
-      const bad = await run(["scripts/verify.ts", "0x12"]);
-      expect(bad.status).toBe(2);
-      expect(bad.stderr).toMatch(/a claim id is 0x and 64 hex digits, not 0x12/);
+      expect(result.status, result.stderr).toBe(3);
+      expect(result.stdout).toMatch(/not yet provable/);
     });
 
-    it("the consumer contract records the verified bucket and refuses forged fields", async () => {
-      const { address, abi, wallet, reader } = await deployAttestationGate(stack, found.applicationAddress);
-      const gate = { abi };
-      const attestation = { claimId, owner: USER_A, provider: "http", schemaId, field: FIELD, bucket: "mid", attestor: zeroAddress as Address };
-      const proof = contractProof(found.proof.validity, found.proof.context);
-      const call = (a: typeof attestation) => ({ address, abi: gate.abi, functionName: "record", args: [a, proof] }) as const;
+    it("an unknown claim is ATTESTATION_NOT_FOUND", async () => {
+      const error = await failure(user.attestationProof(`0x${"ab".repeat(32)}`));
+      expect([error.status, error.code]).toEqual([404, "ATTESTATION_NOT_FOUND"]);
+      expect((await failure(user.attestationProof("nope"))).code).toBe("ATTESTATION_NOT_FOUND");
+    });
 
-      const forgeries = [
-        { ...attestation, bucket: "high" },
-        { ...attestation, owner: stack.addresses.admin },
-        { ...attestation, schemaId: `0x${"11".repeat(32)}` as Hex },
-        // An unproven attestation cannot pass for a proven one.
-        { ...attestation, attestor: stack.addresses.admin },
-      ];
-      for (const forged of forgeries) {
-        await expect(reader.simulateContract({ ...call(forged), account: wallet.account })).rejects.toThrow(/reverted/);
-      }
-      const hash = await wallet.writeContract({ ...call(attestation), chain: null });
-      expect((await reader.waitForTransactionReceipt({ hash })).status).toBe("success");
-      const gated = (field: string, bucket: string) =>
-        reader.readContract({ address, abi: gate.abi, functionName: "hasBucket", args: [USER_A, schemaId, field, bucket] });
-      expect(await gated(FIELD, "mid")).toBe(true);
-      expect(await gated(FIELD, "high")).toBe(false);
-      // The same attestation again is no newer than what is recorded.
-      await expect(reader.simulateContract({ ...call(attestation), account: wallet.account })).rejects.toThrow(/NotNewer/);
+    describe("once the epoch is claimed", () => {
+      let found: AttestationProof;
+      beforeAll(async () => {
+        expect((await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).status).toBe(200);
+        found = await user.attestationProof(claimId);
+      });
+
+      it("serves the notice and a proof that the application contract accepts", async () => {
+        const application = rollups === "v2" ? V2_DEFAULTS.applicationAddress : DEFAULTS.dappAddress;
+        expect(found).toMatchObject({ claimId, applicationAddress: application.toLowerCase() });
+        const notice = JSON.parse(Buffer.from(found.notice.slice(2), "hex").toString("utf8")) as unknown;
+        expect(notice).toEqual({
+          event: "attestation:created",
+          data: { claimId, owner: USER_A.toLowerCase(), provider: "http", schema_id: schemaId, bucket_values: { [FIELD]: "mid" } },
+        });
+        if (isV2Proof(found)) {
+          expect(found.noticeIndex).toBe(found.proof.outputIndex);
+          expect(found.proof.outputHashesSiblings).toHaveLength(63);
+          const proof = { outputIndex: BigInt(found.proof.outputIndex), outputHashesSiblings: found.proof.outputHashesSiblings };
+          const validate = (output: Hex) =>
+            stack.client.publicClient.readContract({ address: found.applicationAddress, abi: v2Abi("Application"), functionName: "validateOutput", args: [output, proof] });
+          await expect(validate(found.output)).resolves.toBeUndefined();
+          // The same proof for another notice's bytes ("mid" made "hig") does not hold.
+          await expect(validate(found.output.replace(/6d6964/, "686967") as Hex)).rejects.toThrow(/reverted/);
+          return;
+        }
+        expect(found.noticeIndex).toBe(0);
+        const valid = await stack.client.publicClient.readContract({
+          address: found.applicationAddress,
+          abi: CARTESI_DAPP_ABI(),
+          functionName: "validateNotice",
+          args: [found.notice, contractProof(found.proof.validity, found.proof.context)],
+        });
+        expect(valid).toBe(true);
+      });
+
+      it("npm run verify prints the contract's verdict", async () => {
+        const result = await verify(claimId);
+        expect(result.status, result.stderr).toBe(0);
+        expect(result.stdout).toMatch(rollups === "v2" ? /^VALID: Application 0x[0-9a-f]{40} on http/m : /^VALID: CartesiDApp 0x[0-9a-f]{40} on http/m);
+        const bad = await run(["scripts/verify.ts", "0x12"]);
+        expect(bad.status).toBe(2);
+        expect(bad.stderr).toMatch(/a claim id is 0x and 64 hex digits, not 0x12/);
+      });
+
+      it("the consumer contract records the verified bucket and refuses forged fields", async () => {
+        const { address, abi, wallet, reader } = await deployAttestationGate(stack, found.applicationAddress);
+        const gate = { abi };
+        const attestation = { claimId, owner: USER_A, provider: "http", schemaId, field: FIELD, bucket: "mid", attestor: zeroAddress as Address };
+        const proof = isV2Proof(found)
+          ? { outputIndex: BigInt(found.proof.outputIndex), outputHashesSiblings: found.proof.outputHashesSiblings }
+          : contractProof(found.proof.validity, found.proof.context);
+        const call = (a: typeof attestation) => ({ address, abi: gate.abi, functionName: "record", args: [a, proof] }) as const;
+
+        const forgeries = [
+          { ...attestation, bucket: "high" },
+          { ...attestation, owner: stack.addresses.admin },
+          { ...attestation, schemaId: `0x${"11".repeat(32)}` as Hex },
+          // An unproven attestation cannot pass for a proven one.
+          { ...attestation, attestor: stack.addresses.admin },
+        ];
+        for (const forged of forgeries) {
+          await expect(reader.simulateContract({ ...call(forged), account: wallet.account })).rejects.toThrow(/reverted/);
+        }
+        const hash = await wallet.writeContract({ ...call(attestation), chain: null });
+        expect((await reader.waitForTransactionReceipt({ hash })).status).toBe("success");
+        const gated = (field: string, bucket: string) =>
+          reader.readContract({ address, abi: gate.abi, functionName: "hasBucket", args: [USER_A, schemaId, field, bucket] });
+        expect(await gated(FIELD, "mid")).toBe(true);
+        expect(await gated(FIELD, "high")).toBe(false);
+        // The same attestation again is no newer than what is recorded.
+        await expect(reader.simulateContract({ ...call(attestation), account: wallet.account })).rejects.toThrow(/NotNewer/);
+      });
     });
   });
-});
 
-// The exchanges of this suite's client, checked against the document the api serves (test/support/conformance.ts).
-describe("the OpenAPI document against this suite's traffic", () => {
-  it("every response and every accepted request conformed", () => {
-    expect(conformance.exercised.size).toBeGreaterThan(0);
-    expect(conformance.problems).toEqual([]);
+  // The exchanges of this suite's client, checked against the document the api serves (test/support/conformance.ts).
+  describe("the OpenAPI document against this suite's traffic", () => {
+    it("every response and every accepted request conformed", () => {
+      expect(conformance.exercised.size).toBeGreaterThan(0);
+      expect(conformance.problems).toEqual([]);
+    });
   });
 });

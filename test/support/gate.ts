@@ -1,4 +1,4 @@
-/** The example consumer contract (contracts/AttestationGate.sol), deployed on a test stack's chain. */
+/** The example consumer contract of the stack's Rollups version (contracts/AttestationGate*.sol), deployed on its chain. */
 import { createWalletClient, http, type Address } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { compiledContract } from "../../contracts/compile.ts";
@@ -6,7 +6,7 @@ import { DEFAULTS } from "../../devnode/config.ts";
 import type { TestStack } from "./stack.ts";
 
 export async function deployAttestationGate(stack: TestStack, application: Address) {
-  const gate = compiledContract("AttestationGate");
+  const gate = compiledContract(stack.rollups === "v2" ? "AttestationGateV2" : "AttestationGate");
   // Account #9: no other test sends from it, so its nonces are its own.
   const wallet = createWalletClient({ transport: http(stack.urls.rpc), account: mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: 9 }) });
   const reader = stack.client.publicClient;
