@@ -1,6 +1,6 @@
 /** A tiny element builder: the explorer's views are plain DOM, no framework. */
 
-type Child = Node | string | number | null | undefined | false;
+export type Child = Node | string | number | null | undefined | false;
 type Attrs = Record<string, string | number | boolean | undefined | ((event: Event) => void)>;
 
 export function h(tag: string, attrs: Attrs = {}, ...children: Child[]): HTMLElement {

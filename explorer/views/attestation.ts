@@ -1,6 +1,6 @@
 /** One attestation: what the rollup holds about it, and whether its epoch is claimed on the base layer (its proof). */
 import { ApiFailure, get } from "../api.ts";
-import { addressLink, badge, card, facts, h, ID_RE, problem, when, ago, schemaLink } from "../dom.ts";
+import { addressLink, badge, card, facts, h, ID_RE, problem, when, ago, schemaLink, type Child } from "../dom.ts";
 
 interface Attestation {
   claimId: string;
@@ -15,13 +15,15 @@ interface Attestation {
   attestor: string | null;
 }
 
+/** The api's proof: v1 (context and validity, for validateNotice) or v2 (output index and siblings, for validateOutput). */
 interface Proof {
   claimId: string;
   applicationAddress: string;
   inputIndex: number;
   noticeIndex: number;
   notice: string;
-  proof: { context: string; validity: Record<string, unknown> };
+  output?: string;
+  proof: { context: string; validity: Record<string, unknown> } | { outputIndex: number; outputHashesSiblings: string[] };
 }
 
 export async function attestationView(view: HTMLElement, claimId: string): Promise<void> {
@@ -77,6 +79,20 @@ async function showTransaction(target: HTMLElement, claimId: string): Promise<vo
   }
 }
 
+/** What a proof is made of: v1's claim context and machine state, or v2's output index and siblings. */
+function proofFacts(proof: Proof["proof"]): [string, Child][] {
+  if ("context" in proof) {
+    return [
+      ["Proof context", h("span", { class: "mono wrap" }, proof.context)],
+      ["Machine state", h("span", { class: "mono wrap" }, String(proof.validity.machineStateHash ?? ""))],
+    ];
+  }
+  return [
+    ["Output index (Rollups v2)", String(proof.outputIndex)],
+    ["Siblings", `${proof.outputHashesSiblings.length} hashes, for Application.validateOutput`],
+  ];
+}
+
 async function showProof(target: HTMLElement, claimId: string): Promise<void> {
   const title = target.querySelector("h2");
   target.replaceChildren(...(title === null ? [] : [title]));
@@ -84,13 +100,12 @@ async function showProof(target: HTMLElement, claimId: string): Promise<void> {
   try {
     const proof = await get<Proof>(proofUrl);
     target.append(
-      h("p", {}, badge("epoch claimed", "ok"), " Its epoch is claimed in the History: the notice is provable on the base layer."),
+      h("p", {}, badge("epoch claimed", "ok"), " Its epoch is claimed on the base layer: the notice is provable there."),
       facts([
         ["Input index", String(proof.inputIndex)],
         ["Notice index", String(proof.noticeIndex)],
         ["Application", h("span", { class: "mono" }, proof.applicationAddress)],
-        ["Proof context", h("span", { class: "mono wrap" }, proof.proof.context)],
-        ["Machine state", h("span", { class: "mono wrap" }, String(proof.proof.validity.machineStateHash ?? ""))],
+        ...proofFacts(proof.proof),
       ]),
       h(
         "p",
