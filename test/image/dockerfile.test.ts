@@ -7,48 +7,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { imageNodeFlags, imageNodeMajor } from "../../bench/bundle.ts";
+import { readDockerfile } from "../support/dockerfile.ts";
 
 const root = join(import.meta.dirname, "../..");
 const text = readFileSync(join(root, "Dockerfile.cartesi"), "utf8");
 
-interface Instruction {
-  keyword: string;
-  args: string;
-}
-
-/** Instructions with line continuations joined and heredoc bodies folded into their RUN. */
-function parse(source: string): Instruction[] {
-  const lines = source.split("\n");
-  const out: Instruction[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    let line = (lines[i] as string).trim();
-    if (line === "" || line.startsWith("#")) continue;
-    while (line.endsWith("\\") && i + 1 < lines.length) line = `${line.slice(0, -1).trim()} ${(lines[++i] as string).trim()}`;
-    const heredoc = /<<(\w+)$/.exec(line);
-    if (heredoc) {
-      const body: string[] = [];
-      while (i + 1 < lines.length && (lines[i + 1] as string).trim() !== heredoc[1]) body.push(lines[++i] as string);
-      i++;
-      line = `${line}\n${body.join("\n")}`;
-    }
-    const space = line.indexOf(" ");
-    out.push({ keyword: line.slice(0, space).toUpperCase(), args: line.slice(space + 1).trim() });
-  }
-  return out;
-}
-
-const instructions = parse(text);
-const froms = instructions.filter((i) => i.keyword === "FROM");
-const finalStageStart = instructions.lastIndexOf(froms[froms.length - 1] as Instruction);
-const finalStage = instructions.slice(finalStageStart);
-const args = new Map(
-  instructions
-    .filter((i) => i.keyword === "ARG" && i.args.includes("="))
-    .map((i) => i.args.split("=", 2) as [string, string]),
-);
-const labels = new Map(
-  finalStage.filter((i) => i.keyword === "LABEL").map((i) => i.args.split("=", 2) as [string, string]),
-);
+const { instructions, froms, finalStage, args, labels } = readDockerfile(text);
 
 describe("Dockerfile.cartesi", () => {
   it("has a host-platform bundle stage, a riscv64 native stage and a riscv64 runtime stage", () => {
