@@ -21,10 +21,13 @@ CREATE TABLE IF NOT EXISTS v2_inputs (
 CREATE TABLE IF NOT EXISTS v2_outputs (
   output_index INTEGER PRIMARY KEY,
   input_index  INTEGER NOT NULL,
+  -- The output's type, its 4-byte selector ("0xc258d6e5" for a notice): what clients list outputs by.
+  selector     TEXT NOT NULL,
   raw          TEXT NOT NULL,
   hash         TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS v2_outputs_by_input ON v2_outputs (input_index);
+CREATE INDEX IF NOT EXISTS v2_outputs_by_selector ON v2_outputs (selector, output_index);
 CREATE TABLE IF NOT EXISTS v2_reports (
   report_index INTEGER PRIMARY KEY,
   input_index  INTEGER NOT NULL,
@@ -133,6 +136,8 @@ export class V2Store extends DevnodeStore {
   epochLength = 1;
   private readonly tree = new GrowingOutputsTree();
   private readonly statements = new Map<string, Statement>();
+  /** outputsBefore() of processed prefixes. */
+  private readonly sizes = new Map<number, number>();
 
   constructor(path: string) {
     super(path);
@@ -163,10 +168,10 @@ export class V2Store extends DevnodeStore {
     const before = this.tree.size;
     try {
       if (status === "ACCEPTED") {
-        const insert = this.sql("INSERT INTO v2_outputs (output_index, input_index, raw, hash) VALUES (?, ?, ?, ?)");
+        const insert = this.sql("INSERT INTO v2_outputs (output_index, input_index, selector, raw, hash) VALUES (?, ?, ?, ?, ?)");
         for (const raw of outputs.outputs) {
           const hash = nativeKeccak(hexToBytes(raw));
-          insert.run(this.tree.size, index, raw, `0x${hash.toString("hex")}`);
+          insert.run(this.tree.size, index, raw.slice(0, 10).toLowerCase(), raw, `0x${hash.toString("hex")}`);
           this.tree.append(hash);
         }
       }
@@ -230,7 +235,7 @@ export class V2Store extends DevnodeStore {
     const [clause, params] = this.rangeClause(filter);
     const where = clause === "" ? [] : [clause];
     if (filter.selector !== undefined) {
-      where.push("substr(raw, 1, 10) = ?");
+      where.push("selector = ?");
       params.push(`0x${filter.selector.toLowerCase()}`);
     }
     if (filter.destination !== undefined) {
@@ -265,9 +270,21 @@ export class V2Store extends DevnodeStore {
     return { items: rows.map(toReport), total };
   }
 
-  /** Outputs of the inputs before `upperInput`: the size of the tree an epoch ending there claims. */
+  /**
+   * Outputs of the inputs before `upperInput`: the size of the tree an epoch ending there claims. Asked
+   * for every output of a listed page, so the sizes of processed prefixes (which never change) are kept.
+   */
   outputsBefore(upperInput: number): number {
-    return this.count("SELECT COUNT(*) AS n FROM v2_outputs WHERE input_index < ?", [upperInput]);
+    const known = this.sizes.get(upperInput);
+    if (known !== undefined) return known;
+    const size = this.count("SELECT COUNT(*) AS n FROM v2_outputs WHERE input_index < ?", [upperInput]);
+    // Inputs are processed in order: the prefix is final once its last input is.
+    const last = this.sql("SELECT status FROM inputs WHERE input_index = ?").get(upperInput - 1) as { status: string } | undefined;
+    if (last !== undefined && last.status !== "UNPROCESSED") {
+      if (this.sizes.size >= 4096) this.sizes.clear();
+      this.sizes.set(upperInput, size);
+    }
+    return size;
   }
 
   outputsRootAt(size: number): Hex {
@@ -309,6 +326,24 @@ export class V2Store extends DevnodeStore {
       virtualIndex: before + i,
       rootAfter: row.pending === 0 ? (row.outputs_hash as Hex | null) : null,
     }));
+  }
+
+  /** The inputs [lower, upper) of epoch `epochIndex` (by its blocks, through the block index); null when it holds none. */
+  epochInputs(epochIndex: number): { lower: number; upper: number } | null {
+    const length = this.epochLength;
+    const row = this.sql("SELECT MIN(input_index) AS lower, MAX(input_index) + 1 AS upper FROM inputs WHERE block_number >= ? AND block_number <= ?").get(
+      epochIndex * length,
+      epochIndex * length + length - 1,
+    ) as { lower: number | null; upper: number | null } | undefined;
+    return row?.lower == null || row.upper == null ? null : { lower: row.lower, upper: row.upper };
+  }
+
+  /** The claim of epoch `epochIndex`, if it was made. */
+  claimOf(epochIndex: number): V2Claim | undefined {
+    const row = this.sql("SELECT * FROM v2_claims WHERE epoch_index = ?").get(epochIndex) as
+      | { epoch_index: number; outputs_root: string; claim_tx: string; claimed_at: number }
+      | undefined;
+    return row === undefined ? undefined : { epochIndex: row.epoch_index, outputsRoot: row.outputs_root as Hex, claimTx: row.claim_tx as Hex, claimedAt: row.claimed_at };
   }
 
   claims(): Map<number, V2Claim> {

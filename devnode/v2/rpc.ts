@@ -250,9 +250,8 @@ export class V2Rpc {
   private epochFilter(params: Params): RangeFilter {
     const epochIndex = parseIndex(params, "epoch_index", false);
     if (epochIndex === undefined) return {};
-    const [epoch] = this.ctx.epochs.epochs(epochIndex);
     // An epoch without inputs holds nothing.
-    return { inputs: epoch === undefined ? { lower: 0, upper: 0 } : { lower: epoch.lower, upper: epoch.upper } };
+    return { inputs: this.ctx.store.epochInputs(epochIndex) ?? { lower: 0, upper: 0 } };
   }
 
   private rangeFilter(params: Params): RangeFilter {
@@ -370,11 +369,12 @@ export class V2Rpc {
   }
 
   private output(output: V2Output): unknown {
-    const input = this.ctx.store.getInput(output.inputIndex);
-    const epochIndex = input === undefined ? 0 : this.ctx.epochs.epochIndexOfBlock(input.blockNumber);
-    const [epoch] = this.ctx.epochs.epochs(epochIndex);
+    const { store, epochs } = this.ctx;
+    const input = store.getInput(output.inputIndex);
+    const epochIndex = input === undefined ? 0 : epochs.epochIndexOfBlock(input.blockNumber);
     // A proof exists once the epoch's claim is on chain: against the tree as it stood at the epoch's end.
-    const siblings = epoch?.claim != null ? this.ctx.store.siblingsAt(output.index, this.ctx.store.outputsBefore(epoch.upper)) : null;
+    const claimed = store.claimOf(epochIndex) !== undefined ? store.epochInputs(epochIndex) : null;
+    const siblings = claimed === null ? null : store.siblingsAt(output.index, store.outputsBefore(claimed.upper));
     const at = timeOf(input?.timestamp ?? 0);
     return {
       epoch_index: quantity(epochIndex),
