@@ -5,22 +5,15 @@
  * addresses every time; on an external chain they must already exist.
  */
 import {
-  createPublicClient,
   createTestClient,
-  createWalletClient,
-  defineChain,
   http,
-  type Account,
   type Address,
   type Chain,
   type Hex,
-  type PublicClient,
-  type Transport,
-  type WalletClient,
 } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { ClaimerClients } from "./claimer.ts";
 import { messageOf } from "../common/errors.ts";
-import { ChainMismatchError, type Log } from "./chain.ts";
+import { ChainMismatchError, chainAt, type Log } from "./chain.ts";
 import { inputBoxAbi } from "./inputbox.ts";
 import { encodeProofContext } from "./proofs.ts";
 import type { DevnodeConfig } from "./config.ts";
@@ -45,32 +38,18 @@ type Settings = Pick<DevnodeConfig, "rpcUrl" | "chainMode" | "dappAddress" | "in
  */
 const COPIED_SLOTS = 16;
 
-export class V1Application {
-  readonly account: Account;
-  readonly reader: PublicClient<Transport, Chain>;
-  readonly wallet: WalletClient<Transport, Chain, Account>;
+export class V1Application extends ClaimerClients {
 
   private constructor(
     private readonly settings: Settings,
     chain: Chain,
     private readonly log: Log,
   ) {
-    this.account = privateKeyToAccount(settings.claimerPrivateKey);
-    const transport = http(settings.rpcUrl, { retryCount: 0 });
-    this.reader = createPublicClient({ chain, transport });
-    this.wallet = createWalletClient({ chain, transport, account: this.account });
+    super(settings.rpcUrl, chain, settings.claimerPrivateKey);
   }
 
   static async connect(settings: Settings, log: Log): Promise<V1Application> {
-    const probe = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0 }) });
-    const id = await probe.getChainId();
-    const chain = defineChain({
-      id,
-      name: `chain-${id}`,
-      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-      rpcUrls: { default: { http: [settings.rpcUrl] } },
-    });
-    return new V1Application(settings, chain, log);
+    return new V1Application(settings, await chainAt(settings.rpcUrl), log);
   }
 
   /** Makes sure the contracts are there (placing them on a managed chain) and reads how they are wired. */

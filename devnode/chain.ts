@@ -8,10 +8,12 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
+  defineChain,
   http,
   parseEther,
   ResponseBodyTooLargeError,
   type Address,
+  type Chain,
   type Hex,
   type PublicClient,
 } from "viem";
@@ -62,6 +64,12 @@ interface LoggedInput {
 const SUBSCRIBED_POLL_MS = 1_000;
 
 export type Log = (message: string) => void;
+
+/** The chain at `rpcUrl` as viem needs it to sign and send: its id asked once, the rest generic. */
+export async function chainAt(rpcUrl: string): Promise<Chain> {
+  const id = await createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }) }).getChainId();
+  return defineChain({ id, name: `chain-${id}`, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
+}
 
 /** Waits until the RPC at `rpcUrl` answers (the chain may still be starting), up to `timeoutMs`; its chain id. */
 export async function waitForChain(rpcUrl: string, timeoutMs: number): Promise<number> {

@@ -15,7 +15,7 @@ import { EpochValidator } from "./validator.ts";
 import { createGraphqlApi } from "./graphql.ts";
 import { createDevnodeLog } from "./log.ts";
 import { createDevnodeMetrics } from "./metrics.ts";
-import { RollupModel } from "./model.ts";
+import { RollupModel, type ModelOptions } from "./model.ts";
 import { createQueryServer } from "./query-server.ts";
 import { createRollupServer } from "./rollup-server.ts";
 import { DevnodeStore } from "./store.ts";
@@ -61,6 +61,11 @@ function checkRecordOwner(store: DevnodeStore, config: DevnodeConfig): void {
   }
 }
 
+function modelOptions(config: DevnodeConfig, store: DevnodeStore): ModelOptions {
+  const { finishTimeoutMs, dappWaitMs, inspectTimeoutMs } = config;
+  return { finishTimeoutMs, dappWaitMs, inspectTimeoutMs, processedInputCount: store.processedCount() };
+}
+
 async function main(): Promise<void> {
   const config = loadDevnodeConfig(process.env, process.argv.slice(2));
   mkdirSync(config.dataDir, { recursive: true });
@@ -72,12 +77,7 @@ async function main(): Promise<void> {
   checkRecordOwner(store, config);
   if (store instanceof V2Store) return runV2(config, store);
 
-  const model = new RollupModel(store, {
-    finishTimeoutMs: config.finishTimeoutMs,
-    dappWaitMs: config.dappWaitMs,
-    inspectTimeoutMs: config.inspectTimeoutMs,
-    processedInputCount: store.processedCount(),
-  });
+  const model = new RollupModel(store, modelOptions(config, store));
   let stopping = false;
   const follower = new InputFollower(config, store, model, log, (error) => {
     logger.error(error.message);
@@ -151,13 +151,7 @@ async function main(): Promise<void> {
 /** A Rollups v2 node: the v2 contracts, v2 metadata and outputs, block epochs, JSON-RPC and v2 inspect. */
 async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
   const chainId = await waitForChain(config.rpcUrl, 30_000);
-  const model = new RollupModel(store, {
-    finishTimeoutMs: config.finishTimeoutMs,
-    dappWaitMs: config.dappWaitMs,
-    inspectTimeoutMs: config.inspectTimeoutMs,
-    processedInputCount: store.processedCount(),
-    v2: { chainId, appContract: config.dappAddress, outputCount: store.outputCount },
-  });
+  const model = new RollupModel(store, { ...modelOptions(config, store), v2: { chainId, appContract: config.dappAddress, outputCount: store.outputCount } });
   let stopping = false;
   const follower = new InputFollower(config, store, model, log, (error) => {
     logger.error(error.message);

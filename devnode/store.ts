@@ -75,7 +75,7 @@ export interface InputFilter {
   indexLowerThan?: number | null;
 }
 
-interface InputRow {
+export interface InputRow {
   input_index: number;
   status: string;
   msg_sender: string;
@@ -200,7 +200,7 @@ function upgradeValidations(db: Database.Database): void {
   })();
 }
 
-function toInput(row: InputRow): InputRecord {
+export function toInput(row: InputRow): InputRecord {
   return {
     index: row.input_index,
     status: row.status as CompletionStatus,

@@ -3,7 +3,7 @@
  * after a cursor. Only standard v1 fields are used, so any v1 node works (DECISIONS.md section 1).
  */
 import type { Hex } from "viem";
-import type { CompletionStatus, OutputValidityProof } from "../../common/wire.ts";
+import type { CompletionStatus } from "../../common/wire.ts";
 import { networkMessage } from "./inspect.ts";
 import { NodeQueryError, NodeUnavailableError, type InputVerdict, type NodeReader, type NoticePage, type ProvedNotice } from "./node-reader.ts";
 

@@ -5,24 +5,17 @@
  * same addresses (V2_DEFAULTS); on an external chain they must already exist.
  */
 import {
-  createPublicClient,
   createTestClient,
-  createWalletClient,
-  defineChain,
   getAddress,
   getContractAddress,
   http,
-  type Account,
   type Address,
   type Chain,
   type Hex,
-  type PublicClient,
-  type Transport,
-  type WalletClient,
 } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { ClaimerClients } from "../claimer.ts";
 import { messageOf } from "../../common/errors.ts";
-import { ChainMismatchError, type Log } from "../chain.ts";
+import { ChainMismatchError, chainAt, type Log } from "../chain.ts";
 import type { DevnodeConfig } from "../config.ts";
 import { DEVNODE_TEMPLATE_HASH, inputBoxAvailability, v2Abi, v2Artifact } from "./contracts.ts";
 
@@ -39,31 +32,18 @@ export interface V2ApplicationState {
 
 type Settings = Pick<DevnodeConfig, "rpcUrl" | "chainMode" | "dappAddress" | "inputBoxAddress" | "claimerPrivateKey" | "epochLength">;
 
-export class V2Application {
-  readonly account: Account;
-  readonly reader: PublicClient<Transport, Chain>;
-  private readonly wallet: WalletClient<Transport, Chain, Account>;
+export class V2Application extends ClaimerClients {
 
   private constructor(
     private readonly settings: Settings,
     readonly chain: Chain,
     private readonly log: Log,
   ) {
-    this.account = privateKeyToAccount(settings.claimerPrivateKey);
-    const transport = http(settings.rpcUrl, { retryCount: 0 });
-    this.reader = createPublicClient({ chain, transport });
-    this.wallet = createWalletClient({ chain, transport, account: this.account });
+    super(settings.rpcUrl, chain, settings.claimerPrivateKey);
   }
 
   static async connect(settings: Settings, log: Log): Promise<V2Application> {
-    const id = await createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0 }) }).getChainId();
-    const chain = defineChain({
-      id,
-      name: `chain-${id}`,
-      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-      rpcUrls: { default: { http: [settings.rpcUrl] } },
-    });
-    return new V2Application(settings, chain, log);
+    return new V2Application(settings, await chainAt(settings.rpcUrl), log);
   }
 
   /** Makes sure the Application is there (deploying it on a managed chain) and reads how it is wired. */

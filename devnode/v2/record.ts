@@ -8,7 +8,7 @@ import type { Statement } from "better-sqlite3";
 import { hexToBytes, type Address, type Hex } from "viem";
 import { nativeKeccak } from "../../common/native-keccak.ts";
 import type { CompletionStatus } from "../../common/wire.ts";
-import { DevnodeStore, type AdvanceOutputs, type InputRecord } from "../store.ts";
+import { DevnodeStore, toInput, type AdvanceOutputs, type InputRecord, type InputRow } from "../store.ts";
 import { GrowingOutputsTree } from "./outputs.ts";
 
 const SCHEMA = `
@@ -100,13 +100,7 @@ export interface Page {
   descending: boolean;
 }
 
-interface V2InputRow {
-  input_index: number;
-  status: string;
-  msg_sender: string;
-  payload: string;
-  block_number: number;
-  block_timestamp: number;
+interface V2InputRow extends InputRow {
   prev_randao: string | null;
   tx_hash: string | null;
   outputs_hash: string | null;
@@ -116,12 +110,7 @@ const ZERO32: Hex = `0x${"00".repeat(32)}`;
 
 function toV2Input(row: V2InputRow): V2Input {
   return {
-    index: row.input_index,
-    status: row.status as CompletionStatus,
-    msgSender: row.msg_sender as Address,
-    payload: row.payload as Hex,
-    blockNumber: row.block_number,
-    timestamp: row.block_timestamp,
+    ...toInput(row),
     prevRandao: (row.prev_randao ?? ZERO32) as Hex,
     txHash: (row.tx_hash ?? ZERO32) as Hex,
     outputsHash: row.outputs_hash as Hex | null,
