@@ -1,82 +1,176 @@
 /**
- * The Rollups v2 image as Cartesi CLI 2 builds it (cartesi.toml and Dockerfile.cartesi-v2), checked
- * statically as the v1 one is (test/image/dockerfile.test.ts): no Docker engine runs here. The same dapp
- * and bundle as v1; the v2 guest tools; the database on a drive of its own; the config CLI 2 reads.
+ * Dockerfile.cartesi-v2 and cartesi.toml, the image Cartesi CLI 2 builds for Rollups v2, cannot be built
+ * here (no Docker engine), so this suite checks statically what `cartesi build` would rely on: stages and
+ * platforms, the guest tools, entrypoint and command, what reaches the machine's init as ENV, every copied
+ * path, and a configuration that names the Dockerfile and a writable drive for the database.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readDockerfile } from "../support/dockerfile.ts";
+import { imageNodeFlags, imageNodeMajor } from "../../bench/bundle.ts";
+import { argDefaults, envValues, lastStage, parseDockerfile, parseToml, type TomlTable } from "./static.ts";
 
 const root = join(import.meta.dirname, "../..");
 const text = readFileSync(join(root, "Dockerfile.cartesi-v2"), "utf8");
-const v1 = readDockerfile(readFileSync(join(root, "Dockerfile.cartesi"), "utf8"));
-const { instructions, froms, finalStage, args, labels } = readDockerfile(text);
+const instructions = parseDockerfile(text);
+const froms = instructions.filter((i) => i.keyword === "FROM");
+const finalStage = lastStage(instructions);
+const args = argDefaults(instructions);
+const env = envValues(finalStage);
+const runs = instructions.filter((i) => i.keyword === "RUN").map((i) => i.args);
 
-/** The subset of TOML cartesi.toml uses: `[a.b]` tables of `key = "string"` lines, comments. */
-function readToml(source: string): Map<string, Map<string, string>> {
-  const tables = new Map<string, Map<string, string>>([["", new Map()]]);
-  let current = tables.get("") as Map<string, string>;
-  for (const raw of source.split("\n")) {
-    const line = raw.replace(/#.*$/, "").trim();
-    if (line === "") continue;
-    const table = /^\[([\w.-]+)\]$/.exec(line);
-    if (table !== null) {
-      current = new Map();
-      tables.set(table[1] as string, current);
-      continue;
-    }
-    const pair = /^([\w-]+)\s*=\s*"([^"]*)"$/.exec(line);
-    if (pair === null) throw new Error(`not in the TOML subset: ${line}`);
-    current.set(pair[1] as string, pair[2] as string);
-  }
-  return tables;
-}
+const config = parseToml(readFileSync(join(root, "cartesi.toml"), "utf8"));
+const table = (value: unknown): TomlTable => {
+  expect(typeof value === "object" && value !== null && !Array.isArray(value), JSON.stringify(value)).toBe(true);
+  return value as TomlTable;
+};
+const drives = table(config.drives);
 
-const toml = readToml(readFileSync(join(root, "cartesi.toml"), "utf8"));
-
-describe("the Rollups v2 image (Cartesi CLI 2)", () => {
-  it("cartesi.toml builds the root drive from Dockerfile.cartesi-v2 and gives the machine 128 MiB and the dapp user", () => {
-    expect(toml.get("drives.root")).toEqual(new Map([["builder", "docker"], ["dockerfile", "Dockerfile.cartesi-v2"], ["format", "ext2"]]));
-    expect(toml.get("machine")?.get("ram-length")).toBe("128Mi");
-    expect(toml.get("machine")?.get("user")).toBe("dapp");
-    expect(existsSync(join(root, toml.get("drives.root")?.get("dockerfile") ?? ""))).toBe(true);
+describe("Dockerfile.cartesi-v2", () => {
+  it("has a host-platform bundle stage, a riscv64 native stage and a riscv64 runtime stage on Ubuntu 24.04", () => {
+    expect(froms.map((f) => f.args)).toEqual([
+      "--platform=$BUILDPLATFORM node:20-bookworm-slim AS bundle",
+      "--platform=linux/riscv64 cartesi/node:${NODE_VERSION}-noble AS native",
+      "--platform=linux/riscv64 cartesi/node:${NODE_VERSION}-noble-slim",
+    ]);
+    // The same node line as the v1 image, which CI's riscv64 pass and the bench's 128 MiB machine measure.
+    expect(args.get("NODE_VERSION")).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(Number(args.get("NODE_VERSION")?.split(".")[0])).toBe(imageNodeMajor(root));
   });
 
-  it("keeps the database on a drive of its own, mounted where the image points the dapp, owned by the dapp user", () => {
-    const data = toml.get("drives.data");
-    expect(data?.get("builder")).toBe("empty");
-    expect(data?.get("size")).toMatch(/^\d+Mb$/);
-    expect(data?.get("user")).toBe("dapp");
-    const dbPath = finalStage.find((i) => i.keyword === "ENV" && i.args.startsWith("DAPP_DB_PATH="))?.args.split("=")[1] ?? "";
-    expect(dbPath.startsWith(`${data?.get("mount") ?? "?"}/`)).toBe(true);
-    expect(text).toContain(`chown dapp:dapp ${data?.get("mount") ?? "?"}`);
-  });
-
-  it("installs machine-guest-tools 0.17 (Rollups v2) and runs the dapp under rollup-init, with no CLI 1 labels", () => {
+  it("installs machine-guest-tools 0.17.x from its release, checked, and nothing of the v1 tools", () => {
     expect(args.get("MACHINE_GUEST_TOOLS_VERSION")).toMatch(/^0\.17\.\d+$/);
-    expect(finalStage.find((i) => i.keyword === "ADD")?.args).toMatch(
-      /^https:\/\/github\.com\/cartesi\/machine-guest-tools\/releases\/download\/v\$\{MACHINE_GUEST_TOOLS_VERSION\}\/machine-guest-tools_riscv64\.deb /,
+    expect(args.get("MACHINE_GUEST_TOOLS_SHA256SUM")).toMatch(/^[0-9a-f]{64}$/);
+    const add = finalStage.find((i) => i.keyword === "ADD")?.args;
+    expect(add).toBe(
+      "--checksum=sha256:${MACHINE_GUEST_TOOLS_SHA256SUM} " +
+        "https://github.com/cartesi/machine-guest-tools/releases/download/v${MACHINE_GUEST_TOOLS_VERSION}/machine-guest-tools_riscv64.deb " +
+        "/tmp/machine-guest-tools_riscv64.deb",
     );
-    expect(finalStage.some((i) => i.keyword === "RUN" && i.args.includes("/tmp/machine-guest-tools_riscv64.deb"))).toBe(true);
+    // apt resolves the package's dependency (busybox-static); its postinst makes the `dapp` user.
+    const install = finalStage.filter((i) => i.keyword === "RUN").map((i) => i.args.replace(/\s*\\\n\s*/g, " "));
+    expect(install.some((r) => /busybox-static \/tmp\/machine-guest-tools_riscv64\.deb/.test(r))).toBe(true);
+    expect(instructions.map((i) => i.args).join("\n")).not.toMatch(/machine-emulator-tools|useradd|\/opt\/cartesi\/bin/);
+  });
+
+  it("reads Ubuntu's archive at one fixed time in every riscv64 stage", () => {
+    expect(args.get("APT_UPDATE_SNAPSHOT")).toMatch(/^\d{8}T\d{6}Z$/);
+    const installs = runs.flatMap((r) => r.split("\n")).filter((line) => /apt-get install/.test(line) && !/ca-certificates$/.test(line.trim()));
+    expect(installs.length).toBe(2);
+    for (const line of installs) expect(line).toContain("--snapshot=${APT_UPDATE_SNAPSHOT}");
+    expect(runs.filter((r) => r.includes("apt-get update --snapshot=${APT_UPDATE_SNAPSHOT}")).length).toBe(2);
+  });
+
+  it("runs the dapp under rollup-init, with the V8 flags of the v1 image as node's arguments", () => {
     expect(finalStage.find((i) => i.keyword === "ENTRYPOINT")?.args).toBe('["rollup-init"]');
-    expect(finalStage.find((i) => i.keyword === "CMD")?.args).toBe('["node", "dapp/main.js"]');
-    expect(labels.size).toBe(0);
-    expect(text).not.toContain("machine-emulator-tools-v");
+    expect(finalStage.find((i) => i.keyword === "WORKDIR")?.args).toBe("/opt/cartesi/dapp");
+    const cmd = JSON.parse(finalStage.find((i) => i.keyword === "CMD")?.args ?? "null") as string[];
+    expect(cmd).toEqual(["node", ...imageNodeFlags(root), "dapp/main.js"]);
+    expect(cmd).toContain("--max-old-space-size=32");
   });
 
-  it("ships the same bundle, native module, environment and memory flags as the v1 image", () => {
-    expect(froms.slice(0, 2)).toEqual(v1.froms.slice(0, 2));
-    expect(froms[2]?.args).toBe(v1.froms[2]?.args);
-    const copies = (list: typeof instructions) => list.filter((i) => i.keyword === "COPY").map((i) => i.args);
-    expect(copies(instructions)).toEqual(copies(v1.instructions));
-    const env = (list: typeof instructions) => list.filter((i) => i.keyword === "ENV" && !i.args.startsWith("PATH=")).map((i) => i.args);
-    expect(env(finalStage)).toEqual(env(v1.finalStage));
-    expect(args.get("NODE_VERSION")).toBe(v1.args.get("NODE_VERSION"));
+  it("sets only ENV values CLI 2 hands to the machine's init intact", () => {
+    expect(env.get("ROLLUP_HTTP_SERVER_URL")).toBe("http://127.0.0.1:5004");
+    expect(env.get("DAPP_DB_PATH")).toBe("/var/opt/attestation/dapp.sqlite");
+    expect(env.has("NODE_OPTIONS")).toBe(false);
+    // 2.0.0-alpha.2 writes `export NAME=value` unquoted; later releases keep what precedes a second `=`.
+    for (const [name, value] of env) expect(value, name).toMatch(/^[^\s"'=]*$/);
   });
 
-  it("takes the initial admins as a required build argument without a default", () => {
-    expect(finalStage.find((i) => i.keyword === "ARG" && i.args.startsWith("DAPP_ADMINS"))?.args).toBe("DAPP_ADMINS");
-    expect(text).toMatch(/test -n "\$\{DAPP_ADMINS\}"/);
+  it("carries no io.cartesi.rollups labels: CLI 2 reads cartesi.toml", () => {
+    expect(finalStage.filter((i) => i.keyword === "LABEL")).toEqual([]);
+  });
+
+  it("takes the initial admins as a required build argument without a default, addresses and commas only", () => {
+    const adminArg = instructions.find((i) => i.keyword === "ARG" && i.args.startsWith("DAPP_ADMINS"));
+    expect(adminArg?.args).toBe("DAPP_ADMINS");
+    expect(text).toMatch(/test -n "\$\{DAPP_ADMINS:-\}"/);
+    expect(text).toContain("*[!0-9A-Fa-fx,]*)");
+    expect(env.get("DAPP_ADMINS")).toBe("${DAPP_ADMINS}");
+  });
+
+  it("copies only paths that exist in the repository or that the build produces", () => {
+    const fromContext = instructions
+      .filter((i) => i.keyword === "COPY" && !i.args.includes("--from="))
+      .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
+    expect(fromContext.length).toBeGreaterThan(0);
+    for (const path of fromContext) expect(existsSync(join(root, path)), path).toBe(true);
+
+    const fromStages = instructions
+      .filter((i) => i.keyword === "COPY" && i.args.includes("--from="))
+      .map((i) => i.args.split(/\s+/)[1] as string);
+    expect(fromStages).toEqual([
+      "/src/dist/package.json",
+      "/src/dist/package.json",
+      "/src/dist/dapp",
+      "/src/dist/migrations",
+      "/opt/build/node_modules",
+    ]);
+    // The bundle stage is v1's, line for line: one recipe for the JavaScript both images run.
+    const v1 = parseDockerfile(readFileSync(join(root, "Dockerfile.cartesi"), "utf8"));
+    const bundleStage = (list: typeof v1) => list.slice(list.findIndex((i) => i.keyword === "FROM"), list.findIndex((i) => i.args.endsWith("AS native")));
+    expect(bundleStage(instructions)).toEqual(bundleStage(v1));
+  });
+
+  it("keeps nothing host-specific and no development secret", () => {
+    expect(text).not.toMatch(/\/work\/|\/root\/|\/home\//);
+    expect(text.toLowerCase()).not.toContain("ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80");
+    expect(text).not.toContain("jwt-secret");
+    const ignored = readFileSync(join(root, ".dockerignore"), "utf8").split("\n");
+    for (const entry of ["node_modules", ".data", "dist", ".cartesi"]) expect(ignored).toContain(entry);
+  });
+});
+
+describe("cartesi.toml", () => {
+  it("pins the SDK image and gives the machine the v1 image's RAM", () => {
+    expect(config.sdk).toMatch(/^cartesi\/sdk:\d+\.\d+\.\d+(-[\w.]+)?$/);
+    const v1Ram = /^LABEL io\.cartesi\.rollups\.ram_size=(\S+)$/m.exec(readFileSync(join(root, "Dockerfile.cartesi"), "utf8"))?.[1];
+    expect(table(config.machine)["ram-length"]).toBe(v1Ram);
+  });
+
+  it("builds the root drive from Dockerfile.cartesi-v2 with the docker builder", () => {
+    const rootDrive = table(drives.root);
+    expect(rootDrive).toEqual({ builder: "docker", dockerfile: "Dockerfile.cartesi-v2", format: "ext2" });
+    expect(existsSync(join(root, rootDrive.dockerfile as string))).toBe(true);
+  });
+
+  it("puts the database on a writable drive of its own, mounted where DAPP_DB_PATH points, owned by the dapp user", () => {
+    const dbDir = dirname(env.get("DAPP_DB_PATH") as string);
+    const holders = Object.entries(drives).filter(([, d]) => table(d).mount === dbDir);
+    expect(holders.map(([name]) => name)).toEqual(["data"]);
+    const data = table(drives.data);
+    expect(data).toEqual({ builder: "empty", format: "ext2", size: "1024MB", mount: dbDir, user: "dapp" });
+    // Both CLI generations read MB as 1024^2 bytes (alpha.2's `bytes` falls back to parseInt on `Mi`).
+    expect(data.size).toMatch(/^\d+(MB|GB)$/);
+    // The mount point exists in the image, since a read-only root could not create it at boot.
+    expect(finalStage.some((i) => i.keyword === "RUN" && i.args.includes(`mkdir -p ${dbDir}`))).toBe(true);
+    // No drive writes through to its file on the host: every one is machine state only.
+    for (const [name, d] of Object.entries(drives)) expect(table(d).shared, name).toBeUndefined();
+  });
+
+  it("leaves the build's output and local overrides out of git and of the build context", () => {
+    const gitignore = readFileSync(join(root, ".gitignore"), "utf8").split("\n");
+    expect(gitignore).toEqual(expect.arrayContaining([".cartesi/", "cartesi.local.toml"]));
+  });
+});
+
+describe("the cartesi.toml reader", () => {
+  it.each([
+    ['a = "x" # c', { a: "x" }],
+    ['a = "x#y"', { a: "x#y" }],
+    ["[t.u]\nn = 3\nb = false", { t: { u: { n: 3, b: false } } }],
+    ['l = ["a", "b"]', { l: ["a", "b"] }],
+    ["ram-length = \"128Mi\"", { "ram-length": "128Mi" }],
+  ])("%j", (source, expected) => {
+    expect(parseToml(source)).toEqual(expected);
+  });
+
+  it.each([
+    ["a = 'x'", "line 1: a value this reader does not take: a = 'x'"],
+    ['a = "x"\na = "y"', 'line 2: a is defined twice: a = "y"'],
+    ["[t", "line 1: not a key = value pair or a [table] header: [t"],
+    ['a = "x"\n[a]', "line 2: a is not a table: [a]"],
+  ])("refuses %j", (source, message) => {
+    expect(() => parseToml(source)).toThrow(message);
   });
 });

@@ -7,12 +7,18 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { imageNodeFlags, imageNodeMajor } from "../../bench/bundle.ts";
-import { readDockerfile } from "../support/dockerfile.ts";
+import { argDefaults, lastStage, parseDockerfile } from "./static.ts";
 
 const root = join(import.meta.dirname, "../..");
 const text = readFileSync(join(root, "Dockerfile.cartesi"), "utf8");
 
-const { instructions, froms, finalStage, args, labels } = readDockerfile(text);
+const instructions = parseDockerfile(text);
+const froms = instructions.filter((i) => i.keyword === "FROM");
+const finalStage = lastStage(instructions);
+const args = argDefaults(instructions);
+const labels = new Map(
+  finalStage.filter((i) => i.keyword === "LABEL").map((i) => i.args.split("=", 2) as [string, string]),
+);
 
 describe("Dockerfile.cartesi", () => {
   it("has a host-platform bundle stage, a riscv64 native stage and a riscv64 runtime stage", () => {
