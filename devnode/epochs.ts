@@ -10,6 +10,7 @@ import { messageOf } from "../common/errors.ts";
 import type { ApplicationState, V1Application } from "./application.ts";
 import type { Log } from "./chain.ts";
 import { buildEpochProofs, encodeClaim, encodeProofContext, type EpochInputOutputs, type EpochProofs, type OutputValidityProof } from "./proofs.ts";
+import type { EpochHasher } from "./epoch-hasher.ts";
 import type { DevnodeStore, EpochRecord } from "./store.ts";
 
 export interface OutputProof {
@@ -45,6 +46,8 @@ export class EpochManager {
     private readonly processedInputs: () => number,
     private readonly intervalMs: number,
     private readonly log: Log,
+    /** Where epoch hashes are computed; without one, on this thread. */
+    private readonly hasher?: EpochHasher,
   ) {}
 
   get addresses(): ApplicationState {
@@ -63,7 +66,7 @@ export class EpochManager {
   /** Closes an epoch over the inputs processed since the last one (if any) and claims what is unclaimed. */
   close(): Promise<EpochRecord | null> {
     return this.serialized(async () => {
-      const closed = this.closeNow();
+      const closed = await this.closeNow();
       await this.claimPending();
       return closed === null ? null : (this.store.epochs().find((e) => e.index === closed.index) ?? closed);
     });
@@ -118,17 +121,18 @@ export class EpochManager {
     return run;
   }
 
-  private closeNow(): EpochRecord | null {
+  private async closeNow(): Promise<EpochRecord | null> {
     const last = this.store.lastEpoch();
     const first = last === undefined ? 0 : last.lastInput + 1;
     const end = this.processedInputs() - 1;
     if (end < first) return null;
     const index = last === undefined ? 0 : last.index + 1;
-    const tree = this.build(first, end);
-    const epoch: EpochRecord = { index, firstInput: first, lastInput: end, epochHash: tree.epochHash, claimTx: null };
+    // Off the event loop when a hasher is given (devnode/epoch-hasher.ts): the trees are built from the
+    // committed record, and inputs first..end are committed before they count as processed.
+    const epochHash = this.hasher === undefined ? this.tree({ index, firstInput: first, lastInput: end, epochHash: "0x", claimTx: null }).epochHash : await this.hasher.epochHash(first, end);
+    const epoch: EpochRecord = { index, firstInput: first, lastInput: end, epochHash, claimTx: null };
     this.store.addEpoch(epoch);
-    this.remember(index, tree);
-    this.log(`epoch ${index} closed: inputs ${first}..${end}, epoch hash ${tree.epochHash}`);
+    this.log(`epoch ${index} closed: inputs ${first}..${end}, epoch hash ${epochHash}`);
     return epoch;
   }
 

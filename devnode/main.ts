@@ -10,6 +10,7 @@ import { messageOf } from "../common/errors.ts";
 import { V1Application } from "./application.ts";
 import { InputFollower, waitForChain } from "./chain.ts";
 import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts";
+import { EpochHasher } from "./epoch-hasher.ts";
 import { EpochManager } from "./epochs.ts";
 import { EpochValidator } from "./validator.ts";
 import { createGraphqlApi } from "./graphql.ts";
@@ -92,7 +93,8 @@ async function main(): Promise<void> {
   const addresses = await application.ensure();
   const processed = (): number => model.processedInputCount;
   // A claimer closes and claims epochs; a validator claims nothing and checks the claims on chain.
-  const epochs = config.role === "claimer" ? new EpochManager(store, application, addresses, processed, config.epochIntervalMs, log) : undefined;
+  const hasher = config.role === "claimer" ? new EpochHasher(config.databasePath) : undefined;
+  const epochs = config.role === "claimer" ? new EpochManager(store, application, addresses, processed, config.epochIntervalMs, log, hasher) : undefined;
   const validator =
     config.role === "validator"
       ? new EpochValidator(store, application, addresses, processed, config.validatorIntervalMs, log, (line) => logger.error(line))
@@ -138,6 +140,7 @@ async function main(): Promise<void> {
     stopping = true;
     follower.stop();
     epochs?.stop();
+    await hasher?.close();
     await validator?.stop();
     model.close();
     await Promise.all([close(queryServer), close(rollupServer)]);
