@@ -72,8 +72,13 @@ const envSchema = z.object({
   WRITE_BATCH_MAX_BYTES: z.coerce.number().int().min(1024).max(120 * 1024).default(120 * 1024),
   WRITE_IN_FLIGHT: z.coerce.number().int().min(1).max(8).default(1),
   ENCRYPTION_SECRET_KEY: boxSecretKey.optional(),
-  // The TLS attestor (docs/provider.md): claims for schemas that require proof go through it.
-  ATTESTOR_URL: z.string().regex(/^wss?:\/\/[^\s]+$/, "expected a ws:// or wss:// URL").default("ws://127.0.0.1:8003/ws"),
+  // The TLS attestors (docs/provider.md): claims for schemas that require proof go through them, a schema
+  // that requires k attestors through the first k of the list.
+  ATTESTOR_URL: z
+    .string()
+    .default("ws://127.0.0.1:8003/ws")
+    .transform((v) => v.split(",").map((u) => u.trim()).filter((u) => u.length > 0))
+    .pipe(z.array(z.string().regex(/^wss?:\/\/[^\s,]+$/, "expected ws:// or wss:// URLs, comma-separated")).min(1, "expected at least one ws:// URL")),
   ATTESTOR_MODE: z.enum(PROOF_MODES).default("reveal"),
   ATTESTOR_PROVERS: z.coerce.number().int().min(1).max(16).default(2),
   ATTESTOR_TIMEOUT_MS: z.coerce.number().int().min(1000).default(60_000),
@@ -182,7 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     redisUrl: e.REDIS_URL,
     replica: e.API_REPLICA,
     attestor: {
-      url: e.ATTESTOR_URL,
+      urls: e.ATTESTOR_URL,
       mode: e.ATTESTOR_MODE,
       provers: e.ATTESTOR_PROVERS,
       timeoutMs: e.ATTESTOR_TIMEOUT_MS,

@@ -6,7 +6,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { errorResponses, jsonContent } from "./operations.ts";
 import { registerKeyRoute, registerSchemaRoute } from "./routes/admin.ts";
-import { attestationInputRoute, attestationRoute, attestationsByOwnerRoute, claimRoute } from "./routes/attestations.ts";
+import { attestationInputRoute, attestationRoute, attestationsByOwnerRoute, claimRoute, provenClaimRoute } from "./routes/attestations.ts";
 import { attestorsRoute, registerAttestorRoute } from "./routes/attestors.ts";
 import { loginRoute, nonceRoute } from "./routes/auth.ts";
 import { attestationDataRoute } from "./routes/data.ts";
@@ -37,6 +37,7 @@ export const API_ROUTES = [
   registerAttestorRoute,
   attestorsRoute,
   claimRoute,
+  provenClaimRoute,
   attestationRoute,
   attestationInputRoute,
   attestationDataRoute,

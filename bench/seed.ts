@@ -79,6 +79,7 @@ export function seededRow(i: number, count: number, ids?: Buffer): NewRow<Attest
     timestamp: T0 + i,
     blockNumber: 1 + i,
     attestor: null,
+    attestors: null,
   };
 }
 
@@ -98,6 +99,7 @@ export function schemaRow(): NewRow<SchemaRow> {
     freshnessHalfLife: BENCH_SCHEMA.freshnessHalfLife,
     createdAt: T0 - 1,
     proof: "none",
+    attestorQuorum: 1,
   };
 }
 

@@ -13,12 +13,15 @@ export interface SchemaContent {
   freshnessHalfLife: number;
   /** "attestor" is part of the content; "none" (the default) is not, so unproven schemas keep their ids. */
   proof?: ProofKind;
+  /** Part of the content when above 1 (the default), so single-attestor schemas keep their ids. */
+  attestorQuorum?: number;
 }
 
 export function schemaIdOf(content: SchemaContent): Hex {
   const { provider, flowType, domain, bucketDefinitions, dataKeys, freshnessHalfLife } = content;
   const base = { provider, flowType, domain, bucketDefinitions, dataKeys, freshnessHalfLife };
-  const canonical = canonicalJson(content.proof === "attestor" ? { ...base, proof: "attestor" } : base);
+  const quorum = content.attestorQuorum !== undefined && content.attestorQuorum > 1 ? { attestorQuorum: content.attestorQuorum } : {};
+  const canonical = canonicalJson(content.proof === "attestor" ? { ...base, proof: "attestor", ...quorum } : base);
   return keccak256(stringToBytes(canonical));
 }
 

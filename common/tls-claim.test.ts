@@ -1,13 +1,14 @@
 /**
- * The attestor's claim format (common/tls-claim.ts): checked against a claim the real attestor-core server
- * signed (captured from a run of attestor/server.ts against a local provider on 24 November 2026), and the
- * extraction patterns table-driven over bodies that try to mislead them. The attestor runs them with RE2;
- * these patterns use nothing RE2 and JavaScript read differently.
+ * The attestor's claim format (common/tls-claim.ts): identifiers and signatures checked against a claim
+ * the real attestor-core server signed (captured from a run of attestor/server.ts against a local provider
+ * on 24 November 2026); the range pattern table-driven under RE2 as attestor-core runs it and under
+ * JavaScript; what our attestor agrees to sign; which schemas can be proven.
  */
+import { createRequire } from "node:module";
 import { hashMessage, recoverAddress, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "./canonical.ts";
-import { claimIdentifier, claimParameters, claimSignText, jsonPathOf, proofFieldProblem, valuePattern, VALUE_GROUP } from "./tls-claim.ts";
+import type { SeenRecord } from "./revealed-response.ts";
+import { checkSeenStatement, claimIdentifier, claimParameters, claimSignText, jsonPathOf, proofFieldProblem, proofSchemaIssues } from "./tls-claim.ts";
 
 const REAL_CLAIM = {
   provider: "http",
@@ -32,50 +33,79 @@ describe("a claim signed by the real attestor", () => {
     expect(signer.toLowerCase()).toBe(REAL_ATTESTOR);
   });
 
-  it("names exactly the parameters we build for the field (the dapp compares them)", () => {
-    const expected = claimParameters({ url: "https://localhost:18443/balance.json", method: "GET", field: "data.balance", mode: "reveal" });
-    expect(canonicalJson(expected)).toBe(REAL_CLAIM.parameters);
-  });
-
   it("the identifier does not depend on how the context's keys were ordered", () => {
     const reordered = { ...REAL_CLAIM, context: JSON.stringify({ providerHash: "0x37b390b5ea3d4b9e597eed8ba579c31ffb3c02545311ad33ffedf723589bd67b", extractedParameters: { value: "512.5" }, contextMessage: "0xabc", contextAddress: REAL_CLAIM.owner }) };
     expect(claimIdentifier(reordered)).toBe(REAL_CLAIM.identifier);
   });
 });
 
-function extract(pattern: string, text: string): string | undefined {
-  return new RegExp(pattern).exec(text)?.groups?.[VALUE_GROUP];
-}
+const RE2 = createRequire(import.meta.url)("re2") as new (pattern: string, flags: string) => { test(text: string): boolean };
+const mid = { lo: "100", hi: "1000", hiInclusive: false };
+const PARAMS = claimParameters({ url: "https://bank.example/b", method: "GET", field: "data.balance", range: mid });
+const view = (body: string): SeenRecord[] => [{ text: `HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`, whole: false }];
 
-describe("the reveal mode's pattern, over the whole body", () => {
-  const cases: [string, string, string, string | undefined][] = [
-    ["a number", "data.balance", '{"data":{"balance":512.5,"currency":"EUR"}}', "512.5"],
-    ["a numeric string", "data.balance", '{"data":{"currency":"EUR","balance":"1e3"}}', "1e3"],
-    ["spaces and newlines", "data.balance", '{ "data" : {\n  "balance" :  -7 } }', "-7"],
-    ["the same key elsewhere first", "data.balance", '{"other":{"balance":9},"data":{"balance":512.5}}', "512.5"],
-    ["a nested object before the key is not crossed", "data.balance", '{"data":{"inner":{"balance":1}},"x":2}', undefined],
-    ["the key one level too deep is not taken", "data.balance", '{"data":{"deeper":{"balance":3}}}', undefined],
-    ["a single key", "balance", '{"balance":42}', "42"],
-    ["a key with a dash", "my-data.value", '{"my-data":{"value":5}}', "5"],
-    ["not a number", "data.balance", '{"data":{"balance":"lots"}}', undefined],
-    ["missing", "data.balance", '{"data":{}}', undefined],
+describe("the range pattern of a field, as attestor-core runs it (RE2, flags sgiu)", () => {
+  const cases: [string, string, boolean][] = [
+    ["a number in the bin", '{"data":{"balance":512.5,"currency":"EUR"}}', true],
+    ["a numeric string in the bin", '{"data":{"currency":"EUR","balance":"512.5"}}', true],
+    ["spaces and newlines", '{ "data" : {\n  "balance" :  100 } }', true],
+    ["the bin's upper edge", '{"data":{"balance":1000}}', false],
+    ["an exponent in the bin", '{"data":{"balance":5.125e2}}', true],
+    ["below the bin", '{"data":{"balance":99.999}}', false],
+    ["a negative", '{"data":{"balance":-512.5}}', false],
+    ["not a number", '{"data":{"balance":"lots"}}', false],
+    ["missing", '{"data":{}}', false],
   ];
-  it.each(cases)("%s", (_, field, body, value) => {
-    expect(extract(valuePattern(field, "reveal"), body)).toBe(value);
+  it.each(cases)("%s", (_, body, matches) => {
+    const pattern = PARAMS.responseMatches[0]?.value ?? "";
+    expect(new RE2(pattern, "sgiu").test(body)).toBe(matches);
+    expect(new RegExp(pattern, "su").test(body)).toBe(matches);
+  });
+
+  it("names no group (nothing is extracted into the claim) and no template", () => {
+    const pattern = PARAMS.responseMatches[0]?.value ?? "";
+    expect(pattern).not.toMatch(/\(\?<|\{\{/);
+    expect(PARAMS.responseRedactions).toEqual([{ jsonPath: jsonPathOf("data.balance") }]);
+    expect(jsonPathOf("data.balance")).toBe("$.data.balance");
   });
 });
 
-describe("the zk mode, over the value the redaction leaves", () => {
-  it.each([
-    ["512.5", "512.5"],
-    ['"512.5"', "512.5"],
-    ["-3e2", "-3e2"],
-  ])("%s", (revealed, value) => {
-    expect(extract(valuePattern("data.balance", "zk"), revealed)).toBe(value);
+describe("what our attestor agrees to sign (checkSeenStatement)", () => {
+  const body = '{"data":{"balance":512.5}}';
+  it("the canonical statement over a field whose value is in the bin", () => {
+    expect(checkSeenStatement({ ...PARAMS }, view(body))).toEqual({ ok: true, value: { raw: "512.5", spelling: "512.5" } });
   });
-  it("redacts down to the field's JSON path", () => {
-    expect(jsonPathOf("data.balance")).toBe("$.data.balance");
-    expect(claimParameters({ url: "https://a.example/x", method: "GET", field: "data.balance", mode: "zk" }).responseRedactions).toEqual([{ jsonPath: "$.data.balance" }]);
+  it.each([
+    ["a value outside the bin", { ...PARAMS }, '{"data":{"balance":5000}}', "the value at data.balance does not satisfy the signed pattern"],
+    ["no jsonPath redaction", { ...PARAMS, responseRedactions: [] }, body, "name the field with exactly one jsonPath redaction"],
+    ["two redactions", { ...PARAMS, responseRedactions: [{ jsonPath: "$.data.balance" }, { jsonPath: "$.x" }] }, body, "exactly one jsonPath"],
+    ["a regex redaction", { ...PARAMS, responseRedactions: [{ jsonPath: "$.data.balance", regex: "." }] }, body, "exactly one jsonPath"],
+    ["an inverted match", { ...PARAMS, responseMatches: [{ ...PARAMS.responseMatches[0], invert: true }] }, body, "exactly one regex response match"],
+    ["a contains match", { ...PARAMS, responseMatches: [{ type: "contains", value: "512" }] }, body, "exactly one regex response match"],
+    ["a regex that does not compile", { ...PARAMS, responseMatches: [{ type: "regex", value: "(" }] }, body, "not a valid regex"],
+  ])("refuses %s", (_, params, text, reason) => {
+    const checked = checkSeenStatement(params as Record<string, unknown>, view(text));
+    expect(checked.ok ? "signed" : checked.reason).toContain(reason);
+  });
+});
+
+describe("schemas a proof can serve", () => {
+  const definitions = { "data.balance": { boundaries: [0, 100, 1000, 10000], labels: ["low", "mid", "high"] } };
+  it.each([
+    ["a proven schema", { proof: "attestor" as const, bucketDefinitions: definitions }, []],
+    ["a quorum of 3", { proof: "attestor" as const, attestorQuorum: 3, bucketDefinitions: definitions }, []],
+    ["a quorum without proof", { attestorQuorum: 2, bucketDefinitions: definitions }, ['a quorum of attestors needs proof "attestor"']],
+    ["no definition", { proof: "attestor" as const, bucketDefinitions: {} }, ['a schema with proof "attestor" needs a bucket definition']],
+    ["an array index", { proof: "attestor" as const, bucketDefinitions: { "items.0": definitions["data.balance"] } }, ['"items.0" cannot be proven']],
+    [
+      "boundaries that need a pattern too long for calldata",
+      { proof: "attestor" as const, bucketDefinitions: { x: { boundaries: [1.234567891234567e-300, 9.87654321987654e300], labels: ["a"] } } },
+      [`needs a range pattern of`],
+    ],
+  ])("%s", (_, schema, messages) => {
+    const issues = proofSchemaIssues(schema).map((i) => i.message);
+    expect(issues.length).toBe(messages.length);
+    messages.forEach((m, i) => expect(issues[i]).toContain(m));
   });
 });
 

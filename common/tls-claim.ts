@@ -1,48 +1,53 @@
 /**
- * The attestor's signed claim (DECISIONS.md section 14): the shape a TLS attestor (Reclaim's
- * attestor-core) signs, and how the api asks it to extract one bucketed field. Pure functions only: the
- * dapp checks claims with them deterministically and the api builds requests with them, so both agree on
- * every byte. Nothing here imports attestor-core (AGPL-3.0): the format is re-implemented from its
- * documented behaviour.
+ * The attestor's signed claim (DECISIONS.md sections 14 and 16): the shape a TLS attestor (Reclaim's
+ * attestor-core) signs, and the one statement this project asks it to sign: "the JSON number at this
+ * field of the provider's answer lies in this bucket's range". The range is the claim's regex; the value
+ * itself is never extracted, so it is in no signed claim, no input and no notice.
+ *
+ * Pure functions only: the dapp checks claims with them deterministically, the provers build requests
+ * with them and the attestor checks what it saw with them, so all three agree on every byte. Nothing
+ * here imports attestor-core (AGPL-3.0): the format is re-implemented from its documented behaviour.
  */
 import { keccak256, stringToBytes, type Address, type Hex } from "viem";
 import { canonicalJson } from "./canonical.ts";
+import { binRange, numberRangePattern, type DecimalRange } from "./range-pattern.ts";
+import { documentOf, readRevealedField, type FieldToken, type Reading, type SeenRecord } from "./revealed-response.ts";
 
-/** How a schema's attestations are proven: `none` (the api's word) or `attestor` (a signed TLS claim). */
+/** How a schema's attestations are proven: `none` (the api's word) or `attestor` (signed TLS claims). */
 export const PROOF_KINDS = ["none", "attestor"] as const;
 export type ProofKind = (typeof PROOF_KINDS)[number];
 
 /**
- * How the attestor learned the value. `reveal`: the client hands the attestor the response's TLS keys and
- * it reads the whole response (fast). `zk`: the response is redacted down to the field and the client
- * proves in zero knowledge that the hidden bytes decrypt consistently (slow); the attestor sees only the
- * field. The dapp accepts both: either way the attestor signs only what it saw come from the server.
+ * How much of the answer the attestor sees. `reveal`: the prover hands it the TLS keys of the server's
+ * records and it reads the whole answer (fast). `zk`: it sees the body's skeleton and the proven value
+ * only, and the prover proves in zero knowledge that the hidden bytes decrypt consistently (slower).
+ * Both sign the same statement with the same parameters: the dapp cannot tell, and need not.
  */
 export const PROOF_MODES = ["reveal", "zk"] as const;
 export type ProofMode = (typeof PROOF_MODES)[number];
 
+/** How many attestors a schema may require (`attestorQuorum`). */
+export const MAX_QUORUM = 16;
+
 /** The claim as the attestor signs it (attestor-core's ProviderClaimData). */
 export interface TlsClaim {
   provider: string;
-  /** Canonical JSON of the provider parameters (url, method, response matches and redactions). */
+  /** Canonical JSON of the provider parameters (url, method, the range pattern, the field's path). */
   parameters: string;
-  /** The address of the key that asked for the claim (the api's prover key). */
+  /** The address of the key that asked for the claim (a prover's key: not the attestation's owner). */
   owner: string;
   timestampS: number;
-  /** Canonical JSON: what the client bound the claim to, plus `extractedParameters` and `providerHash`. */
+  /** Canonical JSON: what the client bound the claim to (owner, schema, nonce), plus `providerHash`. */
   context: string;
   identifier: string;
   epoch: number;
 }
 
-/** What a proven attestation input carries: the claim and the attestor's signature over it. */
+/** One attestor's signature over one claim. */
 export interface TlsProof {
   claim: TlsClaim;
   signature: Hex;
 }
-
-/** The name of the regex group that carries the bucketed value. */
-export const VALUE_GROUP = "value";
 
 /**
  * `keccak256(provider \n parameters \n context)` with the context re-canonicalized, lower-case hex: the
@@ -59,8 +64,8 @@ export function claimSignText(claim: Pick<TlsClaim, "owner" | "timestampS" | "ep
 }
 
 /**
- * A field path that a proof can name: dot-separated object keys of letters, digits, `_` and `-`. Array
- * indexes are left out because the reveal mode's pattern cannot count array elements.
+ * A field path that a proof can name: dot-separated object keys of letters, digits, `_` and `-` (no
+ * regex metacharacter, no dot). Array indexes are left out: the statement's path is a chain of keys.
  */
 const PROOF_KEY_RE = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
@@ -70,23 +75,19 @@ export function proofFieldProblem(field: string): string | undefined {
   return bad === undefined ? undefined : `"${field}" cannot be proven: each segment must be an object key of letters, digits, "_" or "-" (got "${bad}")`;
 }
 
-// A JSON number, or a numeric string's digits. No sign other than minus: JSON has no "+".
-const NUMBER_PATTERN = "-?[0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?";
-
 /**
- * The regex the attestor runs over what it saw of the body. In `reveal` mode it sees the whole body and
- * the pattern walks the key chain (each object entered with `{` and no nested object crossed before the
- * next key); in `zk` mode the body is redacted down to the field's JSON value and the pattern reads it.
+ * The regex the attestor runs over what it saw: the field's key chain, then a JSON number (or numeric
+ * string) whose value lies in `range`, then a delimiter. No named group, so attestor-core extracts
+ * nothing into the claim. The attestor process (attestor/server.ts) checks it against the field's own
+ * token as well, read with a JSON parser, so the chain's `.*?` is only a reader's aid.
  */
-export function valuePattern(field: string, mode: ProofMode): string {
-  const value = `"?(?<${VALUE_GROUP}>${NUMBER_PATTERN})"?`;
-  if (mode === "zk") return value;
-  const keys = field.split(".");
-  const chain = keys.map((k) => `"${k.replaceAll("-", "\\-")}"\\s*:\\s*`).join("\\{[^{}]*?");
-  return chain + value;
+export function fieldPattern(field: string, range: DecimalRange): string {
+  const chain = field.split(".").map((key) => `"${key}"\\s*:\\s*`).join("\\{.*?");
+  const number = numberRangePattern(range);
+  return `${chain}(?:${number}|"(?:${number})")[,}\\]\\s]`;
 }
 
-/** The JSON path the `zk` mode redacts the body down to. */
+/** The JSON path that names the field (attestor-core's response redaction by JSON path). */
 export function jsonPathOf(field: string): string {
   return `$.${field}`;
 }
@@ -95,33 +96,102 @@ export interface ClaimRequest {
   url: string;
   method: "GET" | "POST";
   field: string;
-  mode: ProofMode;
+  range: DecimalRange;
 }
 
-/** Public provider parameters for one bucketed field (secret headers travel apart and are never signed). */
+/** Public provider parameters (secret headers travel apart and are never signed). */
 export interface ProviderParameters {
   url: string;
   method: "GET" | "POST";
   responseMatches: { type: "regex"; value: string }[];
-  responseRedactions?: { jsonPath: string }[];
+  responseRedactions: { jsonPath: string }[];
 }
 
-export function claimParameters({ url, method, field, mode }: ClaimRequest): ProviderParameters {
-  const params: ProviderParameters = { url, method, responseMatches: [{ type: "regex", value: valuePattern(field, mode) }] };
-  if (mode === "zk") params.responseRedactions = [{ jsonPath: jsonPathOf(field) }];
-  return params;
+/** The parameters of the statement "the number at `field` of `url`'s answer lies in `range`". */
+export function claimParameters({ url, method, field, range }: ClaimRequest): ProviderParameters {
+  return {
+    url,
+    method,
+    responseMatches: [{ type: "regex", value: fieldPattern(field, range) }],
+    responseRedactions: [{ jsonPath: jsonPathOf(field) }],
+  };
 }
 
 /**
  * The client's part of the context: the attestation's owner and schema, so a claim made for one
- * attestation cannot be replayed for another owner or schema; and a nonce, so two claims of the same
- * value in the same second are two claims (the dapp refuses a signed claim it has seen).
+ * attestation cannot be replayed for another owner or schema; and a nonce, so two claims in the same
+ * second are two claims (the dapp refuses a signed claim it has seen).
  */
-export function claimContext(
-  owner: Address,
-  schemaId: Hex,
-  nonce?: Hex,
-): { contextAddress: Address; contextMessage: Hex; nonce?: Hex } {
+export function claimContext(owner: Address, schemaId: Hex, nonce?: Hex): { contextAddress: Address; contextMessage: Hex; nonce?: Hex } {
   const context = { contextAddress: owner.toLowerCase() as Address, contextMessage: schemaId.toLowerCase() as Hex };
   return nonce === undefined ? context : { ...context, nonce };
+}
+
+const JSON_PATH_RE = /^\$\.((?:[A-Za-z_][A-Za-z0-9_-]{0,63})(?:\.[A-Za-z_][A-Za-z0-9_-]{0,63})*)$/;
+
+/**
+ * What the attestor process signs, checked against what it saw (records as attestor-core has them,
+ * hidden bytes as `*`): the parameters name one field by JSON path and one regex; the field's token,
+ * read with a JSON parser that refuses hidden structure (common/revealed-response.ts), makes that regex
+ * match the smallest document holding it. For the canonical pattern that means: the number lies in the
+ * range. Any other statement is refused, so a signature of this attestor always means one of these.
+ */
+export function checkSeenStatement(parameters: Record<string, unknown>, records: readonly SeenRecord[]): Reading<FieldToken> {
+  const redactions: unknown = parameters.responseRedactions;
+  const matches: unknown = parameters.responseMatches;
+  const redaction: unknown = Array.isArray(redactions) && redactions.length === 1 ? redactions[0] : undefined;
+  const path = redaction !== null && typeof redaction === "object" && Object.keys(redaction).length === 1 && "jsonPath" in redaction ? JSON_PATH_RE.exec(String(redaction.jsonPath)) : null;
+  if (path === null) {
+    return { ok: false, reason: "this attestor signs range statements only: name the field with exactly one jsonPath redaction" };
+  }
+  const match = Array.isArray(matches) && matches.length === 1 ? (matches[0] as Record<string, unknown>) : undefined;
+  if (match === undefined || match.type !== "regex" || typeof match.value !== "string" || Object.keys(match).length !== 2) {
+    return { ok: false, reason: "this attestor signs range statements only: give exactly one regex response match" };
+  }
+  const field = path[1] as string;
+  const seen = readRevealedField(records, field);
+  if (!seen.ok) return seen;
+  let holds: boolean;
+  try {
+    holds = new RegExp(match.value, "su").test(documentOf(field, seen.value.raw));
+  } catch {
+    return { ok: false, reason: "the response match is not a valid regex" };
+  }
+  return holds ? seen : { ok: false, reason: `the value at ${field} does not satisfy the signed pattern` };
+}
+
+/** The longest range pattern a proven schema may need (the claim's parameters travel in calldata). */
+export const MAX_PATTERN_LENGTH = 8192;
+
+/**
+ * Why a schema registration cannot be proven, field by field (the dapp and the api refuse it alike):
+ * proven fields must be key chains, each bin's pattern must stay short, and a quorum needs proof.
+ */
+export function proofSchemaIssues(p: {
+  proof?: ProofKind | undefined;
+  attestorQuorum?: number | undefined;
+  bucketDefinitions: Record<string, { boundaries: number[]; labels: string[] }>;
+}): { path: string[]; message: string }[] {
+  if (p.proof !== "attestor") {
+    return p.attestorQuorum !== undefined && p.attestorQuorum !== 1 ? [{ path: ["attestorQuorum"], message: 'a quorum of attestors needs proof "attestor"' }] : [];
+  }
+  const fields = Object.keys(p.bucketDefinitions);
+  if (fields.length === 0) return [{ path: ["bucketDefinitions"], message: 'a schema with proof "attestor" needs a bucket definition' }];
+  const issues: { path: string[]; message: string }[] = [];
+  for (const field of fields) {
+    const problem = proofFieldProblem(field);
+    if (problem !== undefined) {
+      issues.push({ path: ["bucketDefinitions", field], message: problem });
+      continue;
+    }
+    const definition = p.bucketDefinitions[field] as { boundaries: number[]; labels: string[] };
+    for (const label of definition.labels) {
+      const range = binRange(definition, label);
+      const length = range === undefined ? 0 : fieldPattern(field, range).length;
+      if (length > MAX_PATTERN_LENGTH) {
+        issues.push({ path: ["bucketDefinitions", field], message: `bin "${label}" needs a range pattern of ${length} characters (at most ${MAX_PATTERN_LENGTH}): use boundaries with fewer digits` });
+      }
+    }
+  }
+  return issues;
 }

@@ -49,8 +49,10 @@ export interface InputParams {
     freshnessHalfLife: number;
     name?: string;
     description?: string;
-    /** Extension: "attestor" makes the schema take only attestations with a TLS attestor's signed claim. */
+    /** Extension: "attestor" makes the schema take only attestations with TLS attestors' signed claims. */
     proof?: ProofKind;
+    /** Extension, with proof "attestor": how many distinct registered attestors must sign (1 to 16, default 1). */
+    attestorQuorum?: number;
   };
   register_encryption_key: { publicKey: string; algorithm: "nacl-box" };
   create_attestation: {
@@ -59,8 +61,11 @@ export interface InputParams {
     provider: string;
     encrypted_data: Hex;
     bucket_values: Record<string, string>;
-    /** The TLS attestor's signed claim about the bucketed value (required by a schema with proof "attestor"). */
-    proof?: TlsProof;
+    /**
+     * Signed claims that the bucketed value lies in the bucket's range, one per attestor of the schema's
+     * quorum (required by a schema with proof "attestor"). With them the owner may send the input itself.
+     */
+    proofs?: TlsProof[];
   };
   grant_access: { requester: Address; schema_id: Hex; expires_at: number; owner?: Address };
   revoke_grant: { grant_id: Hex; owner?: Address };
@@ -88,7 +93,7 @@ export interface BatchItemErrorReport {
 /** The specification's WebSocket `attestation:created` data: the notice's record without schema and bucket. */
 export interface AttestationCreatedEvent {
   event: "attestation:created";
-  /** `attestor` (an extension) only when a TLS attestor proved the value. */
+  /** `attestor` (an extension) only when TLS attestors proved the bucket: the first of them. */
   data: { claimId: Hex; owner: Address; provider: string; attestor?: Address };
 }
 
@@ -97,7 +102,17 @@ export type NoticeEvent =
   | {
       event: "attestation:created";
       /** schema_id and bucket_values make the notice a record a contract can check; the WebSocket relays the first three. */
-      data: { claimId: Hex; owner: Address; provider: string; schema_id: Hex; bucket_values: Record<string, string>; attestor?: Address };
+      data: {
+        claimId: Hex;
+        owner: Address;
+        provider: string;
+        schema_id: Hex;
+        bucket_values: Record<string, string>;
+        /** The (first) attestor, when the bucket was proven. */
+        attestor?: Address;
+        /** Every attestor, only when a quorum of more than one signed. */
+        attestors?: Address[];
+      };
     }
   | { event: "grant:created"; data: { grantId: Hex; owner: Address; requester: Address } }
   | { event: "grant:revoked"; data: { grantId: Hex; owner: Address } }
@@ -139,8 +154,10 @@ export interface SchemaSummary {
 export interface SchemaDetail extends SchemaSummary {
   data_keys: string[];
   freshness_half_life: number;
-  /** Extension: whether the schema's attestations must be proven by a TLS attestor. */
+  /** Extension: whether the schema's attestations must be proven by TLS attestors. */
   proof: ProofKind;
+  /** Extension: how many distinct registered attestors must sign each attestation's claim. */
+  attestor_quorum: number;
 }
 
 export interface AttestationView {
@@ -157,8 +174,10 @@ export interface AttestationView {
   input_index: number;
   /** Extension: its position inside a `batch` input, or null when its input was not a batch. */
   item_index: number | null;
-  /** Extension: the TLS attestor whose signed claim the dapp checked, or null when the value was not proven. */
+  /** Extension: the (first) TLS attestor whose signed claim the dapp checked, or null when the bucket was not proven. */
   attestor: Address | null;
+  /** Extension: every attestor whose signed claim the dapp checked, in the order sent ([] when not proven). */
+  attestors: Address[];
 }
 
 export interface AttestationListItem extends AttestationView {

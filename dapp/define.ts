@@ -34,9 +34,10 @@ export interface AdvanceContext {
 
 /**
  * Who may send a kind: a role, or "owner": the owner itself, or an operator relaying for the owner
- * named in `params.owner`.
+ * named in `params.owner`. A role rule may also let the owner named in `params.owner` send for itself
+ * when `ownerMay` says the params prove what they claim (an attestation with its signed claims).
  */
-export type SenderRule = { role: Role } | { owner: true };
+export type SenderRule = { role: Role; ownerMay?: (params: unknown) => boolean } | { owner: true };
 
 export interface InputModule {
   readonly kind: InputKind;
@@ -73,10 +74,13 @@ export function defineInput<S extends z.ZodType>(def: InputDefinition<S>): Input
 function authorize(ctx: AdvanceContext, rule: SenderRule, params: unknown): Address {
   const { sender } = ctx.input;
   if ("role" in rule) {
-    if (!ctx.roles.has(sender, rule.role)) {
-      throw new InputRejection("UNAUTHORIZED_SENDER", `sender ${sender} does not hold the ${rule.role} role`);
+    if (ctx.roles.has(sender, rule.role)) return sender;
+    if (rule.ownerMay?.(params) === true) {
+      const owner = relayedOwner(params);
+      if (owner === sender) return sender;
+      throw new InputRejection("UNAUTHORIZED_SENDER", `sender ${sender} does not hold the ${rule.role} role and is not the owner ${String(owner)} it names`);
     }
-    return sender;
+    throw new InputRejection("UNAUTHORIZED_SENDER", `sender ${sender} does not hold the ${rule.role} role`);
   }
   const owner = relayedOwner(params);
   if (owner === undefined || owner === sender) return sender;

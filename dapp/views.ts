@@ -1,4 +1,5 @@
 /** Rows → the rollup view of common/wire.ts (snake_case, lower-case hex). */
+import type { Address } from "viem";
 import type { BucketDefinition } from "../common/buckets.ts";
 import { bytesToHex } from "../common/hex.ts";
 import type { AttestationListItem, AttestationView, GrantView, SchemaDetail, SchemaSummary, TlsAttestorView } from "../common/wire.ts";
@@ -20,6 +21,7 @@ export function schemaDetail(row: SchemaRow, includeDescription: boolean): Schem
     data_keys: JSON.parse(row.dataKeys) as string[],
     freshness_half_life: row.freshnessHalfLife,
     proof: row.proof,
+    attestor_quorum: row.attestorQuorum,
   };
 }
 
@@ -34,6 +36,7 @@ export function attestationView(row: AttestationRead): AttestationView {
     input_index: row.inputIndex,
     item_index: row.itemIndex,
     attestor: row.attestor,
+    attestors: row.attestors !== null ? (JSON.parse(row.attestors) as Address[]) : row.attestor === null ? [] : [row.attestor],
   };
 }
 

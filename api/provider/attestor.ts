@@ -8,17 +8,16 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { hashMessage, recoverAddress, type Address, type Hex } from "viem";
-import { messageOf } from "../../common/errors.ts";
+import type { Hex } from "viem";
 import type { ProveFailure, ProveRequest, ProveResult, ProveSuccess, ProverReady } from "../../common/prover-protocol.ts";
-import { claimIdentifier, claimSignText, VALUE_GROUP, type ProofMode } from "../../common/tls-claim.ts";
+import type { ProofMode } from "../../common/tls-claim.ts";
 import { ApiError } from "../errors.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 export interface AttestorSettings {
-  /** The attestor's WebSocket, `ws://host:port/ws`. */
-  url: string;
+  /** The attestors' WebSockets, `ws://host:port/ws`: a schema that requires k attestors uses the first k. */
+  urls: string[];
   mode: ProofMode;
   /** How many prover processes may run at once (each holds one claim; a `zk` one needs ~300 MB). */
   provers: number;
@@ -29,15 +28,6 @@ export interface AttestorSettings {
   dataDir: string;
   /** The key claims are made with (their `owner`); unset, each prover keeps one in DATA_DIR/prover-key. */
   proverPrivateKey?: Hex;
-}
-
-/** A claim the attestor signed, checked here before it goes to the rollup. */
-export interface ProvenValue {
-  success: ProveSuccess;
-  /** The address the claim's signature recovers to. */
-  attestor: Address;
-  /** The value the attestor extracted and signed (a decimal string). */
-  signedValue: string;
 }
 
 /** Starts one prover process; tests may start something else that speaks the same protocol. */
@@ -51,7 +41,6 @@ export const spawnProver: ProverSpawner = (settings) =>
     // Only what a prover needs: never the api's wallet key or token secret.
     env: {
       ...pickEnv(["PATH", "HOME", "TMPDIR", "LANG", "TZ", "LOG_LEVEL"]),
-      ATTESTOR_URL: settings.url,
       ATTESTOR_CA_FILES: settings.caFiles,
       DATA_DIR: settings.dataDir,
       ...(settings.proverPrivateKey === undefined ? {} : { PROVER_PRIVATE_KEY: settings.proverPrivateKey }),
@@ -93,22 +82,28 @@ export class ProverPool {
   ) {}
 
   /**
-   * Proves `field` of the provider's answer through the attestor. Throws ApiError: ZKTLS_PROOF_FAILED
-   * with a `reason` for everything on the attestor's path, and the provider's own codes
-   * (PROVIDER_AUTH_FAILED, PROVIDER_UNAVAILABLE) when the provider answered badly or not at all.
+   * Proves through each of `attestorUrls` (in separate TLS sessions, at once) that the provider's value at
+   * `field` lies in one of the definition's bins. Throws ApiError: ZKTLS_PROOF_FAILED with a `reason` for
+   * everything on the attestors' path, and the provider's own codes (PROVIDER_AUTH_FAILED,
+   * PROVIDER_UNAVAILABLE, PROVIDER_INVALID_RESPONSE) when the provider answered badly or not at all.
    */
-  async prove(request: Omit<ProveRequest, "id" | "mode"> & { mode?: ProofMode }): Promise<ProvenValue> {
+  async prove(request: Omit<ProveRequest, "id" | "mode" | "attestorUrl"> & { mode?: ProofMode }, attestorUrls: readonly string[]): Promise<ProveSuccess[]> {
     if (this.closed) throw proofFailed("the api is shutting down");
-    const full: ProveRequest = { ...request, mode: request.mode ?? this.settings.mode, id: this.nextId++ };
+    const mode = request.mode ?? this.settings.mode;
+    const results = await Promise.all(attestorUrls.map((attestorUrl) => this.proveOne({ ...request, mode, attestorUrl, id: this.nextId++ })));
+    const failed = results.find((r): r is ProveFailure => !r.ok);
+    if (failed !== undefined) throw failureError(failed, request.url);
+    return results as ProveSuccess[];
+  }
+
+  private async proveOne(request: ProveRequest): Promise<ProveResult> {
     const started = performance.now();
     const result = await new Promise<ProveResult | Error>((settle) => {
-      this.queue.push({ request: full, settle });
+      this.queue.push({ request, settle });
       this.dispatch();
     });
-    this.observe(full.mode, !(result instanceof Error) && result.ok ? "ok" : "failed", (performance.now() - started) / 1000);
-    if (result instanceof Error) throw proofFailed(result.message);
-    if (!result.ok) throw failureError(result, request.url);
-    return checkSignedClaim(result, request.field);
+    this.observe(request.mode, !(result instanceof Error) && result.ok ? "ok" : "failed", (performance.now() - started) / 1000);
+    return result instanceof Error ? { id: request.id, ok: false, kind: "internal", reason: result.message } : result;
   }
 
   /** Ends every prover; claims under way fail with ZKTLS_PROOF_FAILED. */
@@ -217,6 +212,13 @@ function failureError(failure: ProveFailure, url: string): ApiError {
   if (failure.kind === "provider_status" || failure.kind === "provider_unreachable") {
     return new ApiError("PROVIDER_UNAVAILABLE", "provider is not responding", { provider: "http", url: shownUrl, error: failure.reason });
   }
+  if (failure.kind === "outside") {
+    // Never the value: it is private, only its bucket is ever published.
+    return new ApiError("PROVIDER_INVALID_RESPONSE", "The provider's value falls outside every bucket", {
+      expected: "a value within the field's buckets",
+      received: "a value outside every bucket",
+    });
+  }
   return proofFailed(failure.reason);
 }
 
@@ -226,43 +228,5 @@ function redactedUrl(raw: string): string {
     return `${url.protocol}//${url.host}${url.pathname}`;
   } catch {
     return "(not a valid URL)";
-  }
-}
-
-/**
- * What the dapp will check, checked first here so a bad claim fails with a reason instead of a rejected
- * input: the identifier, the signature and the signed value. Whether the attestor is registered is the
- * caller's to check against the rollup.
- */
-async function checkSignedClaim(success: ProveSuccess, field: string): Promise<ProvenValue> {
-  const { claim } = success;
-  let identifier: Hex;
-  try {
-    identifier = claimIdentifier(claim);
-  } catch (error) {
-    throw proofFailed(`the attestor's claim has an unreadable context: ${messageOf(error)}`);
-  }
-  if (identifier !== claim.identifier.toLowerCase()) throw proofFailed("the attestor's claim identifier does not match its content");
-  let attestor: Address;
-  try {
-    attestor = await recoverAddress({ hash: hashMessage(claimSignText(claim, identifier)), signature: success.signature });
-  } catch (error) {
-    throw proofFailed(`the attestor's signature does not recover: ${messageOf(error)}`);
-  }
-  if (attestor.toLowerCase() !== success.attestor.toLowerCase()) {
-    throw proofFailed(`the claim is signed by ${attestor}, not by the attestor ${success.attestor} that answered`);
-  }
-  const signedValue = extractedValue(claim.context);
-  if (signedValue === undefined) throw proofFailed(`extraction failed: the attestor signed no value for ${field}`);
-  return { success, attestor: attestor.toLowerCase() as Address, signedValue };
-}
-
-function extractedValue(context: string): string | undefined {
-  try {
-    const parsed = JSON.parse(context) as { extractedParameters?: Record<string, unknown> };
-    const value = parsed.extractedParameters?.[VALUE_GROUP];
-    return typeof value === "string" ? value : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -146,6 +146,8 @@ export class RegistryCatalog {
       bucketDefinitions: p.bucketDefinitions,
       dataKeys: p.dataKeys,
       freshnessHalfLife: p.freshnessHalfLife,
+      ...(p.proof === "attestor" ? { proof: "attestor" as const } : {}),
+      ...(p.proof === "attestor" && p.attestorQuorum !== undefined && p.attestorQuorum > 1 ? { attestorQuorum: p.attestorQuorum } : {}),
     };
     try {
       if (schemaIdOf(content) !== announced.toLowerCase()) return false;

@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { bucketDefinitionProblem } from "../../common/buckets.ts";
 import { keyIdOf, type SchemaContent } from "../../common/ids.ts";
-import { PROOF_KINDS, proofFieldProblem } from "../../common/tls-claim.ts";
+import { MAX_QUORUM, PROOF_KINDS, proofSchemaIssues } from "../../common/tls-claim.ts";
 import { requireRole } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
@@ -38,13 +38,15 @@ export const schemaRegistrationSchema = z.object({
   proof: z
     .enum(PROOF_KINDS)
     .optional()
-    .openapi({ description: 'extension: "attestor" makes every claim of the schema go through the TLS attestor, and the rollup check its signed claim (default "none")' }),
+    .openapi({ description: 'extension: "attestor" makes every claim of the schema carry TLS attestors\' signed claims that the value lies in its bucket, which the rollup checks (default "none")' }),
+  attestorQuorum: z
+    .int()
+    .min(1)
+    .max(MAX_QUORUM)
+    .optional()
+    .openapi({ description: `extension, with proof "attestor": how many distinct registered attestors must sign each claim (1 to ${MAX_QUORUM}, default 1)` }),
 }).superRefine((body, ctx) => {
-  if (body.proof !== "attestor") return;
-  for (const field of Object.keys(body.bucketDefinitions)) {
-    const problem = proofFieldProblem(field);
-    if (problem !== undefined) ctx.addIssue({ code: "custom", path: ["bucketDefinitions", field], message: problem });
-  }
+  for (const issue of proofSchemaIssues(body)) ctx.addIssue({ code: "custom", ...issue });
 }).openapi("SchemaRegistration");
 
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -118,6 +120,8 @@ export function adminRoutes(services: ApiServices, clientOf: ClientAddressOf) {
         freshnessHalfLife: body.freshnessHalfLife,
         // "none" stays out of the content: schemas without proof keep the ids they always had.
         ...(body.proof === "attestor" ? { proof: "attestor" as const } : {}),
+        // A quorum of 1 stays out too: single-attestor schemas keep their ids.
+        ...(body.proof === "attestor" && body.attestorQuorum !== undefined && body.attestorQuorum > 1 ? { attestorQuorum: body.attestorQuorum } : {}),
       };
       await services.write("register_schema", {
         ...content,

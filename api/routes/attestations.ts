@@ -1,28 +1,20 @@
 /**
- * Endpoints 8–10: claims (fetch a provider value, bucket it, seal it, record it through the rollup) and
- * attestation reads.
+ * Endpoints 8–10: claims (the api reads the value, or relays one proven on the user's side: api/claims/)
+ * and attestation reads.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { messageOf } from "../../common/errors.ts";
 import { inputTransaction } from "../rollup/chain-reader.ts";
 import type { Hex } from "viem";
-import { bucketDefinitionProblem, bucketOf, sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
-import { writeIdOf } from "../../common/ids.ts";
-import { nativeKeccakHex } from "../../common/native-keccak.ts";
-import { PROOF_MODES, type ProofKind } from "../../common/tls-claim.ts";
+import { bucketDefinitionProblem } from "../../common/buckets.ts";
+import { MAX_QUORUM, PROOF_MODES, proofFieldProblem } from "../../common/tls-claim.ts";
 import type { AttestationView } from "../../common/wire.ts";
 import type { AuthVariables } from "../auth/middleware.ts";
 import { requireRole } from "../auth/middleware.ts";
+import { makeClaim } from "../claims/claim.ts";
+import { relayProvenClaim } from "../claims/relay.ts";
 import { ApiError } from "../errors.ts";
-import {
-  DEFAULT_PROVIDER_MAX_BODY_BYTES,
-  DEFAULT_PROVIDER_TIMEOUT_MS,
-  fetchProviderJson,
-  readNumericField,
-} from "../provider/index.ts";
-import { fetchProven, type ProvenFetch } from "../provider/proven.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
-import { sealForKey } from "../seal.ts";
 import type { ApiServices } from "../services.ts";
 import {
   addressOut,
@@ -38,7 +30,7 @@ import {
   unixSeconds,
   type OperationTraits,
 } from "../operations.ts";
-import { HEX32_RE, hex32Schema, invalidParameter, jsonBody } from "../validation.ts";
+import { HEX32_RE, hex32Schema, jsonBody } from "../validation.ts";
 
 const claimSchema = z.object({
   provider: z.string().min(1).openapi({ description: 'the provider type; only "http" is supported' }),
@@ -100,6 +92,61 @@ export const claimRoute = createRoute({
   },
 });
 
+const signedClaimSchema = z
+  .object({
+    claim: z.object({
+      provider: z.string().min(1).max(64),
+      parameters: z.string().min(2).max(16 * 1024),
+      owner: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+      timestampS: z.int().min(0),
+      context: z.string().max(16 * 1024),
+      identifier: z.string().regex(HEX32_RE),
+      epoch: z.int().min(0),
+    }),
+    signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "expected a 0x-prefixed 65-byte hex signature").transform((s) => s as Hex),
+  })
+  .openapi("SignedTlsClaim", { description: "an attestor's claim, as attestor-core returns it, and its signature" });
+
+const provenClaimSchema = z.object({
+  schemaId: hex32Schema,
+  field: z
+    .string()
+    .min(1)
+    .superRefine((field, ctx) => {
+      const problem = proofFieldProblem(field);
+      if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .openapi({ description: "the bucketed field's dot path" }),
+  bucket: z.string().min(1).max(64).openapi({ description: "the label the claims prove the value lies in" }),
+  encryptedData: z
+    .string()
+    .max(2 + 2 * 16 * 1024)
+    .regex(/^0x(?:[0-9a-fA-F]{2})+$/, "expected non-empty 0x-prefixed hex bytes")
+    .transform((s) => s as Hex)
+    .openapi({ description: "the data sealed on the user's side for the registered key (as encrypted_data)" }),
+  proofs: z.array(signedClaimSchema).min(1).max(MAX_QUORUM).openapi({ description: "one signed claim per attestor of the schema's quorum" }),
+});
+
+const provenClaimTraits: OperationTraits = {
+  group: "attestations",
+  auth: "user",
+  body: true,
+  errors: ["SCHEMA_NOT_FOUND", "ROLLUP_UNAVAILABLE", "ROLLUP_REJECTED", "INPUT_TX_FAILED", "RPC_UNAVAILABLE", "INSUFFICIENT_FUNDS", "NONCE_TOO_LOW"],
+};
+
+export const provenClaimRoute = createRoute({
+  method: "post",
+  path: "/api/core/claim/proven",
+  summary:
+    "Extension: record a claim proven on the user's side (npm run prove): the attestors' signed range claims and the sealed data, for the token's address; the api never sees the provider's credentials or the value",
+  ...operationTraits(provenClaimTraits),
+  request: jsonRequest(provenClaimSchema),
+  responses: {
+    200: jsonContent(envelope(z.object({ claimId: id32, txHash: id32, bucket: z.string() })), "Recorded"),
+    ...errorResponses(provenClaimTraits),
+  },
+});
+
 const attestationTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "ROLLUP_UNAVAILABLE"] };
 
 export const attestationRoute = createRoute({
@@ -121,10 +168,11 @@ export const attestationRoute = createRoute({
           schemaId: id32,
           inputIndex: z.number().int().nonnegative(),
           itemIndex: z.number().int().nonnegative().nullable().describe("its position in a batch input, null when its input was not a batch"),
-          attestor: addressOut.nullable().describe("the TLS attestor whose signed claim the rollup checked, null when the value was not proven"),
+          attestor: addressOut.nullable().describe("the (first) TLS attestor whose signed claim the rollup checked, null when the bucket was not proven"),
+          attestors: z.array(addressOut).describe("every TLS attestor whose signed claim the rollup checked ([] when the bucket was not proven)"),
         }),
       ),
-      "The attestation (schemaId, inputIndex, itemIndex and attestor are extensions)",
+      "The attestation (schemaId, inputIndex, itemIndex, attestor and attestors are extensions)",
     ),
     ...errorResponses(attestationTraits),
   },
@@ -177,178 +225,28 @@ function bucketLabel(view: AttestationView): string {
   return Object.values(view.bucket_values)[0] ?? "";
 }
 
-/** Any JSON value at a dot path, or null when absent: data keys are sealed as found, whatever their type. */
-function valueAtPath(body: unknown, path: string): unknown {
-  let current: unknown = body;
-  for (const segment of path.split(".")) {
-    if (current === null || typeof current !== "object" || !Object.hasOwn(current, segment)) return null;
-    current = (current as Record<string, unknown>)[segment];
-  }
-  return current === undefined ? null : current;
-}
-
-interface ChosenSchema {
-  schemaId: Hex;
-  definition: BucketDefinition;
-  dataKeys: string[];
-  proof: ProofKind;
-}
-
 export function attestationRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "attestations", clientOf);
   const user = requireRole(services.config.jwtSecret, "user");
 
-  /**
-   * Reads the notices the follower has not read yet. The follower polls every NOTICE_POLL_MS, so a claim
-   * uses what it knows and catches up only when that lacks something (a schema or key registered a
-   * moment ago, through another replica or straight to the InputBox): a claim no longer waits on a
-   * notices query of its own. A node that cannot be read leaves what we already know.
-   */
-  const catchUp = (): Promise<void> => services.follower.sync().catch(() => undefined);
-
-  /** The schema for a claim: the one named, else the most recent one for this provider and host that buckets `field`. */
-  async function chooseSchema(provider: string, host: string, field: string, schemaId: Hex | undefined) {
-    if (schemaId !== undefined) {
-      const schema = await services.reader.query("provider_schema", { schema_id: schemaId });
-      // The rollup has it, so its notice exists: the domain check below must not be skipped for want of it.
-      if (services.catalog.schemaContent(schemaId) === undefined) await catchUp();
-      if (schema.provider_type !== provider) {
-        throw new ApiError("INVALID_REQUEST", `Schema ${schemaId} is for provider ${schema.provider_type}`, {
-          field: "provider",
-          issue: `schema ${schemaId} expects provider ${schema.provider_type}`,
-        });
-      }
-      const domain = services.catalog.schemaContent(schemaId)?.domain;
-      if (domain !== undefined && domain !== host) {
-        throw new ApiError("INVALID_REQUEST", `The URL's host is not the schema's domain ${domain}`, {
-          field: "params.url",
-          issue: `host must be ${domain}`,
-        });
-      }
-      const definition = schema.bucket_definitions[field];
-      if (definition === undefined) throw noDefinition(schemaId, field);
-      return { schemaId, definition, dataKeys: schema.data_keys, proof: schema.proof } satisfies ChosenSchema;
-    }
-    let candidates = services.catalog.schemasFor(provider, host);
-    if (!candidates.some((s) => s.content.bucketDefinitions[field] !== undefined)) {
-      await catchUp();
-      candidates = services.catalog.schemasFor(provider, host);
-    }
-    const latest = candidates[candidates.length - 1];
-    if (latest === undefined) {
-      throw new ApiError("SCHEMA_NOT_FOUND", `No ${provider} schema is registered for ${host}`, {
-        schema_id: null,
-        provider,
-        domain: host,
-      });
-    }
-    const chosen = [...candidates].reverse().find((s) => s.content.bucketDefinitions[field] !== undefined);
-    const definition = chosen?.content.bucketDefinitions[field];
-    if (chosen === undefined || definition === undefined) throw noDefinition(latest.schemaId, field);
-    return { schemaId: chosen.schemaId, definition, dataKeys: chosen.content.dataKeys, proof: chosen.content.proof ?? "none" } satisfies ChosenSchema;
-  }
-
   return router<{ Variables: AuthVariables }>()
     .openapi({ ...claimRoute, middleware: [limited, user, jsonBody] }, async (c) => {
       const body = c.req.valid("json");
-      const owner = c.get("auth").sub;
-      if (body.provider !== "http") {
-        throw new ApiError("INVALID_REQUEST", `Unsupported provider ${body.provider}`, {
-          field: "provider",
-          issue: 'only provider "http" is supported',
-        });
-      }
-      let host: string;
-      try {
-        host = new URL(body.params.url).hostname.toLowerCase().replace(/^\[|\]$/g, "");
-      } catch {
-        // The same answer the provider fetch gives for a URL it cannot parse.
-        throw invalidParameter("params.url", "(not a valid URL)", "an absolute http(s) URL");
-      }
-      const { field, boundaries, labels } = body.bucketDefinition;
-      const schema = await chooseSchema(body.provider, host, field, body.schemaId);
-      if (!sameBucketDefinition({ boundaries, labels }, schema.definition)) {
-        throw new ApiError("INVALID_REQUEST", `bucketDefinition differs from schema ${schema.schemaId}'s for ${field}`, {
-          field: "bucketDefinition",
-          issue: `must equal the schema's definition for ${field}`,
-        });
-      }
-      if (services.catalog.latestKey === undefined) await catchUp();
-      const key = services.catalog.latestKey;
-      if (key === undefined) throw new ApiError("ENCRYPTION_KEY_MISSING", "No encryption key is registered");
-      // A schema that requires proof gets its value through the TLS attestor, with the signed claim to show.
-      let fetched: { body: unknown };
-      let value: number;
-      let proven: ProvenFetch | undefined;
-      if (schema.proof === "attestor") {
-        proven = await fetchProven(
-          {
-            url: body.params.url,
-            method: body.params.method,
-            headers: body.params.headers,
-            field,
-            owner,
-            schemaId: schema.schemaId,
-            ...(body.proofMode === undefined ? {} : { mode: body.proofMode }),
-          },
-          {
-            pool: services.attestor,
-            allowedHosts: services.config.providerAllowedHosts,
-            registeredAttestors: services.registeredAttestors,
-          },
-        );
-        fetched = proven;
-        value = proven.value;
-      } else {
-        fetched = await fetchProviderJson(
-          { url: body.params.url, method: body.params.method, headers: body.params.headers },
-          {
-            allowedHosts: services.config.providerAllowedHosts,
-            timeoutMs: DEFAULT_PROVIDER_TIMEOUT_MS,
-            maxBodyBytes: DEFAULT_PROVIDER_MAX_BODY_BYTES,
-          },
-        );
-        value = readNumericField(fetched.body, field);
-      }
-      const bucket = bucketOf(value, schema.definition);
-      if (bucket === undefined) {
-        // Never echo the value: it is private, only its bucket is ever published.
-        throw new ApiError("PROVIDER_INVALID_RESPONSE", "The provider's value falls outside every bucket", {
-          expected: `a value within the buckets of ${field}`,
-          received: "a value outside every bucket",
-        });
-      }
-      const sealedContent: Record<string, unknown> = {};
-      for (const dataKey of schema.dataKeys) sealedContent[dataKey] = valueAtPath(fetched.body, dataKey);
-      sealedContent[field] = value;
-      const encrypted = sealForKey(new TextEncoder().encode(JSON.stringify(sealedContent)), key.publicKey);
-      const submitted = await services.write(
-        "create_attestation",
-        {
-          schema_id: schema.schemaId,
-          owner,
-          provider: body.provider,
-          encrypted_data: encrypted,
-          bucket_values: { [field]: bucket },
-          ...(proven === undefined ? {} : { proof: proven.proof }),
-        },
-        { schemaId: schema.schemaId },
-      );
-      const claimId = writeIdOf("create_attestation", submitted.inputIndex, submitted.item, nativeKeccakHex);
-      // The line that ties the request to its input and its notice (the notice's claimId).
-      services.logger.info(
-        {
-          reqId: c.get("requestId"),
-          claimId,
-          inputIndex: submitted.inputIndex,
-          item: submitted.item,
-          txHash: submitted.txHash,
-          schemaId: schema.schemaId,
-          ...(proven === undefined ? {} : { attestor: proven.attestor, mode: proven.mode }),
-        },
-        "claim recorded",
-      );
-      return c.json({ success: true as const, data: { claimId, txHash: submitted.txHash, bucket } }, 200);
+      const claimed = await makeClaim(services, { ...body, owner: c.get("auth").sub, requestId: c.get("requestId") });
+      return c.json({ success: true as const, data: claimed }, 200);
+    })
+    .openapi({ ...provenClaimRoute, middleware: [limited, user, jsonBody] }, async (c) => {
+      const body = c.req.valid("json");
+      const claimed = await relayProvenClaim(services, {
+        owner: c.get("auth").sub,
+        schemaId: body.schemaId,
+        field: body.field,
+        bucket: body.bucket,
+        encryptedData: body.encryptedData,
+        proofs: body.proofs,
+        requestId: c.get("requestId"),
+      });
+      return c.json({ success: true as const, data: claimed }, 200);
     })
     .openapi({ ...attestationRoute, middleware: [limited] }, async (c) => {
       const { claimId } = c.req.valid("param");
@@ -370,6 +268,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
             inputIndex: view.input_index,
             itemIndex: view.item_index,
             attestor: view.attestor,
+            attestors: view.attestors,
           },
         },
         200,
@@ -413,11 +312,4 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       }
       return c.json({ success: true as const, data }, 200);
     });
-}
-
-function noDefinition(schemaId: Hex, field: string): ApiError {
-  return new ApiError("INVALID_REQUEST", `Schema ${schemaId} has no bucket definition for ${field}`, {
-    field: "bucketDefinition.field",
-    issue: `schema ${schemaId} defines no bucket for ${field}`,
-  });
 }

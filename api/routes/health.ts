@@ -142,15 +142,23 @@ function attestorStatus(rollup: HealthStatus, blockchain: HealthStatus): HealthS
   return "degraded";
 }
 
-/** attestor-core's HTTP server answers (404) outside its WebSocket path: any answer means it is up. */
+/**
+ * attestor-core's HTTP server answers (404) outside its WebSocket path: any answer means it is up. Some
+ * of several down is degraded: schemas whose quorum the others still make keep working.
+ */
 async function probeTlsAttestor(services: ApiServices): Promise<HealthStatus> {
-  const url = services.config.attestor.url.replace(/^ws/, "http");
-  try {
-    await fetch(new URL("/", url), { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-    return "ok";
-  } catch {
-    return "down";
-  }
+  const up = await Promise.all(
+    services.config.attestor.urls.map(async (url) => {
+      try {
+        await fetch(new URL("/", url.replace(/^ws/, "http")), { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+        return true;
+      } catch {
+        return false;
+      }
+    }),
+  );
+  const count = up.filter(Boolean).length;
+  return count === up.length ? "ok" : count === 0 ? "down" : "degraded";
 }
 
 async function probeRollup(services: ApiServices): Promise<HealthStatus> {

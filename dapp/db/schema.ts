@@ -28,6 +28,8 @@ export const schemas = sqliteTable(
     createdAt: integer("created_at").notNull(),
     /** "attestor": every attestation must carry a TLS attestor's signed claim (dapp/proof.ts). */
     proof: text("proof", { enum: ["none", "attestor"] }).notNull().default("none"),
+    /** How many distinct registered attestors must sign each attestation's claim (proven schemas). */
+    attestorQuorum: integer("attestor_quorum").notNull().default(1),
   },
   (t) => [uniqueIndex("schemas_schema_id_uq").on(t.schemaId)],
 );
@@ -60,8 +62,10 @@ export const attestations = sqliteTable(
     bucketValues: text("bucket_values").notNull(),
     timestamp: integer("timestamp").notNull(),
     blockNumber: integer("block_number").notNull(),
-    /** The TLS attestor whose claim proved the value; null when unproven (no index: a million rows stay lean). */
+    /** The (first) TLS attestor whose claim proved the bucket; null when unproven (no index: a million rows stay lean). */
     attestor: blob("attestor", { mode: "buffer" }),
+    /** JSON array of every attestor whose claim proved the bucket, when a quorum of more than one signed; else null. */
+    attestors: text("attestors"),
   },
   (t) => [
     uniqueIndex("attestations_attestation_id_uq").on(t.attestationId),

@@ -51,6 +51,7 @@ const attestationRead = {
   timestamp: attestations.timestamp,
   blockNumber: attestations.blockNumber,
   attestor: sql<Hex | null>`case when ${attestations.attestor} is null then null else '0x' || lower(hex(${attestations.attestor})) end`,
+  attestors: attestations.attestors,
 };
 const SCHEMA_CACHE_MAX = 1024;
 
@@ -104,6 +105,7 @@ export function createStore(db: DappDatabase) {
       freshnessHalfLife: ph("freshnessHalfLife"),
       createdAt: ph("createdAt"),
       proof: ph("proof"),
+      attestorQuorum: ph("attestorQuorum"),
     }).prepare(),
 
     keyById: db.select({ id: encryptionKeys.id }).from(encryptionKeys).where(eq(encryptionKeys.keyId, ph("id"))).prepare(),
@@ -136,6 +138,7 @@ export function createStore(db: DappDatabase) {
       timestamp: ph("timestamp"),
       blockNumber: ph("blockNumber"),
       attestor: ph("attestor"),
+      attestors: ph("attestors"),
     }).prepare(),
     claimUse: db.select({ attestationId: usedClaims.attestationId }).from(usedClaims).where(eq(usedClaims.digest, ph("digest"))).prepare(),
     useClaim: db.insert(usedClaims).values({ digest: ph("digest"), attestationId: ph("attestationId") }).prepare(),

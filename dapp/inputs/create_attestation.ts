@@ -6,7 +6,7 @@ import { writeIdOf } from "../../common/ids.ts";
 import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { InputRejection } from "../errors.ts";
-import { checkProof, proofParams } from "../proof.ts";
+import { checkAttestationProofs, proofsParam } from "../proof.ts";
 import { bytes32, fieldRecord, LIMITS, shortText } from "./fields.ts";
 
 export const params = z.object({
@@ -19,13 +19,18 @@ export const params = z.object({
     .regex(/^0x(?:[0-9a-fA-F]{2})+$/, "expected non-empty 0x-prefixed hex bytes"),
   bucket_values: fieldRecord(z.string().min(1).max(LIMITS.label))
     .refine((v) => Object.keys(v).length <= LIMITS.bucketFields, `at most ${LIMITS.bucketFields} fields`),
-  proof: proofParams.optional(),
+  proofs: proofsParam.optional(),
 });
+
+/** An owner may record its own attestation when it carries signed claims (proven on the owner's side). */
+function carriesProofs(raw: unknown): boolean {
+  return typeof raw === "object" && raw !== null && "proofs" in raw && Array.isArray(raw.proofs) && raw.proofs.length > 0;
+}
 
 export default defineInput({
   kind: "create_attestation",
   params,
-  sender: { role: "attestor" },
+  sender: { role: "attestor", ownerMay: carriesProofs },
   apply({ store, input }, p) {
     const schemaKey = hexToBuffer(p.schema_id);
     const schema = store.schemaById(schemaKey);
@@ -42,23 +47,34 @@ export default defineInput({
       }
     }
     const attestationId = writeIdOf("create_attestation", input.index, input.item);
-    // A proof, when present, is checked whatever the schema; a schema with proof "attestor" requires one.
-    if (p.proof === undefined && schema.proof === "attestor") {
-      throw new InputRejection("PROOF_REJECTED", `proof: schema ${p.schema_id} requires an attestor proof`);
+    // Proofs, when present, are checked whatever the schema; a schema with proof "attestor" requires them.
+    if (p.proofs === undefined && schema.proof === "attestor") {
+      throw new InputRejection("PROOF_REJECTED", `proof: schema ${p.schema_id} requires signed claims from ${schema.attestorQuorum} attestor(s)`);
     }
-    let attestor: Address | undefined;
-    if (p.proof !== undefined) {
-      const checked = checkProof(
-        { claim: p.proof.claim, signature: p.proof.signature as Hex },
-        { schemaId: p.schema_id, domain: schema.domain, definitions, owner: p.owner, bucketValues: p.bucket_values, now: input.timestamp },
+    let attestors: Address[] = [];
+    if (p.proofs !== undefined) {
+      const checked = checkAttestationProofs(
+        p.proofs,
+        {
+          schemaId: p.schema_id,
+          domain: schema.domain,
+          definitions,
+          quorum: schema.attestorQuorum,
+          owner: p.owner,
+          bucketValues: p.bucket_values,
+          now: input.timestamp,
+        },
         (address) => store.isTlsAttestor(hexToBuffer(address)),
       );
-      const digest = hexToBuffer(checked.digest);
-      const usedBy = store.claimUsedBy(digest);
-      if (usedBy !== undefined) throw new InputRejection("DUPLICATE", `proof: this claim was already used by attestation 0x${usedBy.toString("hex")}`);
-      store.useClaim(digest, hexToBuffer(attestationId));
-      attestor = checked.attestor;
+      for (const hex of checked.digests) {
+        const digest = hexToBuffer(hex);
+        const usedBy = store.claimUsedBy(digest);
+        if (usedBy !== undefined) throw new InputRejection("DUPLICATE", `proof: this claim was already used by attestation 0x${usedBy.toString("hex")}`);
+        store.useClaim(digest, hexToBuffer(attestationId));
+      }
+      attestors = checked.attestors;
     }
+    const attestor = attestors[0];
     store.insertAttestation({
       inputIndex: input.index,
       itemIndex: input.item,
@@ -70,6 +86,7 @@ export default defineInput({
       timestamp: input.timestamp,
       blockNumber: input.blockNumber,
       attestor: attestor === undefined ? null : hexToBuffer(attestor),
+      attestors: attestors.length > 1 ? JSON.stringify(attestors) : null,
     });
     // The notice is the attestation's public record on the base layer (DECISIONS.md section 13): what a
     // contract can verify with its proof. The bucket, never the sealed value.
@@ -81,6 +98,7 @@ export default defineInput({
       bucket_values: p.bucket_values,
       // Only when proven, so an unproven attestation's notice keeps the bytes it always had.
       ...(attestor === undefined ? {} : { attestor }),
+      ...(attestors.length > 1 ? { attestors } : {}),
     };
     return [{ event: "attestation:created", data }];
   },

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { canonicalJson } from "../../common/canonical.ts";
 import { schemaIdOf } from "../../common/ids.ts";
-import { PROOF_KINDS, proofFieldProblem } from "../../common/tls-claim.ts";
+import { MAX_QUORUM, PROOF_KINDS, proofSchemaIssues } from "../../common/tls-claim.ts";
 import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { bucketDefinitions, LIMITS, shortText } from "./fields.ts";
@@ -16,14 +16,9 @@ export const params = z.object({
   name: shortText.optional(),
   description: z.string().max(LIMITS.description).optional(),
   proof: z.enum(PROOF_KINDS).optional(),
+  attestorQuorum: z.int().min(1).max(MAX_QUORUM).optional(),
 }).superRefine((p, ctx) => {
-  if (p.proof !== "attestor") return;
-  const fields = Object.keys(p.bucketDefinitions);
-  if (fields.length === 0) ctx.addIssue({ code: "custom", path: ["bucketDefinitions"], message: "a schema with proof \"attestor\" needs a bucket definition" });
-  for (const field of fields) {
-    const problem = proofFieldProblem(field);
-    if (problem !== undefined) ctx.addIssue({ code: "custom", path: ["bucketDefinitions", field], message: problem });
-  }
+  for (const issue of proofSchemaIssues(p)) ctx.addIssue({ code: "custom", ...issue });
 });
 
 /** Registers a provider schema; identical content is already registered, so it is accepted as a no-op. */
@@ -49,6 +44,7 @@ export default defineInput({
       freshnessHalfLife: p.freshnessHalfLife,
       createdAt: input.timestamp,
       proof: p.proof ?? "none",
+      attestorQuorum: p.attestorQuorum ?? 1,
     });
     return [{ event: "schema:registered", data: { schema_id: schemaId } }];
   },

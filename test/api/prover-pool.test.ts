@@ -19,6 +19,7 @@ const request = {
   method: "GET" as const,
   headers: {},
   field: "data.balance",
+  definition: { boundaries: [0, 100], labels: ["low"] },
   owner: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8" as const,
   schemaId: `0x${"ab".repeat(32)}` as const,
 };
@@ -37,7 +38,12 @@ afterAll(async () => {
 });
 
 function settings(url: string, timeoutMs: number): AttestorSettings {
-  return { url, mode: "reveal", provers: 1, timeoutMs, caFiles: "", dataDir };
+  return { urls: [url], mode: "reveal", provers: 1, timeoutMs, caFiles: "", dataDir };
+}
+
+/** One claim through the pool's only attestor. */
+function prove(pool: ProverPool): Promise<unknown> {
+  return pool.prove(request, pool.settings.urls);
 }
 
 async function failureOf(promise: Promise<unknown>): Promise<ApiError> {
@@ -53,7 +59,7 @@ describe("the prover pool", () => {
   it("an attestor that is not there: ZKTLS_PROOF_FAILED, attestor unreachable", { timeout: 60_000 }, async () => {
     const pool = new ProverPool(settings(`ws://127.0.0.1:${await closedPort()}/ws`, 30_000));
     try {
-      const error = await failureOf(pool.prove(request));
+      const error = await failureOf(prove(pool));
       expect([error.code, error.status]).toEqual(["ZKTLS_PROOF_FAILED", 502]);
       expect(String(error.details?.reason)).toMatch(/^attestor unreachable: /);
       // The prover survived its failed claim and waits for the next one.
@@ -68,10 +74,10 @@ describe("the prover pool", () => {
     if (address === null || typeof address === "string") throw new Error("no port");
     const pool = new ProverPool(settings(`ws://127.0.0.1:${address.port}/ws`, 3_000));
     try {
-      const error = await failureOf(pool.prove(request));
+      const error = await failureOf(prove(pool));
       expect([error.code, error.details]).toEqual(["ZKTLS_PROOF_FAILED", { reason: "the proof took longer than 3 s" }]);
       expect(pool.size).toBe(0);
-      const again = await failureOf(pool.prove(request));
+      const again = await failureOf(prove(pool));
       expect(again.details).toEqual({ reason: "the proof took longer than 3 s" });
     } finally {
       await pool.close();
@@ -82,13 +88,13 @@ describe("the prover pool", () => {
     const address = silent.address();
     if (address === null || typeof address === "string") throw new Error("no port");
     const pool = new ProverPool(settings(`ws://127.0.0.1:${address.port}/ws`, 30_000));
-    const running = failureOf(pool.prove(request));
-    const waiting = failureOf(pool.prove(request));
+    const running = failureOf(prove(pool));
+    const waiting = failureOf(prove(pool));
     await new Promise((r) => setTimeout(r, 500));
     await pool.close();
     expect((await running).details).toEqual({ reason: "the api is shutting down" });
     expect((await waiting).details).toEqual({ reason: "the api is shutting down" });
-    expect((await failureOf(pool.prove(request))).details).toEqual({ reason: "the api is shutting down" });
+    expect((await failureOf(prove(pool))).details).toEqual({ reason: "the api is shutting down" });
     expect(pool.size).toBe(0);
   });
 });

@@ -1,0 +1,117 @@
+/**
+ * The specification's claim (`POST /api/core/claim`): the api reads the provider's value (itself, or
+ * through the schema's quorum of TLS attestors when the schema requires proof), buckets it, seals it for
+ * the registered key and records it. The owner is the token's address.
+ */
+import type { Address, Hex } from "viem";
+import { bucketOf, type BucketDefinition } from "../../common/buckets.ts";
+import type { ProofMode } from "../../common/tls-claim.ts";
+import { ApiError } from "../errors.ts";
+import { DEFAULT_PROVIDER_MAX_BODY_BYTES, DEFAULT_PROVIDER_TIMEOUT_MS, fetchProviderJson, readNumericField } from "../provider/index.ts";
+import { fetchProven } from "../provider/proven.ts";
+import { sealForKey } from "../seal.ts";
+import { invalidParameter } from "../validation.ts";
+import { recordAttestation, type RecordedClaim } from "./record.ts";
+import { assertSameDefinition, catchUp, chooseSchema } from "./schema.ts";
+import type { ClaimServices } from "./services.ts";
+
+export interface ClaimRequest {
+  owner: Address;
+  provider: string;
+  params: { url: string; method: string; headers: Record<string, string> };
+  bucketDefinition: BucketDefinition & { field: string };
+  schemaId?: Hex | undefined;
+  proofMode?: ProofMode | undefined;
+  requestId: string | undefined;
+}
+
+/** Any JSON value at a dot path, or null when absent: data keys are sealed as found, whatever their type. */
+export function valueAtPath(body: unknown, path: string): unknown {
+  let current: unknown = body;
+  for (const segment of path.split(".")) {
+    if (current === null || typeof current !== "object" || !Object.hasOwn(current, segment)) return null;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current === undefined ? null : current;
+}
+
+/** The sealed content of an attestation: the schema's data keys as found, and the field's value. */
+export function sealedContent(body: unknown, dataKeys: readonly string[], field: string, value: number): Uint8Array {
+  const content: Record<string, unknown> = {};
+  for (const dataKey of dataKeys) content[dataKey] = valueAtPath(body, dataKey);
+  content[field] = value;
+  return new TextEncoder().encode(JSON.stringify(content));
+}
+
+export async function makeClaim(services: ClaimServices, request: ClaimRequest): Promise<RecordedClaim> {
+  if (request.provider !== "http") {
+    throw new ApiError("INVALID_REQUEST", `Unsupported provider ${request.provider}`, { field: "provider", issue: 'only provider "http" is supported' });
+  }
+  let host: string;
+  try {
+    host = new URL(request.params.url).hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  } catch {
+    // The same answer the provider fetch gives for a URL it cannot parse.
+    throw invalidParameter("params.url", "(not a valid URL)", "an absolute http(s) URL");
+  }
+  const { field, boundaries, labels } = request.bucketDefinition;
+  const schema = await chooseSchema(services, request.provider, host, field, request.schemaId);
+  assertSameDefinition(schema, field, { boundaries, labels });
+  if (services.catalog.latestKey === undefined) await catchUp(services);
+  const key = services.catalog.latestKey;
+  if (key === undefined) throw new ApiError("ENCRYPTION_KEY_MISSING", "No encryption key is registered");
+
+  if (schema.proof === "attestor") {
+    const mode = request.proofMode ?? services.config.attestor.mode;
+    const proven = await fetchProven(
+      { ...request.params, field, definition: schema.definition, owner: request.owner, schemaId: schema.schemaId, domain: schema.domain ?? host, quorum: schema.quorum, mode },
+      {
+        pool: services.attestor,
+        attestorUrls: services.config.attestor.urls,
+        allowedHosts: services.config.providerAllowedHosts,
+        registeredAttestors: services.registeredAttestors,
+        now: services.now,
+      },
+    );
+    return recordAttestation(
+      services,
+      {
+        schemaId: schema.schemaId,
+        owner: request.owner,
+        provider: request.provider,
+        encryptedData: sealForKey(sealedContent(proven.body, schema.dataKeys, field, proven.value), key.publicKey),
+        field,
+        bucket: proven.label,
+        proofs: proven.proofs,
+      },
+      { reqId: request.requestId, path: "api", attestors: proven.attestors, mode },
+    );
+  }
+
+  const fetched = await fetchProviderJson(request.params, {
+    allowedHosts: services.config.providerAllowedHosts,
+    timeoutMs: DEFAULT_PROVIDER_TIMEOUT_MS,
+    maxBodyBytes: DEFAULT_PROVIDER_MAX_BODY_BYTES,
+  });
+  const value = readNumericField(fetched.body, field);
+  const bucket = bucketOf(value, schema.definition);
+  if (bucket === undefined) {
+    // Never echo the value: it is private, only its bucket is ever published.
+    throw new ApiError("PROVIDER_INVALID_RESPONSE", "The provider's value falls outside every bucket", {
+      expected: `a value within the buckets of ${field}`,
+      received: "a value outside every bucket",
+    });
+  }
+  return recordAttestation(
+    services,
+    {
+      schemaId: schema.schemaId,
+      owner: request.owner,
+      provider: request.provider,
+      encryptedData: sealForKey(sealedContent(fetched.body, schema.dataKeys, field, value), key.publicKey),
+      field,
+      bucket,
+    },
+    { reqId: request.requestId, path: "api" },
+  );
+}

@@ -1,0 +1,90 @@
+/**
+ * The schema a claim is recorded under (DECISIONS.md section 5): the one named, else the most recent one
+ * for the provider and the URL's host that buckets the field; its definition must be the claim's.
+ */
+import type { Hex } from "viem";
+import { sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
+import type { ProofKind } from "../../common/tls-claim.ts";
+import { ApiError } from "../errors.ts";
+import type { ClaimServices } from "./services.ts";
+
+export interface ChosenSchema {
+  schemaId: Hex;
+  domain: string | undefined;
+  definition: BucketDefinition;
+  dataKeys: string[];
+  proof: ProofKind;
+  /** How many distinct attestors must sign (1 unless the schema requires proof by a quorum). */
+  quorum: number;
+}
+
+/**
+ * Reads the notices the follower has not read yet. The follower polls every NOTICE_POLL_MS, so a claim
+ * uses what it knows and catches up only when that lacks something (a schema or key registered a moment
+ * ago, through another replica or straight to the InputBox). A node that cannot be read leaves what we
+ * already know.
+ */
+export function catchUp(services: ClaimServices): Promise<void> {
+  return services.follower.sync().catch(() => undefined);
+}
+
+export async function chooseSchema(services: ClaimServices, provider: string, host: string, field: string, schemaId: Hex | undefined): Promise<ChosenSchema> {
+  if (schemaId !== undefined) return namedSchema(services, provider, host, field, schemaId);
+  let candidates = services.catalog.schemasFor(provider, host);
+  if (!candidates.some((s) => s.content.bucketDefinitions[field] !== undefined)) {
+    await catchUp(services);
+    candidates = services.catalog.schemasFor(provider, host);
+  }
+  const latest = candidates[candidates.length - 1];
+  if (latest === undefined) {
+    throw new ApiError("SCHEMA_NOT_FOUND", `No ${provider} schema is registered for ${host}`, { schema_id: null, provider, domain: host });
+  }
+  const chosen = [...candidates].reverse().find((s) => s.content.bucketDefinitions[field] !== undefined);
+  const definition = chosen?.content.bucketDefinitions[field];
+  if (chosen === undefined || definition === undefined) throw noDefinition(latest.schemaId, field);
+  return {
+    schemaId: chosen.schemaId,
+    domain: chosen.content.domain,
+    definition,
+    dataKeys: chosen.content.dataKeys,
+    proof: chosen.content.proof ?? "none",
+    quorum: chosen.content.attestorQuorum ?? 1,
+  };
+}
+
+/** A schema named by id; `host`, when given, must be its domain. */
+export async function namedSchema(services: ClaimServices, provider: string, host: string | undefined, field: string, schemaId: Hex): Promise<ChosenSchema> {
+  const schema = await services.reader.query("provider_schema", { schema_id: schemaId });
+  // The rollup has it, so its notice exists: the domain check below must not be skipped for want of it.
+  if (services.catalog.schemaContent(schemaId) === undefined) await catchUp(services);
+  if (schema.provider_type !== provider) {
+    throw new ApiError("INVALID_REQUEST", `Schema ${schemaId} is for provider ${schema.provider_type}`, {
+      field: "provider",
+      issue: `schema ${schemaId} expects provider ${schema.provider_type}`,
+    });
+  }
+  const domain = services.catalog.schemaContent(schemaId)?.domain;
+  if (host !== undefined && domain !== undefined && domain !== host) {
+    throw new ApiError("INVALID_REQUEST", `The URL's host is not the schema's domain ${domain}`, { field: "params.url", issue: `host must be ${domain}` });
+  }
+  const definition = schema.bucket_definitions[field];
+  if (definition === undefined) throw noDefinition(schemaId, field);
+  return { schemaId, domain, definition, dataKeys: schema.data_keys, proof: schema.proof, quorum: schema.attestor_quorum };
+}
+
+/** The claim's definition must be the schema's for the field (DECISIONS.md section 4). */
+export function assertSameDefinition(schema: ChosenSchema, field: string, claimed: BucketDefinition): void {
+  if (!sameBucketDefinition(claimed, schema.definition)) {
+    throw new ApiError("INVALID_REQUEST", `bucketDefinition differs from schema ${schema.schemaId}'s for ${field}`, {
+      field: "bucketDefinition",
+      issue: `must equal the schema's definition for ${field}`,
+    });
+  }
+}
+
+function noDefinition(schemaId: Hex, field: string): ApiError {
+  return new ApiError("INVALID_REQUEST", `Schema ${schemaId} has no bucket definition for ${field}`, {
+    field: "bucketDefinition.field",
+    issue: `schema ${schemaId} defines no bucket for ${field}`,
+  });
+}
