@@ -2,6 +2,7 @@
  * `createApi(services)`: the attestation HTTP API as a hono app. One sub-app per resource, mounted with
  * `app.route()`; one `onError` that maps every failure to `{success: false, error}`.
  */
+import { SealError } from "../common/seal.ts";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context } from "hono";
 import { cors } from "hono/cors";
@@ -86,7 +87,9 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
   app.notFound((c) =>
     c.json(errorBody(new ApiError("NOT_FOUND", `No route for ${c.req.method} ${c.req.path}`)), 404),
   );
-  app.onError((error, c) => {
+  app.onError((thrown, c) => {
+    // The shared sealing code says what went wrong in the specification's codes, outside the api's types.
+    const error = thrown instanceof SealError ? new ApiError(thrown.code, thrown.message, thrown.details) : thrown;
     if (error instanceof ApiError) {
       for (const [k, v] of Object.entries(error.headers)) c.header(k, v);
       if (error.code === "INTERNAL_ERROR") logError(error, c);

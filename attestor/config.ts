@@ -17,6 +17,8 @@ const envSchema = z.object({
   ATTESTOR_PRIVATE_KEY: z.string().regex(KEY_RE, "expected a 0x-prefixed 32-byte hex private key").optional(),
   ATTESTOR_CA_FILES: z.string().default(""),
   DATA_DIR: z.string().min(1).default(".data"),
+  /** The file in DATA_DIR the key is kept in (`npm start -- --attestors N` gives each attestor its own). */
+  ATTESTOR_KEY_FILE: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "expected a file name").default("attestor-key"),
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal"]).default("warn"),
 });
 
@@ -39,7 +41,7 @@ export function loadAttestorConfig(env: NodeJS.ProcessEnv = process.env): Attest
   return {
     port: e.ATTESTOR_PORT,
     host: e.ATTESTOR_HOST,
-    privateKey: (e.ATTESTOR_PRIVATE_KEY ?? keyInDataDir(e.DATA_DIR, "attestor-key")) as `0x${string}`,
+    privateKey: (e.ATTESTOR_PRIVATE_KEY ?? keyInDataDir(e.DATA_DIR, e.ATTESTOR_KEY_FILE)) as `0x${string}`,
     caFiles: e.ATTESTOR_CA_FILES,
     logLevel: e.LOG_LEVEL,
   };

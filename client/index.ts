@@ -36,6 +36,7 @@ export type Schema = Data<"/api/core/schemas/{schemaId}", "get">;
 export type SchemaRegistration = components["schemas"]["SchemaRegistration"];
 export type ClaimRequest = Body<"/api/core/claim", "post">;
 export type ClaimResult = Data<"/api/core/claim", "post">;
+export type ProvenClaimRequest = Body<"/api/core/claim/proven", "post">;
 export type Attestation = Data<"/api/core/attestation/{claimId}", "get">;
 export type AttestationListItem = Data<"/api/core/attestations/{address}", "get">[number];
 /** GET /api/core/attestation/:claimId/data (an extension beyond the specification). */
@@ -200,6 +201,13 @@ export class AttestationClient {
   }
   async claim(request: ClaimRequest): Promise<ClaimResult> {
     return (await this.ok(this.api.POST("/api/core/claim", { body: request }))).data;
+  }
+  /**
+   * Extension: record a claim proven and sealed on the user's side (client/prove.ts, `npm run prove`) for
+   * the token's address. The api gets the signed range claims and the sealed data: no credential, no value.
+   */
+  async claimProven(request: ProvenClaimRequest): Promise<ClaimResult> {
+    return (await this.ok(this.api.POST("/api/core/claim/proven", { body: request }))).data;
   }
   async attestation(claimId: string): Promise<Attestation> {
     return (await this.ok(this.api.GET("/api/core/attestation/{claimId}", { params: { path: { claimId } } }))).data;

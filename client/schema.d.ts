@@ -987,6 +987,156 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/core/claim/proven": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extension: record a claim proven on the user's side (npm run prove): the attestors' signed range claims and the sealed data, for the token's address; the api never sees the provider's credentials or the value */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        schemaId: `0x${string}`;
+                        /** @description the bucketed field's dot path */
+                        field: string;
+                        /** @description the label the claims prove the value lies in */
+                        bucket: string;
+                        /** @description the data sealed on the user's side for the registered key (as encrypted_data) */
+                        encryptedData: `0x${string}`;
+                        /** @description one signed claim per attestor of the schema's quorum */
+                        proofs: components["schemas"]["SignedTlsClaim"][];
+                    };
+                };
+            };
+            responses: {
+                /** @description Recorded */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                claimId: `0x${string}`;
+                                /** @description 0x-prefixed 32-byte hex id */
+                                txHash: `0x${string}`;
+                                bucket: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: INVALID_REQUEST */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: AUTH_MISSING, AUTH_INVALID */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: AUTH_INSUFFICIENT */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: SCHEMA_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: NONCE_TOO_LOW */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_REJECTED */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INPUT_TX_FAILED */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE, RPC_UNAVAILABLE, INSUFFICIENT_FUNDS */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/core/attestation/{claimId}": {
         parameters: {
             query?: never;
@@ -1007,7 +1157,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The attestation (schemaId, inputIndex, itemIndex and attestor are extensions) */
+                /** @description The attestation (schemaId, inputIndex, itemIndex, attestor and attestors are extensions) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1030,8 +1180,10 @@ export interface paths {
                                 inputIndex: number;
                                 /** @description its position in a batch input, null when its input was not a batch */
                                 itemIndex: number | null;
-                                /** @description the TLS attestor whose signed claim the rollup checked, null when the value was not proven */
+                                /** @description the (first) TLS attestor whose signed claim the rollup checked, null when the bucket was not proven */
                                 attestor: `0x${string}` | null;
+                                /** @description every TLS attestor whose signed claim the rollup checked ([] when the bucket was not proven) */
+                                attestors: `0x${string}`[];
                             };
                         };
                     };
@@ -2192,10 +2344,12 @@ export interface components {
             name?: string;
             description?: string;
             /**
-             * @description extension: "attestor" makes every claim of the schema go through the TLS attestor, and the rollup check its signed claim (default "none")
+             * @description extension: "attestor" makes every claim of the schema carry TLS attestors' signed claims that the value lies in its bucket, which the rollup checks (default "none")
              * @enum {string}
              */
             proof?: "none" | "attestor";
+            /** @description extension, with proof "attestor": how many distinct registered attestors must sign each claim (1 to 16, default 1) */
+            attestorQuorum?: number;
         };
         AttestorRegistration: {
             /** @description the address the attestor signs claims with */
@@ -2206,6 +2360,19 @@ export interface components {
              * @default true
              */
             enabled: boolean;
+        };
+        /** @description an attestor's claim, as attestor-core returns it, and its signature */
+        SignedTlsClaim: {
+            claim: {
+                provider: string;
+                parameters: string;
+                owner: `0x${string}`;
+                timestampS: number;
+                context: string;
+                identifier: `0x${string}`;
+                epoch: number;
+            };
+            signature: `0x${string}`;
         };
     };
     responses: never;

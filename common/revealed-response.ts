@@ -331,6 +331,14 @@ function contentOf(text: string, framed: Framed): { content: string; offsets: (i
 // ---------------------------------------------------------------------------------------------------
 // The two ends
 
+/** The field's token in a JSON body (a JavaScript string, as decoded from UTF-8). */
+export function readBodyField(body: string, path: string): Reading<FieldToken> {
+  return attempt(() => {
+    const content = Buffer.from(body, "utf8").toString("latin1");
+    return tokenOf(nodeAt(new Parser(content, false).parseDocument(), path), content, path);
+  });
+}
+
 /** The field's token in an answer the prover holds in full (it chooses the bucket from it). */
 export function readField(answer: string, path: string): Reading<FieldToken> {
   return attempt(() => {

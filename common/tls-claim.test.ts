@@ -14,11 +14,11 @@ const REAL_CLAIM = {
   provider: "http",
   parameters:
     '{"method":"GET","responseMatches":[{"type":"regex","value":"\\"data\\"\\\\s*:\\\\s*\\\\{[^{}]*?\\"balance\\"\\\\s*:\\\\s*\\"?(?<value>-?[0-9]+(?:\\\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\\"?"}],"url":"https://localhost:18443/balance.json"}',
-  owner: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+  owner: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8" as const,
   timestampS: 1795529282,
   context:
     '{"contextAddress":"0x70997970c51812dc3a010c7d01b50e0d17dc79c8","contextMessage":"0xabc","extractedParameters":{"value":"512.5"},"providerHash":"0x37b390b5ea3d4b9e597eed8ba579c31ffb3c02545311ad33ffedf723589bd67b"}',
-  identifier: "0x19532b8e32a1ff26ce03d9555fd64e09e2c7f9c07b77a259a386278cc493b42f",
+  identifier: "0x19532b8e32a1ff26ce03d9555fd64e09e2c7f9c07b77a259a386278cc493b42f" as const,
   epoch: 1,
 };
 const REAL_SIGNATURE: Hex =

@@ -35,11 +35,11 @@ export interface TlsClaim {
   /** Canonical JSON of the provider parameters (url, method, the range pattern, the field's path). */
   parameters: string;
   /** The address of the key that asked for the claim (a prover's key: not the attestation's owner). */
-  owner: string;
+  owner: Address;
   timestampS: number;
   /** Canonical JSON: what the client bound the claim to (owner, schema, nonce), plus `providerHash`. */
   context: string;
-  identifier: string;
+  identifier: Hex;
   epoch: number;
 }
 

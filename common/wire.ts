@@ -27,6 +27,7 @@ export const QUERY_TYPES = [
   "grants_by_owner",
   "health",
   "tls_attestors",
+  "encryption_key",
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
@@ -154,6 +155,8 @@ export interface SchemaSummary {
 export interface SchemaDetail extends SchemaSummary {
   data_keys: string[];
   freshness_half_life: number;
+  /** Extension: the provider's host name, which a proven claim's URL must name. */
+  domain: string;
   /** Extension: whether the schema's attestations must be proven by TLS attestors. */
   proof: ProofKind;
   /** Extension: how many distinct registered attestors must sign each attestation's claim. */
@@ -221,6 +224,19 @@ export interface QueryResults {
   grants_by_owner: GrantView[];
   health: RollupHealth;
   tls_attestors: TlsAttestorView[];
+  encryption_key: EncryptionKeyView;
+}
+
+/**
+ * The most recently registered encryption key (query `encryption_key`, an extension): what `encrypted_data`
+ * is sealed to, so a user who seals on its own machine needs nothing but the rollup to learn it.
+ */
+export interface EncryptionKeyView {
+  key_id: Hex;
+  /** Base64 of the 32-byte NaCl public key, as registered. */
+  public_key: string;
+  algorithm: "nacl-box";
+  created_at: number;
 }
 
 /** An input's completion status as the Cartesi Rollups Node v1 names it (GraphQL `CompletionStatus`). */

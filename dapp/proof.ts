@@ -17,10 +17,10 @@ const proofParam = z.strictObject({
   claim: z.strictObject({
     provider: z.string().min(1).max(64),
     parameters: z.string().min(2).max(CLAIM_TEXT),
-    owner: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address"),
+    owner: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte hex address").transform((s) => s as Address),
     timestampS: z.int().min(0),
     context: z.string().max(CLAIM_TEXT),
-    identifier: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex identifier"),
+    identifier: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex identifier").transform((s) => s as Hex),
     epoch: z.int().min(0),
   }),
   signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "expected a 0x-prefixed 65-byte hex signature"),

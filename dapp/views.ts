@@ -20,6 +20,7 @@ export function schemaDetail(row: SchemaRow, includeDescription: boolean): Schem
     ...schemaSummary(row, includeDescription),
     data_keys: JSON.parse(row.dataKeys) as string[],
     freshness_half_life: row.freshnessHalfLife,
+    domain: row.domain,
     proof: row.proof,
     attestor_quorum: row.attestorQuorum,
   };

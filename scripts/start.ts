@@ -3,7 +3,7 @@
  * devnode, the dapp and the api (when api/main.ts exists), each once the previous one is ready; restarts
  * the dapp and the api when they die; stops everything on Ctrl-C.
  *
- *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--validator]
+ *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--validator]
  *   (configuration: docs/devnode.md; replicas: docs/operations.md)
  */
 import { mkdirSync } from "node:fs";
@@ -20,7 +20,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (line: string): void => console.log(`[stack] ${line}`);
 
 const USAGE =
-  "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--validator]    (configuration by environment: docs/devnode.md)";
+  "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--validator]    (configuration by environment: docs/devnode.md)";
 
 async function main(): Promise<number> {
   if (wantsHelp()) {
@@ -78,17 +78,17 @@ async function main(): Promise<number> {
     if (shuttingDown === undefined) say(error instanceof Error ? error.message : String(error));
     await shutdown(1);
   }
-  let attestorNote = "";
-  if (shuttingDown === undefined && settings.attestor !== undefined) {
-    const address = localAttestorAddress(settings.dataDir);
-    attestorNote = `${address}`;
+  const attestorNotes: string[] = [];
+  for (let k = 1; shuttingDown === undefined && k <= (settings.attestor?.ports.length ?? 0); k++) {
+    let note = `${urls.attestors[k - 1] ?? ""} (${localAttestorAddress(settings.dataDir, k)}`;
     if (apiEnabled(settings)) {
       try {
-        attestorNote += `, ${await registerLocalAttestor(urls.api, settings.dataDir, process.env)} in the rollup`;
+        note += `, ${await registerLocalAttestor(urls.api, settings.dataDir, process.env, k)} in the rollup`;
       } catch (error) {
-        attestorNote += ` (not registered: ${error instanceof Error ? error.message : String(error)})`;
+        note += `, not registered: ${error instanceof Error ? error.message : String(error)}`;
       }
     }
+    attestorNotes.push(`${note})`);
   }
   if (shuttingDown === undefined) {
     const chainNote = settings.externalRpcUrl === undefined ? `hardhat, log ${supervisor.logPath("chain")}` : "external";
@@ -107,7 +107,7 @@ async function main(): Promise<number> {
             : "  api       (not started: api/main.ts not found or disabled)",
         apiEnabled(settings) ? `  ws        ${urls.ws}` : "",
         settings.env.DEVNODE_ROLE === "validator" ? `  validator ${urls.node}/validator (npm run validate -- --node ${urls.node})` : "",
-        urls.attestor !== undefined ? `  attestor  ${urls.attestor} (${attestorNote})` : "",
+        ...attestorNotes.map((note) => `  attestor  ${note}`),
         urls.demoProvider !== undefined ? `  provider  ${urls.demoProvider}/balance.json (demo, CA ${settings.dataDir}/demo-provider/ca.pem)` : "",
         `  InputBox  ${settings.inputBoxAddress}`,
         `  dapp      ${settings.dappAddress} (admins ${settings.dappAdmins})`,

@@ -9,7 +9,8 @@ import type { ProofMode } from "../../common/tls-claim.ts";
 import { ApiError } from "../errors.ts";
 import { DEFAULT_PROVIDER_MAX_BODY_BYTES, DEFAULT_PROVIDER_TIMEOUT_MS, fetchProviderJson, readNumericField } from "../provider/index.ts";
 import { fetchProven } from "../provider/proven.ts";
-import { sealForKey } from "../seal.ts";
+import { sealForKey } from "../../common/seal.ts";
+import { sealedContent } from "../../common/sealed-content.ts";
 import { invalidParameter } from "../validation.ts";
 import { recordAttestation, type RecordedClaim } from "./record.ts";
 import { assertSameDefinition, catchUp, chooseSchema } from "./schema.ts";
@@ -23,24 +24,6 @@ export interface ClaimRequest {
   schemaId?: Hex | undefined;
   proofMode?: ProofMode | undefined;
   requestId: string | undefined;
-}
-
-/** Any JSON value at a dot path, or null when absent: data keys are sealed as found, whatever their type. */
-export function valueAtPath(body: unknown, path: string): unknown {
-  let current: unknown = body;
-  for (const segment of path.split(".")) {
-    if (current === null || typeof current !== "object" || !Object.hasOwn(current, segment)) return null;
-    current = (current as Record<string, unknown>)[segment];
-  }
-  return current === undefined ? null : current;
-}
-
-/** The sealed content of an attestation: the schema's data keys as found, and the field's value. */
-export function sealedContent(body: unknown, dataKeys: readonly string[], field: string, value: number): Uint8Array {
-  const content: Record<string, unknown> = {};
-  for (const dataKey of dataKeys) content[dataKey] = valueAtPath(body, dataKey);
-  content[field] = value;
-  return new TextEncoder().encode(JSON.stringify(content));
 }
 
 export async function makeClaim(services: ClaimServices, request: ClaimRequest): Promise<RecordedClaim> {

@@ -1,85 +1,31 @@
 /**
- * Provider values proven by the TLS attestor (DECISIONS.md section 14, docs/provider.md). The api forks
- * prover processes (attestor/prover.ts, which link Reclaim's AGPL attestor-core: nothing of it is loaded
- * here) and talks to them over Node's IPC channel: each one makes one claim at a time, so proving, which
- * blocks a prover's event loop for seconds, never blocks the api's. A prover that overruns its time is
- * killed and replaced.
+ * Provider values proven by the TLS attestors (DECISIONS.md sections 14 and 16, docs/provider.md), for the
+ * claims the api makes itself: its pool of prover processes (common/prover-pool.ts), the claim's
+ * attestors at once, failures as ApiErrors.
  */
-import { fork, type ChildProcess } from "node:child_process";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import type { Hex } from "viem";
-import type { ProveFailure, ProveRequest, ProveResult, ProveSuccess, ProverReady } from "../../common/prover-protocol.ts";
+import type { ChildProcess } from "node:child_process";
+import { failureCode, ProverPool as Processes, spawnProver, type ProverSettings } from "../../common/prover-pool.ts";
+import type { ProveFailure, ProveRequest, ProveSuccess } from "../../common/prover-protocol.ts";
 import type { ProofMode } from "../../common/tls-claim.ts";
 import { ApiError } from "../errors.ts";
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-
-export interface AttestorSettings {
+export interface AttestorSettings extends ProverSettings {
   /** The attestors' WebSockets, `ws://host:port/ws`: a schema that requires k attestors uses the first k. */
   urls: string[];
   mode: ProofMode;
-  /** How many prover processes may run at once (each holds one claim; a `zk` one needs ~300 MB). */
-  provers: number;
-  /** How long one claim may take before its prover is killed. */
-  timeoutMs: number;
-  /** Extra root certificates (PEM paths) for the provers' TLS library, which ignores NODE_EXTRA_CA_CERTS. */
-  caFiles: string;
-  dataDir: string;
-  /** The key claims are made with (their `owner`); unset, each prover keeps one in DATA_DIR/prover-key. */
-  proverPrivateKey?: Hex;
-}
-
-/** Starts one prover process; tests may start something else that speaks the same protocol. */
-export type ProverSpawner = (settings: AttestorSettings) => ChildProcess;
-
-export const spawnProver: ProverSpawner = (settings) =>
-  fork(join(ROOT, "attestor", "prover.ts"), [], {
-    cwd: ROOT,
-    execArgv: ["--import", "tsx"],
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-    // Only what a prover needs: never the api's wallet key or token secret.
-    env: {
-      ...pickEnv(["PATH", "HOME", "TMPDIR", "LANG", "TZ", "LOG_LEVEL"]),
-      ATTESTOR_CA_FILES: settings.caFiles,
-      DATA_DIR: settings.dataDir,
-      ...(settings.proverPrivateKey === undefined ? {} : { PROVER_PRIVATE_KEY: settings.proverPrivateKey }),
-    },
-  });
-
-function pickEnv(names: readonly string[]): Record<string, string> {
-  const picked: Record<string, string> = {};
-  for (const name of names) {
-    const value = process.env[name];
-    if (value !== undefined) picked[name] = value;
-  }
-  return picked;
-}
-
-interface Prover {
-  child: ChildProcess;
-  ready: Promise<void>;
-  /** The request it is working on, if any. */
-  current: { id: number; settle(result: ProveResult | Error): void } | undefined;
-}
-
-interface Waiting {
-  request: ProveRequest;
-  settle(result: ProveResult | Error): void;
 }
 
 export class ProverPool {
-  private readonly provers = new Set<Prover>();
-  private readonly queue: Waiting[] = [];
-  private nextId = 1;
-  private closed = false;
+  private readonly processes: Processes;
 
   constructor(
     readonly settings: AttestorSettings,
-    private readonly spawn: ProverSpawner = spawnProver,
+    spawn: (settings: ProverSettings) => ChildProcess = spawnProver,
     /** Told each claim's mode, outcome and time (the api's metrics). */
     private readonly observe: (mode: ProofMode, outcome: "ok" | "failed", seconds: number) => void = () => {},
-  ) {}
+  ) {
+    this.processes = new Processes(settings, spawn, "the api is shutting down");
+  }
 
   /**
    * Proves through each of `attestorUrls` (in separate TLS sessions, at once) that the provider's value at
@@ -88,145 +34,33 @@ export class ProverPool {
    * PROVIDER_UNAVAILABLE, PROVIDER_INVALID_RESPONSE) when the provider answered badly or not at all.
    */
   async prove(request: Omit<ProveRequest, "id" | "mode" | "attestorUrl"> & { mode?: ProofMode }, attestorUrls: readonly string[]): Promise<ProveSuccess[]> {
-    if (this.closed) throw proofFailed("the api is shutting down");
     const mode = request.mode ?? this.settings.mode;
-    const results = await Promise.all(attestorUrls.map((attestorUrl) => this.proveOne({ ...request, mode, attestorUrl, id: this.nextId++ })));
+    const results = await Promise.all(
+      attestorUrls.map(async (attestorUrl) => {
+        const started = performance.now();
+        const result = await this.processes.run({ ...request, mode, attestorUrl });
+        this.observe(mode, result.ok ? "ok" : "failed", (performance.now() - started) / 1000);
+        return result;
+      }),
+    );
     const failed = results.find((r): r is ProveFailure => !r.ok);
-    if (failed !== undefined) throw failureError(failed, request.url);
+    if (failed !== undefined) {
+      const { code, message, details } = failureCode(failed, request.url);
+      throw new ApiError(code, message, details);
+    }
     return results as ProveSuccess[];
   }
 
-  private async proveOne(request: ProveRequest): Promise<ProveResult> {
-    const started = performance.now();
-    const result = await new Promise<ProveResult | Error>((settle) => {
-      this.queue.push({ request, settle });
-      this.dispatch();
-    });
-    this.observe(request.mode, !(result instanceof Error) && result.ok ? "ok" : "failed", (performance.now() - started) / 1000);
-    return result instanceof Error ? { id: request.id, ok: false, kind: "internal", reason: result.message } : result;
-  }
-
   /** Ends every prover; claims under way fail with ZKTLS_PROOF_FAILED. */
-  async close(): Promise<void> {
-    this.closed = true;
-    for (const waiting of this.queue.splice(0)) waiting.settle(new Error("the api is shutting down"));
-    const exits = [...this.provers].map((p) => this.retire(p, new Error("the api is shutting down")));
-    await Promise.all(exits);
+  close(): Promise<void> {
+    return this.processes.close();
   }
 
   get size(): number {
-    return this.provers.size;
-  }
-
-  private dispatch(): void {
-    while (this.queue.length > 0) {
-      const idle = [...this.provers].find((p) => p.current === undefined);
-      const prover = idle ?? (this.provers.size < this.settings.provers ? this.start() : undefined);
-      if (prover === undefined) return;
-      const waiting = this.queue.shift() as Waiting;
-      this.run(prover, waiting);
-    }
-  }
-
-  private start(): Prover {
-    const child = this.spawn(this.settings);
-    let markReady: () => void = () => {};
-    let markFailed: (error: Error) => void = () => {};
-    const ready = new Promise<void>((resolve, reject) => {
-      markReady = resolve;
-      markFailed = reject;
-    });
-    // A prover that dies before it is ready fails its claim through `ready`; nobody else waits on it.
-    ready.catch(() => undefined);
-    const prover: Prover = { child, ready, current: undefined };
-    child.on("message", (message: ProveResult | ProverReady) => {
-      if ("ready" in message) return markReady();
-      if (prover.current !== undefined && prover.current.id === message.id) {
-        const { settle } = prover.current;
-        prover.current = undefined;
-        settle(message);
-        this.dispatch();
-      }
-    });
-    child.once("exit", (code, signal) => {
-      const why = new Error(`the prover exited (${signal ?? `code ${code}`})`);
-      markFailed(why);
-      this.provers.delete(prover);
-      const current = prover.current;
-      prover.current = undefined;
-      current?.settle(why);
-      if (!this.closed) this.dispatch();
-    });
-    child.once("error", (error) => markFailed(error));
-    this.provers.add(prover);
-    return prover;
-  }
-
-  private run(prover: Prover, waiting: Waiting): void {
-    const timer = setTimeout(() => {
-      void this.retire(prover, new Error(`the proof took longer than ${Math.round(this.settings.timeoutMs / 1000)} s`));
-    }, this.settings.timeoutMs);
-    prover.current = {
-      id: waiting.request.id,
-      settle: (result) => {
-        clearTimeout(timer);
-        waiting.settle(result);
-      },
-    };
-    const fail = (error: unknown): void => {
-      if (prover.current?.id === waiting.request.id) prover.current.settle(error instanceof Error ? error : new Error(String(error)));
-    };
-    prover.ready.then(() => {
-      // The claim may have timed out, or the prover died, while it was starting.
-      if (prover.current?.id !== waiting.request.id || !prover.child.connected) return;
-      prover.child.send(waiting.request, (error) => {
-        if (error !== null) fail(error);
-      });
-    }, fail);
-  }
-
-  /** Kills a prover (it may be deep in a synchronous proof), failing its claim with `why`. */
-  private async retire(prover: Prover, why: Error): Promise<void> {
-    const current = prover.current;
-    prover.current = undefined;
-    current?.settle(why);
-    this.provers.delete(prover);
-    if (prover.child.exitCode !== null || prover.child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => prover.child.once("exit", () => resolve()));
-    prover.child.kill("SIGKILL");
-    await exited;
-    if (!this.closed) this.dispatch();
+    return this.processes.size;
   }
 }
 
 export function proofFailed(reason: string): ApiError {
   return new ApiError("ZKTLS_PROOF_FAILED", `zkTLS proof failed: ${reason}`, { reason });
-}
-
-/** The provider's own failures keep the codes a plain fetch gives (DECISIONS.md section 5). */
-function failureError(failure: ProveFailure, url: string): ApiError {
-  const shownUrl = redactedUrl(url);
-  if (failure.kind === "provider_status" && (failure.status === 401 || failure.status === 403)) {
-    return new ApiError("PROVIDER_AUTH_FAILED", `provider refused the request (HTTP ${failure.status})`, { provider: "http", status: failure.status });
-  }
-  if (failure.kind === "provider_status" || failure.kind === "provider_unreachable") {
-    return new ApiError("PROVIDER_UNAVAILABLE", "provider is not responding", { provider: "http", url: shownUrl, error: failure.reason });
-  }
-  if (failure.kind === "outside") {
-    // Never the value: it is private, only its bucket is ever published.
-    return new ApiError("PROVIDER_INVALID_RESPONSE", "The provider's value falls outside every bucket", {
-      expected: "a value within the field's buckets",
-      received: "a value outside every bucket",
-    });
-  }
-  return proofFailed(failure.reason);
-}
-
-function redactedUrl(raw: string): string {
-  try {
-    const url = new URL(raw);
-    return `${url.protocol}//${url.host}${url.pathname}`;
-  } catch {
-    return "(not a valid URL)";
-  }
 }

@@ -5,7 +5,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { messageOf } from "../../common/errors.ts";
 import { inputTransaction } from "../rollup/chain-reader.ts";
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
 import { bucketDefinitionProblem } from "../../common/buckets.ts";
 import { MAX_QUORUM, PROOF_MODES, proofFieldProblem } from "../../common/tls-claim.ts";
 import type { AttestationView } from "../../common/wire.ts";
@@ -97,10 +97,10 @@ const signedClaimSchema = z
     claim: z.object({
       provider: z.string().min(1).max(64),
       parameters: z.string().min(2).max(16 * 1024),
-      owner: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+      owner: z.string().regex(/^0x[0-9a-fA-F]{40}$/).transform((s) => s as Address),
       timestampS: z.int().min(0),
       context: z.string().max(16 * 1024),
-      identifier: z.string().regex(HEX32_RE),
+      identifier: z.string().regex(HEX32_RE).transform((s) => s as Hex),
       epoch: z.int().min(0),
     }),
     signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "expected a 0x-prefixed 65-byte hex signature").transform((s) => s as Hex),

@@ -11,7 +11,7 @@ import type { GrantView } from "../../common/wire.ts";
 import { requireRole, type AuthVariables } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
-import { openSealed } from "../seal.ts";
+import { openSealed } from "../../common/seal.ts";
 import type { ApiServices } from "../services.ts";
 import { HEX32_RE } from "../validation.ts";
 import { addressOut, claimIdParams, envelope, errorResponses, id32, jsonContent, operationTraits, router, type OperationTraits } from "../operations.ts";

@@ -3,7 +3,7 @@
  * synchronous, so the advance path is parse → a few prepared calls → commit, with no per-input SQL
  * compilation.
  */
-import { and, asc, eq, gt, isNull, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNull, sql, type SQL } from "drizzle-orm";
 import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Hex } from "viem";
 import type { Role } from "../../common/wire.ts";
@@ -109,6 +109,7 @@ export function createStore(db: DappDatabase) {
     }).prepare(),
 
     keyById: db.select({ id: encryptionKeys.id }).from(encryptionKeys).where(eq(encryptionKeys.keyId, ph("id"))).prepare(),
+    latestKey: db.select().from(encryptionKeys).orderBy(desc(encryptionKeys.id)).limit(1).prepare(),
     insertKey: db.insert(encryptionKeys).values({
       inputIndex: ph("inputIndex"),
       itemIndex: ph("itemIndex"),
@@ -249,6 +250,8 @@ export function createStore(db: DappDatabase) {
     insertSchema: (row: NewRow<SchemaRow>): void => void q.insertSchema.run(row),
 
     keyExists: (id: Buffer): boolean => q.keyById.get({ id }) !== undefined,
+    /** The key registered last: the one claims are sealed to (DECISIONS.md section 5). */
+    latestKey: (): KeyRow | undefined => q.latestKey.get(),
     insertKey: (row: NewRow<KeyRow>): void => void q.insertKey.run(row),
 
     attestationById: (id: Buffer): AttestationRead | undefined => q.attestationById.get({ id }),

@@ -7,6 +7,7 @@ import checkAccess from "./check_access.ts";
 import grantsByOwner from "./grants_by_owner.ts";
 import health from "./health.ts";
 import providerSchema from "./provider_schema.ts";
+import encryptionKey from "./encryption_key.ts";
 import tlsAttestors from "./tls_attestors.ts";
 
 /** Every inspect query type; the record type makes a missing type a compile error, and a test checks it too. */
@@ -19,4 +20,5 @@ export const QUERIES: Readonly<Record<QueryType, QueryModule>> = {
   grants_by_owner: grantsByOwner,
   health,
   tls_attestors: tlsAttestors,
+  encryption_key: encryptionKey,
 };

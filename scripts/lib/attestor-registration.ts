@@ -1,5 +1,5 @@
 /**
- * `npm start`'s last step when it runs the TLS attestor: register the attestor's address in the rollup
+ * `npm start`'s last step when it runs TLS attestors: register each attestor's address in the rollup
  * through the api (an admin's `POST /api/core/attestors`), once, so a schema that requires proof works out
  * of the box. A stack pointed at a real deployment does this by hand: trusting an attestor is an admin's
  * decision (docs/provider.md).
@@ -10,15 +10,16 @@ import type { Address } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { issueToken } from "../../api/auth/tokens.ts";
 import { DEFAULT_PRIVATE_KEY, resolveJwtSecret } from "../../api/config.ts";
+import { attestorKeyName } from "./stack.ts";
 
-/** The address the local attestor signs with (its key is made in DATA_DIR on its first start). */
-export function localAttestorAddress(dataDir: string): Address {
-  const key = readFileSync(join(dataDir, "attestor-key"), "utf8").trim() as `0x${string}`;
+/** The address local attestor `k` (1-based) signs with (its key is made in DATA_DIR on its first start). */
+export function localAttestorAddress(dataDir: string, k = 1): Address {
+  const key = readFileSync(join(dataDir, attestorKeyName(k)), "utf8").trim() as `0x${string}`;
   return privateKeyToAccount(key).address;
 }
 
-export async function registerLocalAttestor(apiUrl: string, dataDir: string, env: NodeJS.ProcessEnv): Promise<"registered" | "already registered"> {
-  const address = localAttestorAddress(dataDir);
+export async function registerLocalAttestor(apiUrl: string, dataDir: string, env: NodeJS.ProcessEnv, k = 1): Promise<"registered" | "already registered"> {
+  const address = localAttestorAddress(dataDir, k);
   const listed = (await (await fetch(`${apiUrl}/api/core/attestors`)).json()) as { data?: { address: string }[] };
   if (listed.data?.some((a) => a.address.toLowerCase() === address.toLowerCase())) return "already registered";
   const admin = privateKeyToAccount((env.PRIVATE_KEY || DEFAULT_PRIVATE_KEY) as `0x${string}`).address;
@@ -26,7 +27,7 @@ export async function registerLocalAttestor(apiUrl: string, dataDir: string, env
   const response = await fetch(`${apiUrl}/api/core/attestors`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ address, name: "local attestor (npm start)" }),
+    body: JSON.stringify({ address, name: k === 1 ? "local attestor (npm start)" : `local attestor ${k} (npm start)` }),
   });
   if (!response.ok) throw new Error(`registering the attestor ${address} failed: HTTP ${response.status} ${await response.text()}`);
   return "registered";

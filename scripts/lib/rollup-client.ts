@@ -12,6 +12,7 @@ import {
   type Account,
   type Address,
   type Hex,
+  type LocalAccount,
   type PublicClient,
 } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
@@ -33,8 +34,11 @@ export interface RollupEndpoints {
   rollups?: "v1" | "v2";
 }
 
-/** Who sends an input: a hardhat account number, or an address (impersonated on a hardhat chain). */
-export type Sender = number | Address;
+/**
+ * Who sends an input: a hardhat account number, an address (impersonated on a hardhat chain), or a wallet
+ * of one's own (`npm run prove -- --key`: the owner sends its attestation itself).
+ */
+export type Sender = number | Address | LocalAccount;
 
 export interface SentInput {
   index: number;
@@ -150,7 +154,7 @@ export class RollupClient {
    * Concurrent calls from the same sender are sent one after the other, in call order.
    */
   addInput(input: unknown, sender: Sender = 0): Promise<SentInput> {
-    const key = String(sender).toLowerCase();
+    const key = (typeof sender === "object" ? sender.address : String(sender)).toLowerCase();
     const previous = this.sending.get(key) ?? Promise.resolve();
     const next = previous.then(
       () => this.sendNow(input, sender),
@@ -170,8 +174,8 @@ export class RollupClient {
       args: [this.endpoints.dappAddress, encodePayload(input)],
     } as const;
     let hash: Hex;
-    if (typeof sender === "number") {
-      const account = this.account(sender);
+    if (typeof sender === "number" || typeof sender === "object") {
+      const account = typeof sender === "number" ? this.account(sender) : sender;
       hash = await createWalletClient({ account, transport }).writeContract({ ...call, account });
     } else {
       // Any address can send on a hardhat chain: impersonate it (the devnode does the same on re-submission).

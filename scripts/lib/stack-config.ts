@@ -2,6 +2,7 @@
  * `npm start`'s configuration: the environment and flags, validated once with zod (a bad value names
  * its variable), turned into the stack's settings. Every value has an embedded default.
  */
+import { MAX_QUORUM } from "../../common/tls-claim.ts";
 import { resolve } from "node:path";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
@@ -51,10 +52,12 @@ const envSchema = z.object({
   ATTESTOR_PORT: port.default(8003),
   ATTESTOR_CA_FILES: z.string().default(""),
   START_ATTESTOR: z.enum(["on", "off"]).default("on"),
+  /** How many TLS attestors to run (ports ATTESTOR_PORT upward): schemas may require a quorum of them. */
+  ATTESTORS: z.coerce.number().int().min(1).max(MAX_QUORUM).default(1),
   DEMO_PROVIDER_PORT: port.default(8443),
 });
 
-export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--api-replicas <n>", "--rollups <v1|v2>"] as const;
+export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--api-replicas <n>", "--attestors <n>", "--rollups <v1|v2>"] as const;
 const BOOLEAN_FLAGS: readonly string[] = START_FLAGS.filter((f) => !f.includes(" "));
 /** `npm start -- --validator` beside a running stack: where it listens and keeps its record by default. */
 export const VALIDATOR_DEFAULTS = { nodePort: 10001, rollupHttpPort: 5005, dataDir: ".data-validator" } as const;
@@ -72,6 +75,7 @@ export class StartConfigError extends Error {
 const VALUED_FLAGS = {
   "--api-replicas": { variable: "API_REPLICAS", expected: "a number of replicas, e.g. --api-replicas 3" },
   "--rollups": { variable: "ROLLUPS", expected: "v1 or v2, e.g. --rollups v2" },
+  "--attestors": { variable: "ATTESTORS", expected: "a number of attestors, e.g. --attestors 3" },
 } as const;
 
 function splitValuedFlags(argv: readonly string[]): { flags: string[]; values: Record<string, string> } {
@@ -178,7 +182,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
       replicas,
       dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
       api: argv.includes("--no-api") || e.START_API === "off" ? false : e.START_API === "on" ? true : "auto",
-      attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { port: e.ATTESTOR_PORT, caFiles: e.ATTESTOR_CA_FILES },
+      attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { ports: Array.from({ length: e.ATTESTORS }, (_, i) => e.ATTESTOR_PORT + i), caFiles: e.ATTESTOR_CA_FILES },
       demoProvider: argv.includes("--demo-provider") ? { port: e.DEMO_PROVIDER_PORT } : undefined,
       env: {},
       logDir: undefined,

@@ -14,14 +14,28 @@ import type { Address } from "viem";
 import { BALANCER_CHECK_HEADER } from "../../api/rate-limit.ts";
 import type { RollupsVersion } from "../../devnode/config.ts";
 
-/** The kinds of piece, in start order. With replicas, "api" is `api-1` ... `api-N` behind the balancer. */
+/**
+ * The kinds of piece, in start order. With replicas, "api" is `api-1` ... `api-N` behind the balancer;
+ * with several attestors, "attestor" is followed by `attestor-2` ... `attestor-N`.
+ */
 export const PIECES = ["chain", "devnode", "dapp", "provider", "attestor", "redis", "api", "balancer"] as const;
 export type PieceKind = (typeof PIECES)[number];
-export type PieceName = PieceKind | `api-${number}`;
+export type PieceName = PieceKind | `api-${number}` | `attestor-${number}`;
 
-/** The kind of a piece: `api-3` is an api. */
+/** The kind of a piece: `api-3` is an api, `attestor-2` an attestor. */
 export function kindOf(piece: PieceName): PieceKind {
-  return piece.startsWith("api-") ? "api" : (piece as PieceKind);
+  if (piece.startsWith("api-")) return "api";
+  return piece.startsWith("attestor-") ? "attestor" : (piece as PieceKind);
+}
+
+/** Which attestor a piece is, 1-based (`attestor` is the first). */
+function attestorNumber(piece: PieceName): number {
+  return piece.startsWith("attestor-") ? Number(piece.slice("attestor-".length)) : 1;
+}
+
+/** The key file (in DATA_DIR) of attestor `k`: the first keeps the name it always had. */
+export function attestorKeyName(k: number): string {
+  return k === 1 ? "attestor-key" : `attestor-key-${k}`;
 }
 
 /** Api replicas behind a load balancer (`npm start -- --api-replicas N`, docs/operations.md). */
@@ -62,8 +76,8 @@ export interface StackSettings {
   dappCommand: readonly string[] | string;
   /** Start the api: `true`, `false`, or `"auto"` (when api/main.ts exists). */
   api: boolean | "auto";
-  /** The TLS attestor (attestor/server.ts) on loopback, or undefined to run none. */
-  attestor: { port: number; caFiles: string } | undefined;
+  /** The TLS attestors (attestor/server.ts) on loopback, one per port (the first is "attestor"); undefined runs none. */
+  attestor: { ports: readonly number[]; caFiles: string } | undefined;
   /** The demo HTTPS provider (scripts/demo-provider.ts), or undefined to run none. */
   demoProvider: { port: number } | undefined;
   /** Api replicas behind haproxy, with Redis; undefined runs one api on `apiPort`. */
@@ -75,7 +89,10 @@ export interface StackSettings {
 }
 
 export interface StackUrls {
+  /** The first attestor's WebSocket. */
   attestor: string | undefined;
+  /** Every attestor's WebSocket, in order (a schema that requires k uses the first k). */
+  attestors: string[];
   demoProvider: string | undefined;
   rpc: string;
   node: string;
@@ -93,7 +110,8 @@ function loopback(host: string): string {
 export function stackUrls(s: StackSettings): StackUrls {
   const node = `http://${loopback(s.nodeHost)}:${s.nodePort}`;
   return {
-    attestor: s.attestor === undefined ? undefined : `ws://127.0.0.1:${s.attestor.port}/ws`,
+    attestor: s.attestor?.ports[0] === undefined ? undefined : `ws://127.0.0.1:${s.attestor.ports[0]}/ws`,
+    attestors: (s.attestor?.ports ?? []).map((port) => `ws://127.0.0.1:${port}/ws`),
     demoProvider: s.demoProvider === undefined ? undefined : `https://localhost:${s.demoProvider.port}`,
     rpc: s.externalRpcUrl ?? `http://127.0.0.1:${s.chainPort}`,
     node,
@@ -130,7 +148,7 @@ function attestorCaFiles(s: StackSettings): string {
 function apiProviderEnv(s: StackSettings): Record<string, string> {
   const env: Record<string, string> = {};
   if (s.attestor !== undefined) {
-    env.ATTESTOR_URL = `ws://127.0.0.1:${s.attestor.port}/ws`;
+    env.ATTESTOR_URL = stackUrls(s).attestors.join(",");
     env.ATTESTOR_CA_FILES = attestorCaFiles(s);
   }
   if (s.demoProvider !== undefined) {
@@ -154,7 +172,10 @@ export function stackPieces(s: StackSettings): PieceName[] {
   for (const kind of PIECES) {
     if (kind === "api" && s.replicas !== undefined && apiEnabled(s)) {
       s.replicas.ports.forEach((_, i) => out.push(`api-${i + 1}`));
-    } else if (pieceCommand(kind, s) !== undefined) out.push(kind);
+    } else if (pieceCommand(kind, s) !== undefined) {
+      out.push(kind);
+      if (kind === "attestor") for (let k = 2; k <= (s.attestor?.ports.length ?? 1); k++) out.push(`attestor-${k}`);
+    }
   }
   return out;
 }
@@ -247,12 +268,20 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
     case "provider":
       if (s.demoProvider === undefined) return undefined;
       return { ...tsx("scripts/demo-provider.ts"), env: { DEMO_PROVIDER_PORT: String(s.demoProvider.port), DATA_DIR: s.dataDir } };
-    case "attestor":
+    case "attestor": {
       if (s.attestor === undefined) return undefined;
+      const k = attestorNumber(piece);
       return {
         ...tsx("attestor/server.ts"),
-        env: { ATTESTOR_PORT: String(s.attestor.port), ATTESTOR_HOST: "127.0.0.1", ATTESTOR_CA_FILES: attestorCaFiles(s), DATA_DIR: s.dataDir },
+        env: {
+          ATTESTOR_PORT: String(s.attestor.ports[k - 1]),
+          ATTESTOR_HOST: "127.0.0.1",
+          ATTESTOR_CA_FILES: attestorCaFiles(s),
+          ATTESTOR_KEY_FILE: attestorKeyName(k),
+          DATA_DIR: s.dataDir,
+        },
       };
+    }
     case "redis": {
       if (s.replicas === undefined || !apiEnabled(s)) return undefined;
       const dir = join(s.dataDir, "redis");
@@ -352,7 +381,7 @@ export function readinessCheck(piece: PieceName, s: StackSettings): () => Promis
       return () => acceptsConnections(s.demoProvider?.port ?? 0);
     case "attestor":
       // Its HTTP server answers 404 outside its WebSocket and browser paths: any answer means it listens.
-      return async () => (await fetch(`http://127.0.0.1:${s.attestor?.port ?? 0}/`, { signal: timeout() })).status > 0;
+      return async () => (await fetch(`http://127.0.0.1:${s.attestor?.ports[attestorNumber(piece) - 1] ?? 0}/`, { signal: timeout() })).status > 0;
   }
 }
 
@@ -520,7 +549,7 @@ export class Supervisor {
   async stopAll(): Promise<void> {
     this.stopping = true;
     // What runs, in start order by kind (replicas by number), stopped from the last.
-    const order = (piece: PieceName): number => PIECES.indexOf(kindOf(piece)) * 1000 + (replicaIndex(piece) ?? 0);
+    const order = (piece: PieceName): number => PIECES.indexOf(kindOf(piece)) * 1000 + (replicaIndex(piece) ?? 0) + (kindOf(piece) === "attestor" ? attestorNumber(piece) : 0);
     const running = [...this.running.keys()].sort((a, b) => order(a) - order(b));
     for (const piece of running.reverse()) await this.stop(piece);
     for (const stream of this.logs.values()) stream.end();

@@ -13,7 +13,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApi } from "../../api/app.ts";
 import { loadConfig } from "../../api/config.ts";
-import { openSealed, sealForKey } from "../../api/seal.ts";
+import { openSealed, sealForKey } from "../../common/seal.ts";
 import { createServices } from "../../api/services.ts";
 import { AttestationClient } from "../../client/index.ts";
 import { hexToUtf8 } from "../../common/hex.ts";

@@ -11,7 +11,7 @@ import { createSiweMessage } from "viem/siwe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningApi } from "../../api/main.ts";
 import { classifyChainError, type ChainErrorContext } from "../../api/rollup/submitter.ts";
-import { openSealed } from "../../api/seal.ts";
+import { openSealed } from "../../common/seal.ts";
 import { AttestationApiError, AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { keyIdOf, schemaIdOf } from "../../common/ids.ts";

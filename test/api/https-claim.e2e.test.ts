@@ -4,7 +4,7 @@
  */
 import nacl from "tweetnacl";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openSealed } from "../../api/seal.ts";
+import { openSealed } from "../../common/seal.ts";
 import { AttestationClient } from "../../client/index.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { failure, TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";

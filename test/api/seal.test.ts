@@ -2,8 +2,14 @@
 import nacl from "tweetnacl";
 import { describe, expect, it } from "vitest";
 import { hexToBytes } from "../../common/hex.ts";
-import { openSealed, sealForKey } from "../../api/seal.ts";
-import { thrownApiError } from "../support/thrown.ts";
+import { openSealed, SealError, sealForKey } from "../../common/seal.ts";
+import { thrown } from "../support/thrown.ts";
+
+function thrownSealError(fn: () => unknown): SealError {
+  const error = thrown(fn);
+  if (!(error instanceof SealError)) throw new Error(`expected a SealError, got ${String(error)}`);
+  return error;
+}
 
 const recipient = nacl.box.keyPair();
 const recipientBase64 = Buffer.from(recipient.publicKey).toString("base64");
@@ -41,7 +47,7 @@ describe("sealForKey", () => {
     ["33 bytes", Buffer.alloc(33, 1).toString("base64"), "33 bytes"],
     ["empty", "", "0 bytes"],
   ])("refuses a recipient key that is %s", (_name, key, received) => {
-    const error = thrownApiError(() => sealForKey(plaintext, key));
+    const error = thrownSealError(() => sealForKey(plaintext, key));
     expect(error.code).toBe("INVALID_KEY_FORMAT");
     expect(error.details).toEqual({ expected: "a base64-encoded 32-byte NaCl public key", received });
   });
@@ -66,9 +72,8 @@ describe("openSealed", () => {
     ["odd-length hex", () => openSealed(`${sealed}0`, recipient.secretKey), "sealed data is not 0x-prefixed hex"],
     ["a short secret key", () => openSealed(sealed, new Uint8Array(31)), "secret key must be 32 bytes"],
   ])("fails with DECRYPTION_FAILED for %s", (_name, open, reason) => {
-    const error = thrownApiError(open);
+    const error = thrownSealError(open);
     expect(error.code).toBe("DECRYPTION_FAILED");
-    expect(error.status).toBe(500);
     expect(error.details).toEqual({ reason });
     expect(JSON.stringify([error.message, error.details])).not.toMatch(/SECRET|98765/);
   });

@@ -64,7 +64,7 @@ async function signedClaim(o: ClaimOptions = {}): Promise<TlsProof> {
   const built = claimParameters({ url: o.url ?? URL_OK, method: "GET", field: o.field ?? "data.balance", range: o.range ?? bin("mid") });
   const parameters = canonicalJson(o.tamper === undefined ? built : o.tamper({ ...built }));
   const context = canonicalJson({ ...claimContext(o.owner ?? ALICE, o.schemaId ?? sid, o.nonce ?? "0x01"), providerHash: "0x00" });
-  const base = { provider: "http", parameters, owner: "0x2e53b0b53d54995108412e305a38080fa2bfd468", timestampS: o.timestampS ?? T0 + 100, context, epoch: 1 };
+  const base = { provider: "http", parameters, owner: "0x2e53b0b53d54995108412e305a38080fa2bfd468" as Address, timestampS: o.timestampS ?? T0 + 100, context, epoch: 1 };
   const identifier = claimIdentifier(base);
   const claim: TlsClaim = { ...base, identifier };
   const signature = await (o.signer ?? attestor).signMessage({ message: claimSignText(claim, identifier) });

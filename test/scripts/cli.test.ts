@@ -39,6 +39,7 @@ const SCRIPTS: Record<string, { bad: string[]; says: RegExp }> = {
   epoch: { bad: ["now"], says: /unexpected argument: now/ },
   validate: { bad: ["--node", "ftp://x"], says: /--node: expected an http\(s\) URL/ },
   verify: { bad: ["0x12"], says: /a claim id is 0x and 64 hex digits/ },
+  prove: { bad: ["--url", "https://localhost/x", "--schema", "0x12"], says: /--schema must be a schema id/ },
   riscv64: { bad: ["bogus"], says: /unknown step: bogus/ },
   "client-generate": { bad: ["--force"], says: /unknown argument: --force/ },
 };

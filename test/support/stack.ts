@@ -59,6 +59,8 @@ export interface StartStackOptions {
   api?: boolean;
   /** Start the TLS attestor (attestor/server.ts) before the api. Default false. */
   attestor?: boolean;
+  /** How many attestors to start when `attestor` is set (`attestor`, `attestor-2`, ...). Default 1. */
+  attestors?: number;
   /** Start the demo HTTPS provider (scripts/demo-provider.ts), trusted by the attestor and the api. Default false. */
   demoProvider?: boolean;
   /** Extra root certificates (comma-separated PEM paths) the attestor and the api's provers trust. */
@@ -165,7 +167,10 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "devnode-stack-"));
   if (options.reset === true) wipeDataDir(dataDir, PROJECT_ROOT);
   const replicaCount = options.apiReplicas ?? 1;
-  const [chain, node, rollupHttp, api, attestor, demoProvider, redisPort, ...replicaPorts] = await freePorts(7 + replicaCount);
+  const attestorCount = options.attestors ?? 1;
+  const [chain, node, rollupHttp, api, attestor, demoProvider, redisPort, ...morePorts] = await freePorts(7 + replicaCount + attestorCount - 1);
+  const replicaPorts = morePorts.slice(0, replicaCount);
+  const extraAttestorPorts = morePorts.slice(replicaCount);
   const ports: StackPorts = {
     chain: options.ports?.chain ?? (chain as number),
     node: options.ports?.node ?? (node as number),
@@ -205,7 +210,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     // TEST_DAPP_COMMAND (set by `npm run riscv64 -- e2e`) runs another dapp, the riscv64 one under qemu.
     dappCommand: options.dappCommand ?? nonEmpty(process.env.TEST_DAPP_COMMAND) ?? defaultDappCommand(process.env.TEST_DAPP_BUNDLE === "1"),
     api: options.api === true,
-    attestor: options.attestor === true ? { port: ports.attestor, caFiles: options.attestorCaFiles ?? "" } : undefined,
+    attestor: options.attestor === true ? { ports: [ports.attestor, ...extraAttestorPorts], caFiles: options.attestorCaFiles ?? "" } : undefined,
     demoProvider: options.demoProvider === true ? { port: ports.demoProvider } : undefined,
     env: options.env ?? {},
     logDir: join(dataDir, "logs"),

@@ -1,13 +1,27 @@
 /**
- * Sealing of `encrypted_data` (DECISIONS.md section 5): `nacl.box` (X25519, XSalsa20-Poly1305) from a
+ * Sealing of `encrypted_data` (DECISIONS.md section 5), by the api or on the user's side: `nacl.box` (X25519, XSalsa20-Poly1305) from a
  * fresh ephemeral key pair to the registered key. The sealed form is `0x` + hex of
  * `ephemeral public key (32) | nonce (24) | ciphertext (plaintext + 16-byte tag)`, so the key holder
  * needs nothing but its secret key to open it.
  */
 import { createPublicKey, diffieHellman, generateKeyPairSync, randomFillSync, type KeyObject } from "node:crypto";
 import nacl from "tweetnacl";
-import { bytesToHex, hexToBytes } from "../common/hex.ts";
-import { ApiError } from "./errors.ts";
+import { bytesToHex, hexToBytes } from "./hex.ts";
+
+/**
+ * Why a key or a sealed text is unusable, with the specification's code and details (the api answers
+ * with them; `npm run prove` and `npm run open` print them). Never the plaintext.
+ */
+export class SealError extends Error {
+  override readonly name = "SealError";
+  constructor(
+    readonly code: "INVALID_KEY_FORMAT" | "DECRYPTION_FAILED",
+    message: string,
+    readonly details: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
 
 export const SEAL_PUBLIC_KEY_BYTES = nacl.box.publicKeyLength;
 export const SEAL_NONCE_BYTES = nacl.box.nonceLength;
@@ -17,11 +31,11 @@ const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=
 function decodeRecipientKey(base64: string): Uint8Array {
   const expected = `a base64-encoded ${SEAL_PUBLIC_KEY_BYTES}-byte NaCl public key`;
   if (!BASE64_RE.test(base64)) {
-    throw new ApiError("INVALID_KEY_FORMAT", "encryption key is not base64", { expected, received: "not base64" });
+    throw new SealError("INVALID_KEY_FORMAT", "encryption key is not base64", { expected, received: "not base64" });
   }
   const key = new Uint8Array(Buffer.from(base64, "base64"));
   if (key.length !== SEAL_PUBLIC_KEY_BYTES) {
-    throw new ApiError("INVALID_KEY_FORMAT", "encryption key has the wrong length", { expected, received: `${key.length} bytes` });
+    throw new SealError("INVALID_KEY_FORMAT", "encryption key has the wrong length", { expected, received: `${key.length} bytes` });
   }
   return key;
 }
@@ -92,8 +106,8 @@ export function sealForKey(plaintext: Uint8Array, recipientPublicKeyBase64: stri
   return bytesToHex(sealed);
 }
 
-function decryptionFailed(reason: string): ApiError {
-  return new ApiError("DECRYPTION_FAILED", `sealed data cannot be opened: ${reason}`, { reason });
+function decryptionFailed(reason: string): SealError {
+  return new SealError("DECRYPTION_FAILED", `sealed data cannot be opened: ${reason}`, { reason });
 }
 
 export function openSealed(sealed: string, recipientSecretKey: Uint8Array): Uint8Array {

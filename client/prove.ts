@@ -1,0 +1,162 @@
+/**
+ * A claim proven on the user's own machine (docs/provider.md#proving-on-the-users-side): prover processes
+ * (attestor/prover.ts, AGPL-3.0, separate processes) open the TLS session to the provider through each of
+ * the schema's quorum of attestors, with the request's secret headers; the attestors sign that the field's
+ * value lies in its bucket; the data is sealed here for the rollup's registered key. What leaves the
+ * machine is the signed claims, the sealed data and the bucket: the credentials travel only inside the TLS
+ * sessions to the provider, and the value nowhere. The result goes to the api (`claimProven`) or straight
+ * to the InputBox from the owner's wallet (`create_attestation` with `proofs`).
+ */
+import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import type { Address, Hex } from "viem";
+import type { BucketDefinition } from "../common/buckets.ts";
+import { failureCode, ProverPool, spawnProver, type FailureCode, type ProverSpawner } from "../common/prover-pool.ts";
+import type { ProveFailure, ProveSuccess } from "../common/prover-protocol.ts";
+import { readBodyField } from "../common/revealed-response.ts";
+import { sealForKey } from "../common/seal.ts";
+import { sealedContent } from "../common/sealed-content.ts";
+import { proofFieldProblem, type ProofMode, type TlsProof } from "../common/tls-claim.ts";
+
+/** What the prover must know of the schema (the rollup's `provider_schema` answer has it all). */
+export interface ProvingSchema {
+  schemaId: Hex;
+  domain: string;
+  field: string;
+  definition: BucketDefinition;
+  /** How many distinct attestors must sign. */
+  quorum: number;
+  dataKeys: readonly string[];
+}
+
+export interface ProveOnUserSideOptions {
+  request: { url: string; method?: "GET" | "POST"; headers?: Record<string, string> };
+  schema: ProvingSchema;
+  /** Base64 of the registered NaCl public key (the rollup's `encryption_key` query). */
+  encryptionKey: string;
+  /** The attestation's owner: bound into every claim, and the one who may record it. */
+  owner: Address;
+  /** The attestors to prove through: the first `schema.quorum` of them are used. */
+  attestorUrls: readonly string[];
+  mode?: ProofMode;
+  /** Extra root certificates (comma-separated PEM paths) the provers' TLS library trusts. */
+  caFiles?: string;
+  timeoutMs?: number;
+  /** Starts a prover process (tests start a lying one). */
+  spawn?: ProverSpawner;
+}
+
+export interface UserProvenClaim {
+  schemaId: Hex;
+  field: string;
+  bucket: string;
+  encryptedData: Hex;
+  proofs: TlsProof[];
+  attestors: Address[];
+  /** Wall time of the slowest claim, and the largest prover's peak resident memory. */
+  stats: { ms: number; proverPeakRssBytes: number };
+}
+
+/** A failure on the user's side, in the specification's codes (ZKTLS_PROOF_FAILED with a reason, PROVIDER_AUTH_FAILED, ...). */
+export class UserProveError extends Error {
+  override readonly name = "UserProveError";
+  constructor(
+    readonly code: FailureCode["code"] | "INVALID_REQUEST",
+    message: string,
+    readonly details: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+function proofFailed(reason: string): UserProveError {
+  return new UserProveError("ZKTLS_PROOF_FAILED", `zkTLS proof failed: ${reason}`, { reason });
+}
+
+export async function proveOnUserSide(o: ProveOnUserSideOptions): Promise<UserProvenClaim> {
+  const { schema } = o;
+  const fieldProblem = proofFieldProblem(schema.field);
+  if (fieldProblem !== undefined) throw new UserProveError("INVALID_REQUEST", fieldProblem, { field: "field", issue: fieldProblem });
+  let url: URL;
+  try {
+    url = new URL(o.request.url);
+  } catch {
+    throw new UserProveError("INVALID_REQUEST", "the provider URL is not a URL", { field: "url", issue: "expected an https URL" });
+  }
+  if (url.protocol !== "https:") throw new UserProveError("INVALID_REQUEST", "a proven claim needs an https provider URL", { field: "url", issue: "expected an https URL" });
+  if (url.hostname.toLowerCase() !== schema.domain.toLowerCase()) {
+    throw new UserProveError("INVALID_REQUEST", `the URL's host is not the schema's domain ${schema.domain}`, { field: "url", issue: `host must be ${schema.domain}` });
+  }
+  const attestorUrls = o.attestorUrls.slice(0, schema.quorum);
+  if (attestorUrls.length < schema.quorum) throw proofFailed(`schema ${schema.schemaId} requires ${schema.quorum} attestors, ${o.attestorUrls.length} given`);
+
+  // A fresh key for the claims' requests: it signs nothing that matters (the owner is in the context),
+  // and no key of the user's goes into an AGPL process.
+  const pool = new ProverPool(
+    { provers: attestorUrls.length, timeoutMs: o.timeoutMs ?? 120_000, caFiles: o.caFiles ?? "", dataDir: tmpdir(), proverPrivateKey: `0x${randomBytes(32).toString("hex")}` },
+    o.spawn ?? spawnProver,
+    "the prover was stopped",
+  );
+  let results;
+  try {
+    results = await Promise.all(
+      attestorUrls.map((attestorUrl) =>
+        pool.run({
+          url: url.href,
+          method: o.request.method ?? "GET",
+          headers: o.request.headers ?? {},
+          field: schema.field,
+          definition: schema.definition,
+          mode: o.mode ?? "zk",
+          owner: o.owner,
+          schemaId: schema.schemaId,
+          attestorUrl,
+        }),
+      ),
+    );
+  } finally {
+    await pool.close();
+  }
+  const failed = results.find((r): r is ProveFailure => !r.ok);
+  if (failed !== undefined) {
+    const { code, message, details } = failureCode(failed, url.href);
+    throw new UserProveError(code, message, details);
+  }
+  const proven = results as ProveSuccess[];
+  const first = proven[0] as ProveSuccess;
+  if (proven.some((p) => p.label !== first.label)) throw proofFailed("the attestors' sessions saw values in different buckets (the value changed between them)");
+
+  const token = readBodyField(first.response.body, schema.field);
+  if (!token.ok) throw proofFailed(`extraction failed: ${token.reason}`);
+  let body: unknown;
+  try {
+    body = JSON.parse(first.response.body);
+  } catch {
+    throw new UserProveError("PROVIDER_INVALID_RESPONSE", "provider response is not JSON", { expected: "JSON body", received: "a body that is not JSON" });
+  }
+  const plaintext = sealedContent(body, schema.dataKeys, schema.field, Number(token.value.spelling));
+  return {
+    schemaId: schema.schemaId,
+    field: schema.field,
+    bucket: first.label,
+    encryptedData: sealForKey(plaintext, o.encryptionKey),
+    proofs: proven.map(({ claim, signature }) => ({ claim, signature })),
+    attestors: proven.map((p) => p.attestor.toLowerCase() as Address),
+    stats: { ms: Math.max(...proven.map((p) => p.ms)), proverPeakRssBytes: Math.max(...proven.map((p) => p.maxRssBytes)) },
+  };
+}
+
+/** The `create_attestation` params that record a user-side claim straight through the InputBox, from the owner's wallet. */
+export function attestationInput(claim: UserProvenClaim, owner: Address): { type: "create_attestation"; params: Record<string, unknown> } {
+  return {
+    type: "create_attestation",
+    params: {
+      schema_id: claim.schemaId,
+      owner: owner.toLowerCase(),
+      provider: "http",
+      encrypted_data: claim.encryptedData,
+      bucket_values: { [claim.field]: claim.bucket },
+      proofs: claim.proofs,
+    },
+  };
+}
