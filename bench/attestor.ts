@@ -1,8 +1,13 @@
 /**
- * `npm run bench -- --attestor`: what a claim proven by the TLS attestor costs, in both modes, against a
- * plain claim measured in the same run. The whole stack runs (chain, devnode, dapp, api) with the real
- * attestor process and the api's prover process, against a local HTTPS provider with a throwaway CA;
- * claims go one at a time through `POST /api/core/claim`. Memory is each process's peak RSS (VmHWM).
+ * `npm run bench -- --attestor`: what a claim proven by TLS attestors costs, against a plain claim measured
+ * in the same run. The whole stack runs (chain, devnode, dapp, api) with three real attestor processes,
+ * against a local HTTPS provider with a throwaway CA. Rows:
+ * - the api proves (`POST /api/core/claim`), both modes, one claim at a time, one prover process;
+ * - the user proves (client/prove.ts, as `npm run prove`), both modes, with a quorum of 1 and of 3: the
+ *   user's time and prover memory, and the attestors' CPU per claim (the server's share of proving);
+ * - the api relays user-proven claims (`POST /api/core/claim/proven`) from 64 clients, against plain claims
+ *   from 64 clients in the same run.
+ * Memory is each process's peak RSS (VmHWM); CPU is utime + stime from /proc.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -10,9 +15,11 @@ import { join } from "node:path";
 import nacl from "tweetnacl";
 import { privateKeyToAccount } from "viem/accounts";
 import { issueToken } from "../api/auth/tokens.ts";
+import { proveOnUserSide, type ProvingSchema, type UserProvenClaim } from "../client/prove.ts";
 import { startProviderServer } from "../test/support/provider-server.ts";
 import { startStack } from "../test/support/stack.ts";
 import { createTestPki } from "../test/support/tls.ts";
+import { runLoad } from "./load.ts";
 import { procStatusKiB } from "./procs.ts";
 import { figure, type Figure } from "./report.ts";
 import { summarize, type LatencySummary } from "./stats.ts";
@@ -25,7 +32,16 @@ const buckets = { boundaries: [0, 100, 1000, 10000], labels: ["low", "mid", "hig
 export interface AttestorBenchOptions {
   /** Claims per mode (after one untimed claim each). */
   claims: number;
+  /** Claims sent by the 64 clients, relayed and plain each. */
+  loadClaims: number;
   log: (line: string) => void;
+}
+
+/** CPU time a process has used so far (utime + stime), in ms. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  // After the command: state is field 3, so utime (14) and stime (15) are at 11 and 12.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 export async function attestorRows(options: AttestorBenchOptions): Promise<{ figures: Figure[]; notes: string[] }> {
@@ -35,8 +51,9 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
   const stack = await startStack({
     api: true,
     attestor: true,
+    attestors: 3,
     attestorCaFiles: pki.ca.certPath,
-    // One prover: the figures are one claim's, not a pool's.
+    // One prover: the api's figures are one claim's, not a pool's.
     env: { PROVIDER_ALLOWED_HOSTS: "localhost", NODE_EXTRA_CA_CERTS: pki.ca.certPath, JWT_SECRET, RATE_LIMITS: "off", ATTESTOR_PROVERS: "1" },
   });
   try {
@@ -56,9 +73,13 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
     const base = { provider: "http", domain: "localhost", bucketDefinitions: { [field]: buckets }, dataKeys: ["data.currency"], freshnessHalfLife: 3600 };
     const plain = (await post("/api/core/provider-schema", admin, { ...base, flowType: "plain" })).data as { schema_id: string };
     const proven = (await post("/api/core/provider-schema", admin, { ...base, flowType: "proven", proof: "attestor" })).data as { schema_id: string };
-    await post("/api/core/encryption-key", admin, { publicKey: Buffer.from(nacl.box.keyPair().publicKey).toString("base64"), algorithm: "nacl-box" });
-    const attestorKey = readFileSync(join(stack.dataDir, "attestor-key"), "utf8").trim() as `0x${string}`;
-    await post("/api/core/attestors", admin, { address: privateKeyToAccount(attestorKey).address, name: "bench" });
+    const provenByThree = (await post("/api/core/provider-schema", admin, { ...base, flowType: "proven-by-3", proof: "attestor", attestorQuorum: 3 })).data as { schema_id: string };
+    const publicKey = Buffer.from(nacl.box.keyPair().publicKey).toString("base64");
+    await post("/api/core/encryption-key", admin, { publicKey, algorithm: "nacl-box" });
+    for (const name of ["attestor-key", "attestor-key-2", "attestor-key-3"]) {
+      const attestorKey = readFileSync(join(stack.dataDir, name), "utf8").trim() as `0x${string}`;
+      await post("/api/core/attestors", admin, { address: privateKeyToAccount(attestorKey).address, name: `bench ${name}` });
+    }
 
     const claims = async (schemaId: string, mode: "reveal" | "zk" | undefined, label: string): Promise<LatencySummary> => {
       const body = {
@@ -96,6 +117,90 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
     const attestorPid = stack.pid("attestor");
     const attestorPeak = attestorPid === undefined ? Number.NaN : procStatusKiB(attestorPid, "VmHWM") / 1024;
 
+    // The user proves: as `npm run prove` does, the user's own prover processes, the data sealed here.
+    const attestorPids = ["attestor", "attestor-2", "attestor-3"].map((piece) => stack.pid(piece as "attestor"));
+    const attestorsCpu = (): number => attestorPids.reduce<number>((sum, pid) => sum + (pid === undefined ? 0 : cpuMs(pid)), 0);
+    const provingSchema = (schemaId: string, quorum: number): ProvingSchema => ({
+      schemaId: schemaId as `0x${string}`,
+      domain: "localhost",
+      field,
+      definition: buckets,
+      quorum,
+      dataKeys: ["data.currency"],
+    });
+    const proveHere = (schema: ProvingSchema, mode: "reveal" | "zk"): Promise<UserProvenClaim> =>
+      proveOnUserSide({
+        request: { url: provider.url("/balance") },
+        schema,
+        encryptionKey: publicKey,
+        owner: USER.toLowerCase() as `0x${string}`,
+        attestorUrls: stack.urls.attestors,
+        mode,
+        caFiles: pki.ca.certPath,
+      });
+    const userSide: Figure[] = [];
+    for (const [schemaId, quorum] of [
+      [proven.schema_id, 1],
+      [provenByThree.schema_id, 3],
+    ] as const) {
+      for (const mode of ["reveal", "zk"] as const) {
+        const schema = provingSchema(schemaId, quorum);
+        await proveHere(schema, mode);
+        const samples: number[] = [];
+        let peak = 0;
+        const cpuBefore = attestorsCpu();
+        for (let i = 0; i < options.claims; i++) {
+          const t = performance.now();
+          const claim = await proveHere(schema, mode);
+          samples.push(performance.now() - t);
+          peak = Math.max(peak, claim.stats.proverPeakRssBytes / 1048576);
+        }
+        const cpuPerClaim = (attestorsCpu() - cpuBefore) / options.claims;
+        const summary = summarize(samples, 0);
+        options.log(`user-side ${mode}, quorum ${quorum}: p50 ${summary.p50.toFixed(0)} ms, prover peak ${peak.toFixed(0)} MiB, attestors' CPU ${cpuPerClaim.toFixed(0)} ms a claim`);
+        const floor = { name: "plain claim p50 (api fetches the provider itself)", value: plainClaims.p50 };
+        userSide.push(
+          figure("attestor", `user-side claim p50, ${mode}, quorum ${quorum} (wall time on the user's machine)`, "ms", summary.p50, floor),
+          figure("attestor", `user-side prover peak RSS, ${mode}, quorum ${quorum} (largest of the user's provers)`, "MiB", peak, { name: "api peak RSS", value: procStatusKiB(apiPid, "VmHWM") / 1024 }),
+          figure("attestor", `attestors' CPU per user-side claim, ${mode}, quorum ${quorum}`, "ms", cpuPerClaim, floor),
+        );
+      }
+    }
+
+    // The api relays user-proven claims from 64 clients, against plain claims from 64 clients: made first
+    // (each signed claim is good for one attestation), then sent as fast as the api takes them.
+    options.log(`proving ${options.loadClaims} claims on the user's side for the relay load...`);
+    const relayBodies: Buffer[] = [];
+    const schema1 = provingSchema(proven.schema_id, 1);
+    for (let i = 0; i < options.loadClaims; i += 2) {
+      const pair = await Promise.all([proveHere(schema1, "reveal"), proveHere(schema1, "reveal")]);
+      for (const claim of pair) {
+        relayBodies.push(Buffer.from(JSON.stringify({ schemaId: claim.schemaId, field, bucket: claim.bucket, encryptedData: claim.encryptedData, proofs: claim.proofs })));
+      }
+    }
+    const authHeaders = { authorization: `Bearer ${user}`, "content-type": "application/json" };
+    const plainBody = Buffer.from(
+      JSON.stringify({ provider: "http", params: { url: provider.url("/balance"), method: "GET", headers: {} }, bucketDefinition: { field, ...buckets }, schemaId: plain.schema_id }),
+    );
+    const apiCpuBefore = cpuMs(apiPid);
+    const relayed = await runLoad({
+      baseUrl: stack.urls.api,
+      concurrency: 64,
+      count: relayBodies.length,
+      warmup: 0,
+      next: (i) => ({ method: "POST", path: "/api/core/claim/proven", body: relayBodies[i] as Buffer, headers: authHeaders }),
+    });
+    const apiCpuPerRelay = (cpuMs(apiPid) - apiCpuBefore) / relayBodies.length;
+    const plainLoad = await runLoad({
+      baseUrl: stack.urls.api,
+      concurrency: 64,
+      count: relayBodies.length,
+      warmup: 0,
+      next: () => ({ method: "POST", path: "/api/core/claim", body: plainBody, headers: authHeaders }),
+    });
+    options.log(`64 clients: relayed ${relayed.rps.toFixed(0)}/s (p99 ${relayed.p99.toFixed(0)} ms), plain ${plainLoad.rps.toFixed(0)}/s (p99 ${plainLoad.p99.toFixed(0)} ms)`);
+    const plainRate = { name: "plain claims per second, 64 clients, same run", value: plainLoad.rps };
+
     const floor = { name: "plain claim p50 (api fetches the provider itself)", value: plainClaims.p50 };
     const memoryFloor = { name: "api peak RSS", value: apiPeak };
     const figures = [
@@ -106,9 +211,15 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
       figure("attestor", "prover peak RSS after reveal claims", "MiB", revealPeak, memoryFloor),
       figure("attestor", "prover peak RSS after zk claims", "MiB", zkPeak, memoryFloor),
       figure("attestor", "attestor peak RSS (it verifies the zk proofs)", "MiB", attestorPeak, memoryFloor),
+      ...userSide,
+      figure("attestor", "relayed user-proven claims per second, 64 clients", "claims/s", relayed.rps, plainRate),
+      figure("attestor", "relayed user-proven claim p99, 64 clients", "ms", relayed.p99, { name: "plain claim p99, 64 clients", value: plainLoad.p99 }),
+      figure("attestor", "api CPU per relayed claim (checks the signed claims, sends the input)", "ms", apiCpuPerRelay, floor),
     ];
     const notes = [
-      `Attestor rows: ${options.claims} claims per mode, one at a time, one prover process (ATTESTOR_PROVERS=1), local HTTPS provider on TLS 1.3; plain claim p50 ${plainClaims.p50.toFixed(1)} ms, api peak RSS ${apiPeak.toFixed(0)} MiB.`,
+      `Attestor rows: ${options.claims} claims per mode, one at a time; the api's claims through one prover process (ATTESTOR_PROVERS=1), local HTTPS provider on TLS 1.3; plain claim p50 ${plainClaims.p50.toFixed(1)} ms, api peak RSS ${apiPeak.toFixed(0)} MiB.`,
+      `User-side rows: client/prove.ts as npm run prove runs it (one prover process per attestor, at once); a quorum of 3 proves through three attestor processes on this same 2-core machine, so its time includes their contention.`,
+      `Relay rows: ${relayBodies.length} claims proven beforehand (reveal, quorum 1), then sent by 64 clients to POST /api/core/claim/proven; the same number of plain claims from 64 clients right after, same stack (group commit on).`,
     ];
     return { figures, notes };
   } finally {

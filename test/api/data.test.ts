@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../api/config.ts";
 import { ApiError } from "../../api/errors.ts";
 import { decideGrant, openJsonObject } from "../../api/routes/data.ts";
-import { sealForKey } from "../../common/seal.ts";
+import { SealError, sealForKey } from "../../common/seal.ts";
 import type { GrantView } from "../../common/wire.ts";
 import { bearer, offlineApi, tokenFor, USER_A, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";
 
@@ -67,7 +67,9 @@ describe("openJsonObject", () => {
   function reasonOf(run: () => unknown): unknown {
     try {
       run();
-    } catch (error) {
+    } catch (thrown) {
+      // As the api's onError maps it (api/app.ts): the shared sealing code's errors carry the wire's codes.
+      const error = thrown instanceof SealError ? new ApiError(thrown.code, thrown.message, thrown.details) : thrown;
       if (error instanceof ApiError) return [error.code, error.status, error.details];
       throw error;
     }

@@ -14,7 +14,10 @@ import { classifyChainError, type ChainErrorContext } from "../../api/rollup/sub
 import { openSealed } from "../../common/seal.ts";
 import { AttestationApiError, AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
+import { canonicalJson } from "../../common/canonical.ts";
 import { keyIdOf, schemaIdOf } from "../../common/ids.ts";
+import { binRange } from "../../common/range-pattern.ts";
+import { claimContext, claimIdentifier, claimParameters, claimSignText } from "../../common/tls-claim.ts";
 import { ConformanceRecorder, type OpenApiDoc } from "../support/conformance.ts";
 import { seriesValue } from "../support/prometheus.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
@@ -221,6 +224,7 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
         inputIndex: expect.any(Number),
         itemIndex: null,
         attestor: null,
+        attestors: [],
       });
       // The transaction that carried it, found on the chain from the input's block.
       expect(await client.attestationInput(claimId)).toEqual({ claimId, inputIndex: attestation.inputIndex, itemIndex: null, blockNumber: expect.any(Number), txHash: result.txHash });
@@ -299,6 +303,35 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
       expect((await asClient(anon).attestation(result.claimId)).owner).toBe(b);
       const error = await failure(asClient(anon).claim(claimFor("/balance")));
       expect([error.status, error.code]).toEqual([401, "AUTH_MISSING"]);
+    });
+
+    it("a user-proven claim whose signed claims do not check is INVALID_REQUEST naming the reason; one needs a token", async () => {
+      // A claim in the attestor's format for this schema, signed by a key the rollup does not trust.
+      const forger = privateKeyToAccount(generatePrivateKey());
+      const range = binRange({ boundaries: [0, 100, 1000, 10000], labels: ["low", "mid", "high"] }, "mid");
+      if (range === undefined) throw new Error("no bin");
+      const base = {
+        provider: "http",
+        parameters: canonicalJson(claimParameters({ url: provider.url("/balance", "127.0.0.1").replace("http:", "https:"), method: "GET", field: "data.balance", range })),
+        owner: forger.address,
+        timestampS: Math.floor(Date.now() / 1000),
+        context: canonicalJson({ ...claimContext(a as Hex, schemaId, "0x01"), providerHash: "0x00" }),
+        epoch: 1,
+      };
+      const identifier = claimIdentifier(base);
+      const claim = { ...base, identifier };
+      const proofs = [{ claim, signature: await forger.signMessage({ message: claimSignText(claim, identifier) }) }];
+      const body = { schemaId, field: "data.balance", bucket: "mid", encryptedData: "0x0102" as Hex, proofs };
+      const forged = await failure(asClient(userA).claimProven(body));
+      expect([forged.status, forged.code, forged.details]).toEqual([
+        400,
+        "INVALID_REQUEST",
+        { field: "proofs", issue: `signed by ${forger.address.toLowerCase()}, which is not a registered attestor` },
+      ]);
+      const bare = await failure(asClient(userA).claimProven({ ...body, proofs: [] }));
+      expect([bare.status, bare.code, bare.details?.field]).toEqual([400, "INVALID_REQUEST", "proofs"]);
+      const anonymous = await failure(asClient(anon).claimProven(body));
+      expect([anonymous.status, anonymous.code]).toEqual([401, "AUTH_MISSING"]);
     });
 
     it("the 11th attestation call in a minute is 429 RATE_LIMITED with Retry-After", async () => {

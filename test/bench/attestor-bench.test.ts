@@ -1,6 +1,7 @@
 /**
- * `npm run bench -- --attestor --size ci` end to end: the whole stack with the real attestor and a prover,
- * a plain claim and proven claims in both modes. It asserts that the run finished and produced every
+ * `npm run bench -- --attestor --size ci` end to end: the whole stack with three real attestors, claims
+ * proven by the api and on the user's side in both modes with quorums of 1 and 3, and relayed claims
+ * against plain ones from 64 clients. It asserts that the run finished and produced every
  * figure with a finite value and a floor; never how fast anything was.
  */
 import { spawn } from "node:child_process";
@@ -18,7 +19,7 @@ afterAll(() => {
 });
 
 describe("npm run bench -- --attestor --size ci", () => {
-  it("measures proven claims in both modes against a plain claim, time and memory", { timeout: 10 * 60_000 }, async () => {
+  it("measures proven claims in both modes, on the api's and on the user's side, against plain claims", { timeout: 10 * 60_000 }, async () => {
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
       const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench.ts", "--attestor", "--size", "ci", "--out", out], {
         cwd: PROJECT_ROOT,
@@ -40,6 +41,16 @@ describe("npm run bench -- --attestor --size ci", () => {
       ["prover peak RSS after reveal claims", "MiB"],
       ["prover peak RSS after zk claims", "MiB"],
       ["attestor peak RSS (it verifies the zk proofs)", "MiB"],
+      ...[1, 3].flatMap((k) =>
+        ["reveal", "zk"].flatMap((mode) => [
+          [`user-side claim p50, ${mode}, quorum ${k} (wall time on the user's machine)`, "ms"],
+          [`user-side prover peak RSS, ${mode}, quorum ${k} (largest of the user's provers)`, "MiB"],
+          [`attestors' CPU per user-side claim, ${mode}, quorum ${k}`, "ms"],
+        ]),
+      ),
+      ["relayed user-proven claims per second, 64 clients", "claims/s"],
+      ["relayed user-proven claim p99, 64 clients", "ms"],
+      ["api CPU per relayed claim (checks the signed claims, sends the input)", "ms"],
     ]);
     for (const f of report.figures) {
       expect([f.name, Number.isFinite(f.value) && f.value > 0, Number.isFinite(f.floor.value) && f.floor.value > 0]).toEqual([f.name, true, true]);

@@ -65,6 +65,7 @@ const att1 = () => ({
   input_index: at.att1 as number,
   item_index: null,
   attestor: null,
+  attestors: [],
 });
 const att2 = () => ({
   attestation_id: attId("att2"),
@@ -76,6 +77,7 @@ const att2 = () => ({
   input_index: at.att2 as number,
   item_index: null,
   attestor: null,
+  attestors: [],
 });
 
 describe("answered queries", () => {
@@ -97,7 +99,7 @@ describe("answered queries", () => {
       name: "provider_schema",
       type: "provider_schema",
       params: { schema_id: s2 },
-      expected: () => ({ ...summary2, data_keys: ["score", "age"], freshness_half_life: 86400, proof: "none" }),
+      expected: () => ({ ...summary2, data_keys: ["score", "age"], freshness_half_life: 86400, domain: SCHEMA_2.domain, proof: "none", attestor_quorum: 1 }),
     },
     {
       name: "provider_schema with description, id in upper case",
@@ -111,7 +113,9 @@ describe("answered queries", () => {
         bucket_definitions: summary1.bucket_definitions,
         data_keys: ["balance"],
         freshness_half_life: 3600,
+        domain: SCHEMA.domain,
         proof: "none",
+        attestor_quorum: 1,
       }),
     },
     {
