@@ -47,7 +47,7 @@ export async function makeClaim(services: ClaimServices, request: ClaimRequest):
   if (schema.proof === "attestor") {
     const mode = request.proofMode ?? services.config.attestor.mode;
     const proven = await fetchProven(
-      { ...request.params, field, definition: schema.definition, owner: request.owner, schemaId: schema.schemaId, domain: schema.domain ?? host, quorum: schema.quorum, mode },
+      { ...request.params, field, definition: schema.definition, owner: request.owner, schemaId: schema.schemaId, domain: schema.domain, quorum: schema.quorum, mode },
       {
         pool: services.attestor,
         attestorUrls: services.config.attestor.urls,

@@ -32,14 +32,12 @@ export async function relayProvenClaim(services: ClaimServices, request: ProvenC
     throw new ApiError("INVALID_REQUEST", `"${request.bucket}" is not a label of ${request.field}`, { field: "bucket", issue: `must be one of ${schema.definition.labels.join(", ")}` });
   }
   const trusted = await services.registeredAttestors();
-  // Without the schema's domain in the catalog the claim's own host stands in; the dapp checks the domain.
-  const domain = schema.domain ?? hostOf(request.proofs[0]);
   try {
     checkProofs(
       request.proofs,
       {
         schemaId: schema.schemaId,
-        domain,
+        domain: schema.domain,
         definitions: { [request.field]: schema.definition },
         quorum: schema.quorum,
         owner: request.owner,
@@ -67,11 +65,3 @@ export async function relayProvenClaim(services: ClaimServices, request: ProvenC
   );
 }
 
-function hostOf(proof: TlsProof | undefined): string {
-  try {
-    const parameters = JSON.parse(proof?.claim.parameters ?? "{}") as { url?: unknown };
-    return new URL(String(parameters.url)).hostname;
-  } catch {
-    return "";
-  }
-}

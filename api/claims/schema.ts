@@ -10,7 +10,7 @@ import type { ClaimServices } from "./services.ts";
 
 export interface ChosenSchema {
   schemaId: Hex;
-  domain: string | undefined;
+  domain: string;
   definition: BucketDefinition;
   dataKeys: string[];
   proof: ProofKind;
@@ -55,21 +55,18 @@ export async function chooseSchema(services: ClaimServices, provider: string, ho
 /** A schema named by id; `host`, when given, must be its domain. */
 export async function namedSchema(services: ClaimServices, provider: string, host: string | undefined, field: string, schemaId: Hex): Promise<ChosenSchema> {
   const schema = await services.reader.query("provider_schema", { schema_id: schemaId });
-  // The rollup has it, so its notice exists: the domain check below must not be skipped for want of it.
-  if (services.catalog.schemaContent(schemaId) === undefined) await catchUp(services);
   if (schema.provider_type !== provider) {
     throw new ApiError("INVALID_REQUEST", `Schema ${schemaId} is for provider ${schema.provider_type}`, {
       field: "provider",
       issue: `schema ${schemaId} expects provider ${schema.provider_type}`,
     });
   }
-  const domain = services.catalog.schemaContent(schemaId)?.domain;
-  if (host !== undefined && domain !== undefined && domain !== host) {
-    throw new ApiError("INVALID_REQUEST", `The URL's host is not the schema's domain ${domain}`, { field: "params.url", issue: `host must be ${domain}` });
+  if (host !== undefined && schema.domain.toLowerCase() !== host) {
+    throw new ApiError("INVALID_REQUEST", `The URL's host is not the schema's domain ${schema.domain}`, { field: "params.url", issue: `host must be ${schema.domain}` });
   }
   const definition = schema.bucket_definitions[field];
   if (definition === undefined) throw noDefinition(schemaId, field);
-  return { schemaId, domain, definition, dataKeys: schema.data_keys, proof: schema.proof, quorum: schema.attestor_quorum };
+  return { schemaId, domain: schema.domain, definition, dataKeys: schema.data_keys, proof: schema.proof, quorum: schema.attestor_quorum };
 }
 
 /** The claim's definition must be the schema's for the field (DECISIONS.md section 4). */

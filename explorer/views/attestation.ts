@@ -11,8 +11,10 @@ interface Attestation {
   schemaId: string;
   inputIndex: number;
   itemIndex: number | null;
-  /** The TLS attestor whose signed claim the rollup checked; null for a value only the api vouches for. */
+  /** The first TLS attestor whose signed claim the rollup checked; null for a value only the api vouches for. */
   attestor: string | null;
+  /** Every attestor whose signed claim the rollup checked (a schema's quorum), [] when unproven. */
+  attestors: string[];
 }
 
 /** The api's proof: v1 (context and validity, for validateNotice) or v2 (output index and siblings, for validateOutput). */
@@ -54,9 +56,15 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
         ["Provider", attestation.provider],
         [
           "Proven by",
-          attestation.attestor === null
+          attestation.attestors.length === 0
             ? h("span", { class: "muted", id: "attestor" }, "not proven: the api's word")
-            : h("span", { id: "attestor" }, "TLS attestor ", addressLink(attestation.attestor)),
+            : h(
+                "span",
+                { id: "attestor" },
+                attestation.attestors.length === 1 ? "TLS attestor " : `${attestation.attestors.length} TLS attestors `,
+                ...attestation.attestors.flatMap((a, i) => (i === 0 ? [addressLink(a)] : [", ", addressLink(a)])),
+                h("span", { class: "muted small" }, " (the bucket's range, never the value)"),
+              ),
         ],
         ["Time", `${when(attestation.timestamp)} (${ago(attestation.timestamp)})`],
         ["Schema", schemaLink(attestation.schemaId)],

@@ -85,8 +85,9 @@ const FIELDS: { kind: (typeof INPUT_KINDS)[number]; field: string; type: FieldTy
   { kind: "set_tls_attestor", field: "address", type: "string", pattern: true },
   { kind: "set_tls_attestor", field: "enabled", type: "boolean" },
   { kind: "set_tls_attestor", field: "name", type: "string", max: 256 },
-  { kind: "create_attestation", field: "proof", type: "object" },
+  { kind: "create_attestation", field: "proofs", type: "array" },
   { kind: "register_schema", field: "proof", type: "string", pattern: true },
+  { kind: "register_schema", field: "attestorQuorum", type: "integer" },
 ];
 
 const scalarOrContainer = fc.oneof(
@@ -316,7 +317,7 @@ describe("advance payloads that decode but must not apply", () => {
   });
 
   it("a missing required field is INVALID_PARAMS naming it", { timeout: scaledTimeout(60_000) }, async () => {
-    const required = FIELDS.filter((f) => !["name", "description", "owner", "proof"].includes(f.field));
+    const required = FIELDS.filter((f) => !["name", "description", "owner", "proof", "proofs", "attestorQuorum"].includes(f.field));
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...required), async (f) => {
         const params: Record<string, unknown> = VALID[f.kind]();
