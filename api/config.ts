@@ -95,6 +95,8 @@ const envSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\/[^\s]+$/, "expected a redis:// or rediss:// URL").optional(),
   // A name for this process in logs and metrics (`npm start -- --api-replicas N` sets api-1, api-2, ...).
   API_REPLICA: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "expected 1 to 64 letters, digits, '.', '_' or '-'").default("api"),
+  // How many replicas share the limits in Redis: while it is away each allows its share, limit / N.
+  API_REPLICA_COUNT: z.coerce.number().int().min(1).max(64).default(1),
 });
 
 /** The comma-separated PEM paths of ATTESTOR_CA_FILES. */
@@ -136,6 +138,8 @@ export interface ApiConfig {
   redisUrl: string | undefined;
   /** This process's name among replicas (logs, metrics, the X-Api-Replica header). */
   replica: string;
+  /** How many replicas share the limits (API_REPLICA_COUNT). */
+  replicaCount: number;
 }
 
 export class ConfigError extends Error {
@@ -186,6 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     logLevel: e.LOG_LEVEL,
     redisUrl: e.REDIS_URL,
     replica: e.API_REPLICA,
+    replicaCount: e.API_REPLICA_COUNT,
     attestor: {
       urls: e.ATTESTOR_URL,
       mode: e.ATTESTOR_MODE,

@@ -118,11 +118,14 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     const url = redactedUrl(config.redisUrl);
     redis = connectRedis(config.redisUrl, (up, error) => {
       if (up) logger.info({ redis: url }, "shared state in Redis");
-      else logger.warn({ redis: url, error }, "Redis unreachable: rate limits and login nonces fall back to this replica");
+      else logger.warn({ redis: url, error }, "Redis unreachable: login nonces fall back to this replica; rate-limited requests are refused for a minute, then this replica allows its share of each limit");
     });
     const fellBack = (): void => metrics.observeSharedStateFallback();
     nonces = new RedisNonces(redis.client, localNonces, now, fellBack);
-    if (localLimiter !== undefined) limiter = new RedisRateLimiter(redis.client, localLimiter, now, fellBack);
+    const shared = redis;
+    if (localLimiter !== undefined) {
+      limiter = new RedisRateLimiter(redis.client, localLimiter, now, fellBack, { replicas: config.replicaCount, connected: () => shared.ready });
+    }
   }
 
   return {

@@ -44,6 +44,22 @@ export interface ProveOnUserSideOptions {
   timeoutMs?: number;
   /** Starts a prover process (tests start a lying one). */
   spawn?: ProverSpawner;
+  /**
+   * Prover processes to reuse (`userSideProvers`), so that many claims pay a process's start once; by
+   * default each call starts its own and ends them.
+   */
+  provers?: ProverPool;
+}
+
+/** Prover processes for many user-side claims in a row (close them when done): `quorum` of them at once. */
+export function userSideProvers(quorum: number, options: { caFiles?: string; timeoutMs?: number; spawn?: ProverSpawner } = {}): ProverPool {
+  // A fresh key for the claims' requests: it signs nothing that matters (the owner is in the context),
+  // and no key of the user's goes into an AGPL process.
+  return new ProverPool(
+    { provers: quorum, timeoutMs: options.timeoutMs ?? 120_000, caFiles: options.caFiles ?? "", dataDir: tmpdir(), proverPrivateKey: `0x${randomBytes(32).toString("hex")}` },
+    options.spawn ?? spawnProver,
+    "the prover was stopped",
+  );
 }
 
 export interface UserProvenClaim {
@@ -90,13 +106,7 @@ export async function proveOnUserSide(o: ProveOnUserSideOptions): Promise<UserPr
   const attestorUrls = o.attestorUrls.slice(0, schema.quorum);
   if (attestorUrls.length < schema.quorum) throw proofFailed(`schema ${schema.schemaId} requires ${schema.quorum} attestors, ${o.attestorUrls.length} given`);
 
-  // A fresh key for the claims' requests: it signs nothing that matters (the owner is in the context),
-  // and no key of the user's goes into an AGPL process.
-  const pool = new ProverPool(
-    { provers: attestorUrls.length, timeoutMs: o.timeoutMs ?? 120_000, caFiles: o.caFiles ?? "", dataDir: tmpdir(), proverPrivateKey: `0x${randomBytes(32).toString("hex")}` },
-    o.spawn ?? spawnProver,
-    "the prover was stopped",
-  );
+  const pool = o.provers ?? userSideProvers(attestorUrls.length, { ...(o.caFiles === undefined ? {} : { caFiles: o.caFiles }), ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }), ...(o.spawn === undefined ? {} : { spawn: o.spawn }) });
   let results;
   try {
     results = await Promise.all(
@@ -115,7 +125,7 @@ export async function proveOnUserSide(o: ProveOnUserSideOptions): Promise<UserPr
       ),
     );
   } finally {
-    await pool.close();
+    if (o.provers === undefined) await pool.close();
   }
   const failed = results.find((r): r is ProveFailure => !r.ok);
   if (failed !== undefined) {

@@ -143,7 +143,7 @@ function frame(text: string, hidden: boolean): Framed {
 // JSON with hidden values
 
 type JsonNode =
-  | { kind: "object"; span: Span; entries: { key: string; keySpan: Span; value: JsonNode }[] }
+  | { kind: "object"; span: Span; entries: { key: string; value: JsonNode }[] }
   | { kind: "array"; span: Span; items: JsonNode[] }
   | { kind: "string" | "number" | "literal" | "hidden"; span: Span };
 
@@ -240,7 +240,7 @@ class Parser {
   private object(depth: number): JsonNode {
     const from = this.at;
     this.at++;
-    const entries: { key: string; keySpan: Span; value: JsonNode }[] = [];
+    const entries: { key: string; value: JsonNode }[] = [];
     this.whitespace();
     if (this.text[this.at] === "}") {
       this.at++;
@@ -249,13 +249,11 @@ class Parser {
     for (;;) {
       this.whitespace();
       if (this.text[this.at] !== '"') this.fail("where a key should start");
-      const keyFrom = this.at;
       const key = this.string();
-      const keySpan = { from: keyFrom, to: this.at };
       this.whitespace();
       if (this.text[this.at] !== ":") this.fail("after a key");
       this.at++;
-      entries.push({ key, keySpan, value: this.value(depth + 1) });
+      entries.push({ key, value: this.value(depth + 1) });
       this.whitespace();
       const next = this.text[this.at];
       this.at++;

@@ -13,7 +13,7 @@ export interface SharedRedis {
 }
 
 /** Past this a command counts as failed: a local Redis answers in well under a millisecond. */
-const COMMAND_TIMEOUT_MS = 250;
+const COMMAND_TIMEOUT_MS = 1_000;
 
 export function connectRedis(url: string, onStateChange: (up: boolean, error?: string) => void): SharedRedis {
   const client = new Redis(url, {

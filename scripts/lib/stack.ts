@@ -311,6 +311,7 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
               PRIVATE_KEY: s.replicas.privateKeys[replica - 1] ?? s.privateKey,
               REDIS_URL: `redis://127.0.0.1:${s.replicas.redisPort}`,
               API_REPLICA: piece,
+              API_REPLICA_COUNT: String(s.replicas.ports.length),
               TRUST_PROXY: "1",
             };
       return {

@@ -41,9 +41,10 @@ describe("npm run bench -- --attestor --size ci", () => {
       ["prover peak RSS after reveal claims", "MiB"],
       ["prover peak RSS after zk claims", "MiB"],
       ["attestor peak RSS (it verifies the zk proofs)", "MiB"],
+      ["user-side claim with the prover process's start (one npm run prove), reveal, quorum 1", "ms"],
       ...[1, 3].flatMap((k) =>
         ["reveal", "zk"].flatMap((mode) => [
-          [`user-side claim p50, ${mode}, quorum ${k} (wall time on the user's machine)`, "ms"],
+          [`user-side claim p50, ${mode}, quorum ${k} (provers running; wall time on the user's machine)`, "ms"],
           [`user-side prover peak RSS, ${mode}, quorum ${k} (largest of the user's provers)`, "MiB"],
           [`attestors' CPU per user-side claim, ${mode}, quorum ${k}`, "ms"],
         ]),
