@@ -53,7 +53,7 @@ export interface ApiServices {
   providerTypeOf(schemaId: Hex): Promise<string>;
   /** Prover processes that make claims through the TLS attestor, started on first use. */
   attestor: ProverPool;
-  /** The TLS attestors the rollup trusts now (query `tls_attestors`), lower-case. */
+  /** The TLS attestors the rollup trusts (query `tls_attestors`, read at most once a second), lower-case. */
   registeredAttestors(): Promise<ReadonlySet<string>>;
   /** Where relayed notices go; `main.ts` points it at the WebSocket hub. */
   setEventSink(sink: (event: WsEvent) => void): void;
@@ -69,6 +69,9 @@ export function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
   return pkg.version;
 }
+
+/** How long the api reuses the rollup's list of attestors (a registration shows within this). */
+const ATTESTOR_SET_MAX_AGE_MS = 1_000;
 
 export function createServices(config: ApiConfig, overrides: { now?: () => number; logDestination?: DestinationStream } = {}): ApiServices {
   const now = overrides.now ?? (() => Math.floor(Date.now() / 1000));
@@ -112,6 +115,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
   const verdicts = new VerdictWatch(node, { timeoutMs: config.verdictTimeoutMs });
   const localNonces = new NonceStore(now);
   const localLimiter = config.rateLimits ? new RateLimiter(now) : undefined;
+  let attestorSet: { at: number; set: ReadonlySet<string> } | undefined;
   let nonces: NonceKeeper = localNonces;
   let limiter: RateLimitStore | undefined = localLimiter;
   if (config.redisUrl !== undefined) {
@@ -147,13 +151,19 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       wsClients = count;
     },
     async registeredAttestors() {
-      const attestors = await reader.query("tls_attestors", {});
-      return new Set(attestors.map((a) => a.address.toLowerCase()));
+      // Read at most once a second: every proven claim checks against it, and the dapp checks again.
+      if (attestorSet === undefined || Date.now() - attestorSet.at > ATTESTOR_SET_MAX_AGE_MS) {
+        const attestors = await reader.query("tls_attestors", {});
+        attestorSet = { at: Date.now(), set: new Set(attestors.map((a) => a.address.toLowerCase())) };
+      }
+      return attestorSet.set;
     },
     limiter,
     commits,
     async write(kind, params, context = {}) {
       const committed = await commits.write(kind, params);
+      // An attestor registered through this api counts for its next claim at once.
+      if (kind === "set_tls_attestor") attestorSet = undefined;
       settleWrite(await verdicts.verdictOf(committed.inputIndex, committed.txHash), committed.item, context);
       return committed;
     },

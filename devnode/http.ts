@@ -8,20 +8,26 @@ export class BodyTooLargeError extends Error {
   override readonly name = "BodyTooLargeError";
 }
 
+/** Past the limit a body is read on and dropped, so the client gets its 413; past this the connection is cut. */
+const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+
 export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
+      if (size > DRAIN_MAX_BYTES) {
         reject(new BodyTooLargeError(`request body larger than ${limit} bytes`));
         req.destroy();
         return;
       }
-      chunks.push(chunk);
+      if (size <= limit) chunks.push(chunk);
     });
-    req.on("end", () => resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+    req.on("end", () => {
+      if (size > limit) reject(new BodyTooLargeError(`request body larger than ${limit} bytes`));
+      else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    });
     req.on("error", reject);
   });
 }

@@ -5,6 +5,7 @@
 import type { Hex } from "viem";
 import { sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
 import type { ProofKind } from "../../common/tls-claim.ts";
+import type { SchemaDetail } from "../../common/wire.ts";
 import { ApiError } from "../errors.ts";
 import type { ClaimServices } from "./services.ts";
 
@@ -52,9 +53,32 @@ export async function chooseSchema(services: ClaimServices, provider: string, ho
   };
 }
 
-/** A schema named by id; `host`, when given, must be its domain. */
+/**
+ * A schema named by id; `host`, when given, must be its domain. Schemas never change, so one the api has
+ * learned from the rollup's notices is answered from what it knows; another is read from the rollup.
+ */
 export async function namedSchema(services: ClaimServices, provider: string, host: string | undefined, field: string, schemaId: Hex): Promise<ChosenSchema> {
-  const schema = await services.reader.query("provider_schema", { schema_id: schemaId });
+  const known = services.catalog.schemaContent(schemaId);
+  if (known !== undefined) {
+    return checkedSchema(schemaId, provider, host, field, {
+      provider_type: known.provider,
+      domain: known.domain,
+      bucket_definitions: known.bucketDefinitions,
+      data_keys: known.dataKeys,
+      proof: known.proof ?? "none",
+      attestor_quorum: known.attestorQuorum ?? 1,
+    });
+  }
+  return checkedSchema(schemaId, provider, host, field, await services.reader.query("provider_schema", { schema_id: schemaId }));
+}
+
+function checkedSchema(
+  schemaId: Hex,
+  provider: string,
+  host: string | undefined,
+  field: string,
+  schema: Pick<SchemaDetail, "provider_type" | "domain" | "bucket_definitions" | "data_keys" | "proof" | "attestor_quorum">,
+): ChosenSchema {
   if (schema.provider_type !== provider) {
     throw new ApiError("INVALID_REQUEST", `Schema ${schemaId} is for provider ${schema.provider_type}`, {
       field: "provider",

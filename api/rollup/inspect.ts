@@ -75,14 +75,7 @@ export class RollupReader {
     }
     const response = await fetch(`${this.options.rollupUrl}/inspect/${application}`, { method: "POST", body: query, signal: AbortSignal.timeout(timeoutMs) });
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    // v2: `reports` is null when there are none, and an exception's reason is text, not a payload.
-    const answer = (await response.json()) as { status: InspectEnvelope["status"]; exception?: string; reports: { payload: `0x${string}` }[] | null; processed_input_count: number };
-    return {
-      status: answer.status,
-      exception_payload: answer.exception === undefined ? null : utf8ToHex(answer.exception),
-      reports: answer.reports ?? [],
-      processed_input_count: answer.processed_input_count,
-    };
+    return v1Envelope((await response.json()) as V2InspectBody);
   }
 
   /**
@@ -117,4 +110,29 @@ function rejection(envelope: InspectEnvelope, params: Record<string, unknown>): 
   }
   // Any other rejection means the api built a query the dapp does not understand: a fault of ours.
   return new ApiError("INTERNAL_ERROR", `The rollup rejected a query: ${message}`);
+}
+
+/** A v2 node's inspect answer (internal/inspect `InspectResponse`; older nodes: `exception` text, `reports` null). */
+interface V2InspectBody {
+  status: string;
+  error?: string;
+  exception_data?: `0x${string}`;
+  exception?: string;
+  reports: { payload: `0x${string}` }[] | null;
+  processed_input_count: number;
+}
+
+/**
+ * The v1 envelope of a v2 answer: a dapp's exception keeps its payload (`exception_data`), as v1's
+ * `exception_payload` does; an inspect the node could not complete is an exception with its reason.
+ */
+function v1Envelope(answer: V2InspectBody): InspectEnvelope {
+  const accepted = answer.status === "Accepted";
+  const exception = accepted ? null : (answer.exception_data ?? utf8ToHex(answer.exception ?? answer.error ?? answer.status));
+  return {
+    status: accepted ? "Accepted" : answer.status === "Rejected" ? "Rejected" : "Exception",
+    exception_payload: exception,
+    reports: answer.reports ?? [],
+    processed_input_count: answer.processed_input_count,
+  };
 }

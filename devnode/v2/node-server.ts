@@ -10,6 +10,7 @@ import { BodyTooLargeError, readBody, sendJson, sendText } from "../http.ts";
 import type { DevnodeMetrics } from "../metrics.ts";
 import type { InspectOutcome, RollupModel } from "../model.ts";
 import type { V2EpochManager } from "./epochs.ts";
+import { serveSpecInspect, type V2InspectAnswer } from "../spec-inspect.ts";
 import { RpcError, V2Rpc } from "./rpc.ts";
 
 /** The node's limits: 1 MiB for a JSON-RPC request, 2 MiB for an inspect payload. */
@@ -46,42 +47,58 @@ function answer(rpc: V2Rpc, request: RpcRequest): unknown {
   }
 }
 
-/** The dapp's exception payload as the reason text: its UTF-8 when it is text, else its hex. */
-function exceptionText(payload: Hex): string {
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.from(payload.slice(2), "hex"));
-  } catch {
-    return payload;
+/**
+ * The v2 inspect answer as the newest node writes it (internal/inspect, `InspectResponse`): `reports`
+ * always an array; a dapp that raised an exception is `Exception` with the node's `error` text and the
+ * dapp's payload as `exception_data`; an inspect the node could not complete (a timeout, the dapp gone
+ * mid-way) is `Failed`; no machine is 503 `Machine not ready`.
+ */
+function v2Answer(outcome: InspectOutcome, processedInputCount: number): V2InspectAnswer {
+  if (!outcome.ok) {
+    if (outcome.reason === "no_dapp" || outcome.reason === "shutdown") return { status: 503, text: "Machine not ready" };
+    return { status: 200, body: { status: "Failed", error: "The node could not complete the inspection", reports: [], processed_input_count: processedInputCount } };
   }
+  const reports = outcome.reports.map((payload) => ({ payload }));
+  if (outcome.exceptionPayload !== null) {
+    return {
+      status: 200,
+      body: {
+        status: "Exception",
+        error: "The machine raised an exception while inspecting",
+        exception_data: outcome.exceptionPayload,
+        reports,
+        processed_input_count: outcome.processedInputCount,
+      },
+    };
+  }
+  return { status: 200, body: { status: outcome.status, reports, processed_input_count: outcome.processedInputCount } };
 }
 
-/** The v2 inspect answer: `reports` is null when the dapp gave none, as the node's encoder writes it. */
-function inspectAnswer(res: ServerResponse, outcome: InspectOutcome): void {
-  if (!outcome.ok) {
-    const status = outcome.reason === "no_dapp" || outcome.reason === "shutdown" ? 503 : 500;
-    return sendText(res, status, outcome.reason === "no_dapp" ? "Machine not ready" : outcome.message, CORS);
-  }
-  const exception = outcome.exceptionPayload !== null;
-  sendJson(
-    res,
-    200,
-    {
-      // A dapp that raised an exception during an inspect: the node answers "Exception" and says why.
-      status: exception ? "Exception" : outcome.status,
-      ...(exception ? { exception: exceptionText(outcome.exceptionPayload as Hex) } : {}),
-      reports: outcome.reports.length === 0 ? null : outcome.reports.map((payload) => ({ payload })),
-      processed_input_count: outcome.processedInputCount,
-    },
-    CORS,
-  );
+/** The node answers errors as Go's http.Error does: plain text, a newline, no sniffing. */
+function sendNodeText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  sendText(res, status, `${text}\n`, { ...CORS, "x-content-type-options": "nosniff", ...headers });
+}
+
+function inspectAnswer(res: ServerResponse, answer: V2InspectAnswer): void {
+  if ("text" in answer) return sendNodeText(res, answer.status, answer.text);
+  // Go's json.Encoder: one line and a newline.
+  const text = `${JSON.stringify(answer.body)}\n`;
+  res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...CORS });
+  res.end(text);
 }
 
 export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2EpochManager, metrics: DevnodeMetrics): Server {
+  const inspect = async (payload: Buffer): Promise<V2InspectAnswer> => {
+    const started = performance.now();
+    const outcome = await model.inspect(toHex(payload));
+    metrics.observeInspect(outcome.ok ? outcome.status : outcome.reason, (performance.now() - started) / 1000);
+    return v2Answer(outcome, model.processedInputCount);
+  };
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = (req.url ?? "/").split("?")[0] as string;
     const method = req.method ?? "GET";
     if (method === "OPTIONS") {
-      res.writeHead(204, { ...CORS, "access-control-allow-methods": "POST, OPTIONS", "access-control-allow-headers": "Content-Type", "access-control-max-age": "86400" });
+      res.writeHead(204, { ...CORS, "access-control-allow-methods": "GET, POST, OPTIONS", "access-control-allow-headers": "Content-Type", "access-control-max-age": "86400" });
       return void res.end();
     }
     if (url === "/rpc") {
@@ -98,17 +115,25 @@ export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2Epo
       }
       return sendRpc(res, answer(rpc, request as RpcRequest));
     }
-    if (url === "/inspect" || url.startsWith("/inspect/")) {
-      if (method !== "POST") return sendText(res, 405, "Method not allowed", { ...CORS, allow: "POST" });
+    // The specification's query interface (GET /inspect/<query>, POST /inspect), as the adapter serves it
+    // in front of any v2 node: over this node's own inspect.
+    if (await serveSpecInspect(req, res, inspect)) return;
+    if (url.startsWith("/inspect/")) {
       const application = decodeURIComponent(url.slice("/inspect/".length));
-      if (application === "") return sendText(res, 400, "Missing application address", CORS);
-      if (!rpc.names(application)) return sendText(res, 404, "Application not found", CORS);
-      const payload = await readBody(req, INSPECT_MAX_BYTES);
-      const started = performance.now();
-      const outcome = await model.inspect(toHex(payload));
-      metrics.observeInspect(outcome.ok ? outcome.status : outcome.reason, (performance.now() - started) / 1000);
-      return inspectAnswer(res, outcome);
+      // The node's route is `/inspect/{dapp}`: one path segment, no more and no less.
+      if (application === "" || application.includes("/")) return sendNodeText(res, 404, "404 page not found");
+      if (method !== "POST") return sendNodeText(res, 405, "Method not allowed", { allow: "POST" });
+      let payload: Buffer;
+      try {
+        payload = await readBody(req, INSPECT_MAX_BYTES);
+      } catch (error) {
+        if (error instanceof BodyTooLargeError) return sendNodeText(res, 413, "Payload too large");
+        throw error;
+      }
+      if (!rpc.names(application)) return sendNodeText(res, 404, "Application not found");
+      return inspectAnswer(res, await inspect(payload));
     }
+    if (url === "/inspect") return sendNodeText(res, 404, "404 page not found");
     if (url === "/metrics" && method === "GET") {
       const body = await metrics.text();
       res.writeHead(200, { "content-type": metrics.registry.contentType, "content-length": Buffer.byteLength(body) });

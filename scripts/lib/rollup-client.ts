@@ -317,7 +317,13 @@ export class RollupClient {
   private async inspectV2(text: string): Promise<InspectEnvelope> {
     const response = await fetch(`${this.endpoints.nodeUrl}/inspect/${this.endpoints.dappAddress}`, { method: "POST", body: text });
     if (response.status !== 200) throw new Error(`inspect answered HTTP ${response.status}: ${await response.text()}`);
-    const body = (await response.json()) as { status: InspectEnvelope["status"]; reports: { payload: Hex }[] | null; processed_input_count: number };
-    return { status: body.status, exception_payload: null, reports: body.reports ?? [], processed_input_count: body.processed_input_count };
+    const body = (await response.json()) as { status: string; exception_data?: Hex; error?: string; reports: { payload: Hex }[] | null; processed_input_count: number };
+    const accepted = body.status === "Accepted";
+    return {
+      status: accepted ? "Accepted" : body.status === "Rejected" ? "Rejected" : "Exception",
+      exception_payload: accepted ? null : (body.exception_data ?? null),
+      reports: body.reports ?? [],
+      processed_input_count: body.processed_input_count,
+    };
   }
 }

@@ -117,15 +117,46 @@ describe("the devnode as a Rollups v2 node", () => {
     expect(await l1.validateOutput({ application: APP, output: { ...output, index: 1n } })).toBe(false);
   });
 
-  it("answers a v2 inspect with the dapp's reports, or null when there are none", async () => {
+  it("answers a v2 inspect as the newest node does: reports always a list, a refused query as an Exception with its data", async () => {
     const response = await fetch(`${stack.urls.node}/inspect/attestation`, { method: "POST", body: JSON.stringify({ type: "all_provider_schemas", params: {} }) });
-    expect(response.status).toBe(200);
-    const body = (await response.json()) as { status: string; reports: { payload: Hex }[] | null; processed_input_count: number };
+    expect([response.status, response.headers.get("content-type")]).toEqual([200, "application/json"]);
+    const text = await response.text();
+    expect(text.endsWith("}\n")).toBe(true);
+    const body = JSON.parse(text) as { status: string; reports: { payload: Hex }[]; processed_input_count: number };
     expect(body.status).toBe("Accepted");
     expect(body.processed_input_count).toBe(Number(await l2.getProcessedInputCount({ application: APP })));
-    expect(body.reports?.length).toBe(1);
-    expect((await fetch(`${stack.urls.node}/inspect/nobody`, { method: "POST", body: "x" })).status).toBe(404);
-    expect((await fetch(`${stack.urls.node}/inspect/attestation`)).status).toBe(405);
+    expect(body.reports).toHaveLength(1);
+    // The dapp refuses an unknown query through /exception: the node says so, and hands on its payload.
+    const refused = await fetch(`${stack.urls.node}/inspect/${APP}`, { method: "POST", body: JSON.stringify({ type: "no_such_query", params: {} }) });
+    expect(await refused.json()).toEqual({
+      status: "Exception",
+      error: "The machine raised an exception while inspecting",
+      exception_data: stringToHex("unknown query type: no_such_query"),
+      reports: [],
+      processed_input_count: body.processed_input_count,
+    });
+    const text404 = async (path: string, init: RequestInit = { method: "POST", body: "x" }) => {
+      const answer = await fetch(`${stack.urls.node}${path}`, init);
+      return [answer.status, await answer.text(), answer.headers.get("x-content-type-options")];
+    };
+    expect(await text404("/inspect/nobody")).toEqual([404, "Application not found\n", "nosniff"]);
+    expect(await text404("/inspect/attestation/extra")).toEqual([404, "404 page not found\n", "nosniff"]);
+    const get = await fetch(`${stack.urls.node}/inspect/attestation`, { method: "PUT" });
+    expect([get.status, get.headers.get("allow"), await get.text()]).toEqual([405, "POST", "Method not allowed\n"]);
+    // Over the node's 2 MiB: 413, and the node keeps serving.
+    expect(await text404("/inspect/attestation", { method: "POST", body: "x".repeat(2 * 1024 * 1024 + 1) })).toEqual([413, "Payload too large\n", "nosniff"]);
+    expect((await fetch(`${stack.urls.node}/inspect/attestation`, { method: "POST", body: "{}" })).status).toBe(200);
+  });
+
+  it("serves the specification's query interface beside it (GET /inspect/<query>, POST /inspect), as on v1", async () => {
+    const query = { type: "all_provider_schemas", params: {} };
+    const got = (await (await fetch(`${stack.urls.node}/inspect/${encodeURIComponent(JSON.stringify(query))}`)).json()) as Record<string, unknown>;
+    expect(Object.keys(got)).toEqual(["status", "exception_payload", "reports", "processed_input_count"]);
+    expect(got).toMatchObject({ status: "Accepted", exception_payload: null });
+    const posted = (await (await fetch(`${stack.urls.node}/inspect`, { method: "POST", body: JSON.stringify(query) })).json()) as Record<string, unknown>;
+    expect(posted).toEqual(got);
+    const refused = (await (await fetch(`${stack.urls.node}/inspect/${encodeURIComponent(JSON.stringify({ type: "nope", params: {} }))}`)).json()) as Record<string, unknown>;
+    expect(refused).toEqual({ status: "Rejected", exception_payload: stringToHex("unknown query type: nope"), reports: [], processed_input_count: got.processed_input_count });
   });
 
   it("answers unknown items, bad parameters and bad JSON as the node does", async () => {
