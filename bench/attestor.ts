@@ -49,13 +49,16 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
   const pki = createTestPki();
   const provider = await startProviderServer({ tls: pki.localhost });
   provider.route("/balance", { kind: "json", value: { data: { balance: 512.5, currency: "EUR" } } });
+  // Plain claims under load read a plain HTTP provider, as the main bench's throughput rows do.
+  const plainProvider = await startProviderServer();
+  plainProvider.route("/balance", { kind: "json", value: { data: { balance: 512.5, currency: "EUR" } } });
   const stack = await startStack({
     api: true,
     attestor: true,
     attestors: 3,
     attestorCaFiles: pki.ca.certPath,
     // One prover: the api's figures are one claim's, not a pool's.
-    env: { PROVIDER_ALLOWED_HOSTS: "localhost", NODE_EXTRA_CA_CERTS: pki.ca.certPath, JWT_SECRET, RATE_LIMITS: "off", ATTESTOR_PROVERS: "1" },
+    env: { PROVIDER_ALLOWED_HOSTS: "localhost,127.0.0.1", NODE_EXTRA_CA_CERTS: pki.ca.certPath, JWT_SECRET, RATE_LIMITS: "off", ATTESTOR_PROVERS: "1" },
   });
   try {
     const secret = new TextEncoder().encode(JWT_SECRET);
@@ -73,6 +76,7 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
     };
     const base = { provider: "http", domain: "localhost", bucketDefinitions: { [field]: buckets }, dataKeys: ["data.currency"], freshnessHalfLife: 3600 };
     const plain = (await post("/api/core/provider-schema", admin, { ...base, flowType: "plain" })).data as { schema_id: string };
+    const plainHttp = (await post("/api/core/provider-schema", admin, { ...base, domain: "127.0.0.1", flowType: "plain-http" })).data as { schema_id: string };
     const proven = (await post("/api/core/provider-schema", admin, { ...base, flowType: "proven", proof: "attestor" })).data as { schema_id: string };
     const provenByThree = (await post("/api/core/provider-schema", admin, { ...base, flowType: "proven-by-3", proof: "attestor", attestorQuorum: 3 })).data as { schema_id: string };
     const publicKey = Buffer.from(nacl.box.keyPair().publicKey).toString("base64");
@@ -197,7 +201,7 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
     }
     const authHeaders = { authorization: `Bearer ${user}`, "content-type": "application/json" };
     const plainBody = Buffer.from(
-      JSON.stringify({ provider: "http", params: { url: provider.url("/balance"), method: "GET", headers: {} }, bucketDefinition: { field, ...buckets }, schemaId: plain.schema_id }),
+      JSON.stringify({ provider: "http", params: { url: plainProvider.url("/balance", "127.0.0.1"), method: "GET", headers: {} }, bucketDefinition: { field, ...buckets }, schemaId: plainHttp.schema_id }),
     );
     const apiCpuBefore = cpuMs(apiPid);
     const relayed = await runLoad({
@@ -235,12 +239,13 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
     const notes = [
       `Attestor rows: ${options.claims} claims per mode, one at a time; the api's claims through one prover process (ATTESTOR_PROVERS=1), local HTTPS provider on TLS 1.3; plain claim p50 ${plainClaims.p50.toFixed(1)} ms, api peak RSS ${apiPeak.toFixed(0)} MiB.`,
       `User-side rows: client/prove.ts as npm run prove runs it (one prover process per attestor, at once); a quorum of 3 proves through three attestor processes on this same 2-core machine, so its time includes their contention.`,
-      `Relay rows: ${relayBodies.length} claims proven beforehand (reveal, quorum 1), then sent by 64 clients to POST /api/core/claim/proven; the same number of plain claims from 64 clients right after, same stack (group commit on).`,
+      `Relay rows: ${relayBodies.length} claims proven beforehand (reveal, quorum 1), then sent by 64 clients to POST /api/core/claim/proven; the same number of plain claims (a plain HTTP provider on loopback, as in the main bench) from 64 clients right after, same stack (group commit on).`,
     ];
     return { figures, notes };
   } finally {
     await stack.stop();
     await provider.close();
+    await plainProvider.close();
     pki.cleanup();
   }
 }

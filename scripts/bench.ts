@@ -62,7 +62,7 @@ const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--riscv
 
 /** Claims per mode in the attestor rows, and claims per load run (relayed, plain). */
 const ATTESTOR_CLAIMS: Record<BenchSize, number> = { full: 40, ci: 4 };
-const ATTESTOR_LOAD_CLAIMS: Record<BenchSize, number> = { full: 512, ci: 16 };
+const ATTESTOR_LOAD_CLAIMS: Record<BenchSize, number> = { full: 1024, ci: 16 };
 
 async function attestorMain(args: BenchArgs): Promise<number> {
   const { attestorRows } = await import("../bench/attestor.ts");

@@ -11,7 +11,7 @@ import type { DevnodeMetrics } from "../metrics.ts";
 import type { InspectOutcome, RollupModel } from "../model.ts";
 import type { V2EpochManager } from "./epochs.ts";
 import { serveSpecInspect, type V2InspectAnswer } from "../spec-inspect.ts";
-import { RpcError, V2Rpc } from "./rpc.ts";
+import { listLimitOf, RPC_ERRORS, RpcError, V2Rpc } from "./rpc.ts";
 
 /** The node's limits: 1 MiB for a JSON-RPC request, 2 MiB for an inspect payload. */
 const RPC_MAX_BYTES = 1024 * 1024;
@@ -21,30 +21,60 @@ const CORS = { "access-control-allow-origin": "*" };
 /** How long `POST /epoch/close` waits for the inputs already seen to be processed first. */
 const SETTLE_WAIT_MS = 10_000;
 
-interface RpcRequest {
-  jsonrpc?: unknown;
-  method?: unknown;
-  params?: unknown;
-  id?: unknown;
+/** The node's limits on a batch: at most 100 requests, and list limits summing to at most 10,000. */
+const MAX_BATCH = 100;
+const BATCH_LIST_BUDGET = 10_000;
+
+/** One JSON-RPC answer as Go's json.Encoder writes it: one line and a newline. */
+function rpcLine(id: unknown, outcome: { result: unknown } | { error: { code: number; message: string } }): string {
+  return `${JSON.stringify({ jsonrpc: "2.0", ...outcome, id: id ?? null })}\n`;
+}
+const rpcError = (id: unknown, code: number, message: string): string => rpcLine(id, { error: { code, message } });
+
+/**
+ * Go decodes a request into a struct of strings: a `jsonrpc` or `method` of another type fails the
+ * decoding (a parse error), `null` leaves it empty.
+ */
+function decodes(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const { jsonrpc, method } = value as Record<string, unknown>;
+  return [jsonrpc, method].every((field) => field === undefined || field === null || typeof field === "string");
 }
 
-/** The node writes JSON with Go's encoder: one line, newline-terminated. */
-function sendRpc(res: ServerResponse, body: unknown): void {
-  const text = `${JSON.stringify(body)}\n`;
+/** One request, as the node's handleRequest judges it. */
+function answerOne(rpc: V2Rpc, request: Record<string, unknown>): string {
+  const { id, jsonrpc, method, params } = request;
+  if (!(id === undefined || id === null || typeof id === "string" || typeof id === "number")) return rpcError(null, RPC_ERRORS.invalidRequest, "Invalid request ID");
+  if (jsonrpc !== "2.0") return rpcError(id, RPC_ERRORS.invalidRequest, "Unsupported JSON-RPC version");
+  if (typeof method !== "string" || method === "") return rpcError(id, RPC_ERRORS.invalidRequest, "Invalid Request");
+  try {
+    return rpcLine(id, { result: rpc.call(method, params) });
+  } catch (error) {
+    if (error instanceof RpcError) return rpcError(id, error.code, error.message);
+    console.error(`[devnode] JSON-RPC ${method}:`, error);
+    return rpcError(id, RPC_ERRORS.internal, "Internal server error");
+  }
+}
+
+/** A whole request body (already trimmed, not empty): one request, a batch, or neither. */
+function answerBody(rpc: V2Rpc, text: string): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return rpcError(null, RPC_ERRORS.parse, "Parse error");
+  }
+  if (text.startsWith("{")) return decodes(parsed) ? answerOne(rpc, parsed) : rpcError(null, RPC_ERRORS.parse, "Parse error");
+  if (!text.startsWith("[") || !Array.isArray(parsed)) return rpcError(null, RPC_ERRORS.invalidRequest, "Invalid Request");
+  if (parsed.length === 0 || parsed.length > MAX_BATCH) return rpcError(null, RPC_ERRORS.invalidBatch, `invalid request batch size (expected [1..${MAX_BATCH}])`);
+  const budget = parsed.reduce<number>((sum, item) => (decodes(item) && item.jsonrpc === "2.0" && typeof item.method === "string" ? sum + listLimitOf(item.method, item.params) : sum), 0);
+  if (budget > BATCH_LIST_BUDGET) return rpcError(null, RPC_ERRORS.batchListItemLimit, "Batch list item limit exceeded");
+  return `[${parsed.map((item) => (decodes(item) ? answerOne(rpc, item) : rpcError(null, RPC_ERRORS.invalidRequest, "Invalid Request"))).join(",")}]`;
+}
+
+function sendRpc(res: ServerResponse, text: string): void {
   res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...CORS });
   res.end(text);
-}
-
-function answer(rpc: V2Rpc, request: RpcRequest): unknown {
-  const id = request.id ?? null;
-  if (typeof request.method !== "string") return { jsonrpc: "2.0", error: { code: -32600, message: "Invalid request" }, id };
-  try {
-    return { jsonrpc: "2.0", result: rpc.call(request.method, request.params), id };
-  } catch (error) {
-    if (error instanceof RpcError) return { jsonrpc: "2.0", error: { code: error.code, message: error.message }, id };
-    console.error(`[devnode] JSON-RPC ${request.method}:`, error);
-    return { jsonrpc: "2.0", error: { code: -32603, message: "Internal server error" }, id };
-  }
 }
 
 /**
@@ -102,18 +132,17 @@ export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2Epo
       return void res.end();
     }
     if (url === "/rpc") {
-      if (method !== "POST") return sendText(res, 405, "Method not allowed", { ...CORS, allow: "POST" });
-      const body = await readBody(req, RPC_MAX_BYTES);
-      let request: unknown;
+      // The node takes any HTTP method here, reads at most 1 MiB, and answers everything else in JSON-RPC.
+      let body: Buffer;
       try {
-        request = JSON.parse(body.toString("utf8"));
-      } catch {
-        return sendText(res, 400, "Invalid JSON", CORS);
+        body = await readBody(req, RPC_MAX_BYTES);
+      } catch (error) {
+        if (error instanceof BodyTooLargeError) return sendNodeText(res, 413, "Payload too large");
+        throw error;
       }
-      if (typeof request !== "object" || request === null || Array.isArray(request)) {
-        return sendRpc(res, { jsonrpc: "2.0", error: { code: -32600, message: "Invalid request" }, id: null });
-      }
-      return sendRpc(res, answer(rpc, request as RpcRequest));
+      const text = body.toString("utf8").trim();
+      if (text === "") return sendNodeText(res, 400, "Empty request body");
+      return sendRpc(res, answerBody(rpc, text));
     }
     // The specification's query interface (GET /inspect/<query>, POST /inspect), as the adapter serves it
     // in front of any v2 node: over this node's own inspect.

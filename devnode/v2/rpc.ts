@@ -1,9 +1,9 @@
 /**
- * The v2 node's read interface, JSON-RPC 2.0 at `POST /rpc`, in the shapes of Cartesi Rollups Node 2.x
- * for the 2.2.0 contracts (the ones @cartesi/rpc 2.0.0-alpha.20 and @cartesi/viem 2.0.0-alpha.29 read):
- * every number a lower-case hex quantity, addresses checksummed, lists as `{data, pagination}`, an unknown
- * item as error -32001, bad parameters as -32602. docs/devnode.md lists the methods and what a devnode
- * leaves empty (no machine hash, no PRT).
+ * The v2 node's read interface, JSON-RPC 2.0 at `POST /rpc`: the newest node's methods and error codes
+ * (an unknown item -31001, an unknown application -31002, bad parameters -32602), with the objects in the
+ * shapes the 2.2.0 contracts' clients read (@cartesi/rpc 2.0.0-alpha.20, @cartesi/viem 2.0.0-alpha.29):
+ * every number a lower-case hex quantity, addresses checksummed, lists as `{data, pagination}`.
+ * docs/rollups-v2.md lists the methods and what a devnode leaves empty (no machine hash, no PRT).
  */
 import { decodeFunctionData, encodeFunctionData, getAddress, numberToHex, type Address, type Hex } from "viem";
 import type { CompletionStatus } from "../../common/wire.ts";
@@ -11,9 +11,10 @@ import type { RollupModel } from "../model.ts";
 import { DEVNODE_TEMPLATE_HASH, inputBoxAvailability, v2Abi } from "./contracts.ts";
 import type { V2Epoch, V2EpochManager } from "./epochs.ts";
 import type { Page, RangeFilter, V2Input, V2Output, V2Report, V2Store } from "./record.ts";
+import { discoverDocument, METHOD_DOCS } from "./rpc-discover.ts";
+import { DEVNODE_V2_VERSION } from "./rpc-version.ts";
 
-/** What the node answers `cartesi_getNodeVersion` with. */
-export const DEVNODE_V2_VERSION = "2.0.0-devnode";
+export { DEVNODE_V2_VERSION } from "./rpc-version.ts";
 
 export interface RpcContext {
   store: V2Store;
@@ -34,26 +35,39 @@ export class RpcError extends Error {
   }
 }
 
-const invalid = (message = "Invalid parameters"): RpcError => new RpcError(-32602, message);
-const notFound = (what: string): RpcError => new RpcError(-32001, `${what} not found`);
+/** The node's error codes (internal/jsonrpc in cartesi/rollups-node). */
+export const RPC_ERRORS = {
+  parse: -32700,
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internal: -32603,
+  invalidBatch: -32040,
+  resourceNotFound: -31001,
+  applicationNotFound: -31002,
+  batchListItemLimit: -31004,
+} as const;
+
+const invalid = (message = "Invalid parameters"): RpcError => new RpcError(RPC_ERRORS.invalidParams, message);
+const notFound = (what: string): RpcError => new RpcError(RPC_ERRORS.resourceNotFound, `${what} not found`);
 
 type Params = Record<string, unknown>;
 
+/** Every method served: the dispatch below answers each, and `rpc.discover` lists exactly these. */
+export const SERVED_METHODS: readonly string[] = ["rpc.discover", ...Object.keys(METHOD_DOCS)];
+
 /** Positional parameters map onto the node's parameter structs in field order. */
-const POSITIONS: Record<string, readonly string[]> = {
-  cartesi_listApplications: ["limit", "offset", "descending"],
-  cartesi_getApplication: ["application"],
-  cartesi_listEpochs: ["application", "status", "limit", "offset", "descending"],
-  cartesi_getEpoch: ["application", "epoch_index"],
-  cartesi_getLastAcceptedEpochIndex: ["application"],
-  cartesi_listInputs: ["application", "epoch_index", "sender", "limit", "offset", "descending"],
-  cartesi_getInput: ["application", "input_index"],
-  cartesi_getProcessedInputCount: ["application"],
-  cartesi_listOutputs: ["application", "epoch_index", "input_index", "output_type", "voucher_address", "limit", "offset", "descending"],
-  cartesi_getOutput: ["application", "output_index"],
-  cartesi_listReports: ["application", "epoch_index", "input_index", "limit", "offset", "descending"],
-  cartesi_getReport: ["application", "report_index"],
-};
+const POSITIONS: Record<string, readonly string[]> = Object.fromEntries(Object.entries(METHOD_DOCS).map(([name, doc]) => [name, doc.params.map((p) => p.name)]));
+
+/** The `limit` a list request asks for, as the node counts it against a batch's budget (0 or none: 50). */
+export function listLimitOf(method: string, rawParams: unknown): number {
+  if (!method.startsWith("cartesi_list")) return 0;
+  let limit: unknown;
+  if (Array.isArray(rawParams)) limit = rawParams[(POSITIONS[method] ?? []).indexOf("limit")];
+  else if (rawParams !== null && typeof rawParams === "object") limit = (rawParams as Params).limit;
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit <= 0) return 50;
+  return Math.min(limit, 10_000);
+}
 
 function paramsOf(method: string, raw: unknown): Params {
   if (raw === undefined || raw === null) return {};
@@ -96,13 +110,6 @@ function list<T>(page: Page, result: { items: T[]; total: number }, shape: (item
   return { data: result.items.map(shape), pagination: { total_count: result.total, limit: page.limit, offset: page.offset } };
 }
 
-/** `"0x"` + 8 hex digits (or 8 without the prefix): the 4-byte selector of an output type. */
-function selectorOf(params: Params): string | undefined {
-  const value = params["output_type"];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string" || !/^(0x)?[0-9a-fA-F]{8}$/.test(value)) throw invalid("invalid output_type: expected a 4-byte hex selector");
-  return value.replace(/^0x/, "");
-}
 
 function addressParam(params: Params, name: string): Address | undefined {
   const value = params[name];
@@ -130,7 +137,9 @@ export class V2Rpc {
 
   /** Runs one method; throws RpcError for what the caller must answer with an error. */
   call(method: string, rawParams: unknown): unknown {
-    const params = paramsOf(method, rawParams);
+    if (!SERVED_METHODS.includes(method)) throw new RpcError(RPC_ERRORS.methodNotFound, "Method not found");
+    // Methods without parameters ignore whatever is sent, as the node does.
+    const params = POSITIONS[method]?.length === 0 || method === "rpc.discover" ? {} : paramsOf(method, rawParams);
     switch (method) {
       case "rpc.discover":
         return this.discover();
@@ -138,6 +147,8 @@ export class V2Rpc {
         return { data: quantity(this.ctx.chainId) };
       case "cartesi_getNodeVersion":
         return { data: DEVNODE_V2_VERSION };
+      case "cartesi_getNodeInfo":
+        return { data: { chain_id: quantity(this.ctx.chainId), version: DEVNODE_V2_VERSION, default_block: "LATEST" } };
       case "cartesi_listApplications": {
         const page = pageOf(params);
         const all = [this.application()];
@@ -150,12 +161,19 @@ export class V2Rpc {
       case "cartesi_listEpochs": {
         this.app(params);
         const page = pageOf(params);
-        const status = params["status"];
-        if (status !== undefined && status !== null && typeof status !== "string") throw invalid("invalid status: expected an epoch status");
-        let epochs = this.ctx.epochs.epochs();
-        if (typeof status === "string") epochs = epochs.filter((e) => e.status === status);
+        const statuses = statusesOf(params["status"]);
+        const range = rangeOf(params);
+        let epochs = this.ctx.epochs.epochs().filter((e) => e.index >= range.from && e.index <= range.to);
+        if (statuses !== undefined) epochs = epochs.filter((e) => statuses.includes(e.status));
         if (page.descending) epochs.reverse();
         return list(page, { items: epochs.slice(page.offset, page.offset + page.limit), total: epochs.length }, (e) => this.epoch(e));
+      }
+      case "cartesi_getEpochByVirtualIndex": {
+        this.app(params);
+        const virtual = parseIndex(params, "virtual_index", true);
+        const epoch = this.ctx.epochs.epochs().find((e) => e.virtualIndex === virtual);
+        if (epoch === undefined) throw notFound("Epoch");
+        return { data: this.epoch(epoch) };
       }
       case "cartesi_getEpoch": {
         this.app(params);
@@ -174,7 +192,7 @@ export class V2Rpc {
         this.app(params);
         const page = pageOf(params);
         const filter = { ...this.epochFilter(params), ...optional("sender", addressParam(params, "sender")) };
-        return list(page, this.ctx.store.listInputs(filter, page), (input) => this.input(input));
+        return list(page, this.inRange(this.ctx.store.listInputs(filter, ALL), params, page, (i) => i.index), (input) => this.input(input));
       }
       case "cartesi_getInput": {
         this.app(params);
@@ -185,15 +203,28 @@ export class V2Rpc {
       case "cartesi_getProcessedInputCount":
         this.app(params);
         return { data: quantity(this.ctx.model.processedInputCount) };
+      // A devnode does not follow vouchers executed on chain: none is executed, and every voucher of a
+      // claimed epoch can be.
+      case "cartesi_getExecutedOutputCount":
+        this.app(params);
+        return { data: quantity(0) };
+      case "cartesi_getPendingExecutableOutputCount": {
+        this.app(params);
+        const vouchers = VOUCHER_SELECTORS.map((selector) => this.ctx.store.listOutputs({ selector }, ALL).items).flat();
+        const executable = vouchers.filter((o) => this.proofOf(o) !== null);
+        return { data: quantity(executable.length) };
+      }
       case "cartesi_listOutputs": {
         this.app(params);
         const page = pageOf(params);
-        const filter = {
-          ...this.rangeFilter(params),
-          ...optional("selector", selectorOf(params)),
-          ...optional("destination", addressParam(params, "voucher_address")),
-        };
-        return list(page, this.ctx.store.listOutputs(filter, page), (output) => this.output(output));
+        const base = { ...this.rangeFilter(params), ...optional("destination", addressParam(params, "voucher_address")) };
+        const executed = params["executed"];
+        if (executed !== undefined && executed !== null && typeof executed !== "boolean") throw invalid();
+        // None is executed on a devnode: `executed: true` lists nothing.
+        const selectors = selectorsOf(params);
+        const all = executed === true ? [] : (selectors ?? [undefined]).flatMap((selector) => this.ctx.store.listOutputs({ ...base, ...optional("selector", selector) }, ALL).items);
+        all.sort((a, b) => a.index - b.index);
+        return list(page, this.inRange({ items: all }, params, page, (o) => o.index), (output) => this.output(output));
       }
       case "cartesi_getOutput": {
         this.app(params);
@@ -204,7 +235,7 @@ export class V2Rpc {
       case "cartesi_listReports": {
         this.app(params);
         const page = pageOf(params);
-        return list(page, this.ctx.store.listReports(this.rangeFilter(params), page), (report) => this.report(report));
+        return list(page, this.inRange(this.ctx.store.listReports(this.rangeFilter(params), ALL), params, page, (r) => r.index), (report) => this.report(report));
       }
       case "cartesi_getReport": {
         this.app(params);
@@ -212,24 +243,47 @@ export class V2Rpc {
         if (report === undefined) throw notFound("Report");
         return { data: this.report(report) };
       }
-      // An Authority application has no tournaments: the PRT methods answer as for an application without any.
+      // An Authority application has no tournaments and no withdrawals: those methods answer as for an
+      // application without any.
+      case "cartesi_listWithdrawals":
       case "cartesi_listTournaments":
       case "cartesi_listCommitments":
       case "cartesi_listMatches":
-      case "cartesi_listMatchAdvances": {
+      case "cartesi_listMatchAdvances":
+      case "cartesi_listBondEvents": {
         this.app(params);
         const page = pageOf(params);
         return list(page, { items: [], total: 0 }, (x) => x);
       }
+      case "cartesi_getWithdrawal":
       case "cartesi_getTournament":
       case "cartesi_getCommitment":
       case "cartesi_getMatch":
+      case "cartesi_getMatchAdvance":
       case "cartesi_getMatchAdvanced":
+      case "cartesi_getBondEvent":
         this.app(params);
-        throw notFound(method.slice("cartesi_get".length).replace("Advanced", " advance"));
+        throw notFound(NOT_FOUND_NAMES[method] ?? "Item");
       default:
-        throw new RpcError(-32601, "Method not found");
+        throw new RpcError(RPC_ERRORS.methodNotFound, "Method not found");
     }
+  }
+
+  /** Keeps the items whose index lies in `from`..`to`, then pages them (the store's page is the whole list). */
+  private inRange<T>(result: { items: T[] }, params: Params, page: Page, indexOf: (item: T) => number): { items: T[]; total: number } {
+    const range = rangeOf(params);
+    const kept = result.items.filter((item) => indexOf(item) >= range.from && indexOf(item) <= range.to);
+    if (page.descending) kept.reverse();
+    return { items: kept.slice(page.offset, page.offset + page.limit), total: kept.length };
+  }
+
+  /** An output's proof siblings once its epoch is claimed, else null. */
+  private proofOf(output: V2Output): Hex[] | null {
+    const { store, epochs } = this.ctx;
+    const input = store.getInput(output.inputIndex);
+    const epochIndex = input === undefined ? 0 : epochs.epochIndexOfBlock(input.blockNumber);
+    const claimed = store.claimOf(epochIndex) !== undefined ? store.epochInputs(epochIndex) : null;
+    return claimed === null ? null : store.siblingsAt(output.index, store.outputsBefore(claimed.upper));
   }
 
   /** The application a request names, by name or address; anything else is an error. */
@@ -238,7 +292,7 @@ export class V2Rpc {
     if (typeof id !== "string" || !(/^[a-z0-9_-]{3,}$/.test(id) || /^0x[0-9a-fA-F]{40}$/.test(id))) {
       throw invalid("Invalid application identifier: invalid application name");
     }
-    if (!this.names(id)) throw notFound("Application");
+    if (!this.names(id)) throw new RpcError(RPC_ERRORS.applicationNotFound, "Application not found");
   }
 
   /** Whether `id` (a name or an address, any case) is the application this node runs. */
@@ -373,8 +427,7 @@ export class V2Rpc {
     const input = store.getInput(output.inputIndex);
     const epochIndex = input === undefined ? 0 : epochs.epochIndexOfBlock(input.blockNumber);
     // A proof exists once the epoch's claim is on chain: against the tree as it stood at the epoch's end.
-    const claimed = store.claimOf(epochIndex) !== undefined ? store.epochInputs(epochIndex) : null;
-    const siblings = claimed === null ? null : store.siblingsAt(output.index, store.outputsBefore(claimed.upper));
+    const siblings = this.proofOf(output);
     const at = timeOf(input?.timestamp ?? 0);
     return {
       epoch_index: quantity(epochIndex),
@@ -404,16 +457,58 @@ export class V2Rpc {
   }
 
   private discover(): unknown {
-    return {
-      openrpc: "1.3.2",
-      info: { title: "Cartesi Rollups Node JSON-RPC (devnode)", version: DEVNODE_V2_VERSION },
-      methods: [...Object.keys(POSITIONS), "cartesi_getChainId", "cartesi_getNodeVersion"].map((name) => ({
-        name,
-        params: (POSITIONS[name] ?? []).map((param) => ({ name: param, schema: {} })),
-        result: { name: "result", schema: {} },
-      })),
-    };
+    return discoverDocument();
   }
+
+}
+
+/** Every item at once: the range filter and the page are applied over the whole list. */
+const ALL: Page = { limit: Number.MAX_SAFE_INTEGER, offset: 0, descending: false };
+
+/** The 4-byte selectors of the voucher outputs (a notice's is 0xc258d6e5). */
+const VOUCHER_SELECTORS = ["237a816f", "10321e8b"];
+
+const NOT_FOUND_NAMES: Record<string, string> = {
+  cartesi_getWithdrawal: "Withdrawal",
+  cartesi_getTournament: "Tournament",
+  cartesi_getCommitment: "Commitment",
+  cartesi_getMatch: "Match",
+  cartesi_getMatchAdvance: "Match advanced",
+  cartesi_getMatchAdvanced: "Match advanced",
+  cartesi_getBondEvent: "Bond event",
+};
+
+const EPOCH_STATUSES = ["OPEN", "CLOSED", "INPUTS_PROCESSED", "CLAIM_COMPUTED", "CLAIM_SUBMITTED", "CLAIM_ACCEPTED", "CLAIM_REJECTED"];
+
+/** `status`: one epoch status or a non-empty list of them. */
+function statusesOf(value: unknown): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  const list = Array.isArray(value) ? value : [value];
+  if (list.length === 0) throw invalid("Invalid epoch status: expected at least one status");
+  for (const status of list) {
+    if (typeof status !== "string" || !EPOCH_STATUSES.includes(status)) throw invalid(`Invalid epoch status: invalid value '${String(status)}' for EpochStatus enum`);
+  }
+  return list as string[];
+}
+
+/** `output_type`: one selector or a non-empty list of them, without the 0x. */
+function selectorsOf(params: Params): string[] | undefined {
+  const value = params["output_type"];
+  if (value === undefined || value === null) return undefined;
+  const list = Array.isArray(value) ? value : [value];
+  if (list.length === 0) throw invalid("Invalid output type: expected at least one selector");
+  return list.map((selector: unknown) => {
+    if (typeof selector !== "string" || !/^(0x)?[0-9a-fA-F]{8}$/.test(selector)) throw invalid("Invalid output type: invalid output type: expected exactly 4 bytes");
+    return selector.replace(/^0x/, "").toLowerCase();
+  });
+}
+
+/** `from` and `to`, inclusive; from after to is refused. */
+function rangeOf(params: Params): { from: number; to: number } {
+  const from = parseIndex(params, "from", false) ?? 0;
+  const to = parseIndex(params, "to", false) ?? Number.MAX_SAFE_INTEGER;
+  if (from > to) throw invalid("invalid index range: from must be less than or equal to to");
+  return { from, to };
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {

@@ -63,7 +63,7 @@ export class GraphqlError extends Error {
   override readonly name = "GraphqlError";
 }
 
-/** A JSON-RPC error from a v2 node (-32001: not found yet). */
+/** A JSON-RPC error from a v2 node (-31001, or -32001 on older nodes: not found yet). */
 export class RpcCallError extends Error {
   override readonly name = "RpcCallError";
   constructor(

@@ -159,16 +159,77 @@ describe("the devnode as a Rollups v2 node", () => {
     expect(refused).toEqual({ status: "Rejected", exception_payload: stringToHex("unknown query type: nope"), reports: [], processed_input_count: got.processed_input_count });
   });
 
-  it("answers unknown items, bad parameters and bad JSON as the node does", async () => {
-    await expect(rpc.request("cartesi_getInput", { application: APP, input_index: "0x999" })).rejects.toMatchObject({ code: -32001, message: "Input not found" });
+  it("answers unknown items, bad parameters and bad requests as the newest node does", async () => {
+    await expect(rpc.request("cartesi_getInput", { application: APP, input_index: "0x999" })).rejects.toMatchObject({ code: -31001, message: "Input not found" });
     await expect(rpc.request("cartesi_getInput", { application: APP, input_index: "12" as Hex })).rejects.toMatchObject({ code: -32602 });
-    await expect(rpc.request("cartesi_getOutput", { application: "someone-else", output_index: "0x0" })).rejects.toMatchObject({ code: -32001 });
-    const badJson = await fetch(`${stack.urls.node}/rpc`, { method: "POST", body: "{not json" });
-    expect(badJson.status).toBe(400);
-    const unknown = await fetch(`${stack.urls.node}/rpc`, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", method: "cartesi_nothing", id: 7 }) });
-    expect(await unknown.text()).toBe('{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"},"id":7}\n');
-    // The node is still there and still right.
+    await expect(rpc.request("cartesi_getOutput", { application: "someone-else", output_index: "0x0" })).rejects.toMatchObject({ code: -31002, message: "Application not found" });
+    const raw = async (body: string): Promise<[number, string]> => {
+      const response = await fetch(`${stack.urls.node}/rpc`, { method: "POST", body });
+      return [response.status, await response.text()];
+    };
+    const error = (code: number, message: string, id: unknown = null): string => `${JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id })}\n`;
+    expect(await raw("{not json")).toEqual([200, error(-32700, "Parse error")]);
+    expect(await raw('{"jsonrpc":"2.0","method":5,"id":1}')).toEqual([200, error(-32700, "Parse error")]);
+    expect(await raw("5")).toEqual([200, error(-32600, "Invalid Request")]);
+    expect(await raw("  ")).toEqual([400, "Empty request body\n"]);
+    expect(await raw('{"jsonrpc":"1.0","method":"cartesi_getChainId","id":3}')).toEqual([200, error(-32600, "Unsupported JSON-RPC version", 3)]);
+    expect(await raw('{"jsonrpc":"2.0","method":"cartesi_getChainId","id":{"a":1}}')).toEqual([200, error(-32600, "Invalid request ID")]);
+    expect(await raw('{"jsonrpc":"2.0","id":4}')).toEqual([200, error(-32600, "Invalid Request", 4)]);
+    expect(await raw(JSON.stringify({ jsonrpc: "2.0", method: "cartesi_nothing", id: 7 }))).toEqual([200, error(-32601, "Method not found", 7)]);
+    // A request without an id is answered anyway, with a null id.
+    expect(await raw('{"jsonrpc":"2.0","method":"cartesi_getChainId"}')).toEqual([200, '{"jsonrpc":"2.0","result":{"data":"0x7a69"},"id":null}\n']);
+    // Over 1 MiB: 413, and the node keeps serving.
+    expect(await raw("x".repeat(1024 * 1024 + 1))).toEqual([413, "Payload too large\n"]);
     expect(await l2.getChainId()).toBe(31337);
+  });
+
+  it("answers a batch with a list in the same order; refuses an empty or oversized batch, or one that lists too much", async () => {
+    const post = async (body: unknown): Promise<unknown> => (await fetch(`${stack.urls.node}/rpc`, { method: "POST", body: JSON.stringify(body) })).json();
+    const batch = (await post([
+      { jsonrpc: "2.0", method: "cartesi_getChainId", id: 1 },
+      { jsonrpc: "2.0", method: "cartesi_getInput", params: { application: APP, input_index: "0x999" }, id: "two" },
+      7,
+      { jsonrpc: "2.0", method: "cartesi_getNodeInfo", id: 4 },
+    ])) as unknown[];
+    expect(batch).toEqual([
+      { jsonrpc: "2.0", result: { data: "0x7a69" }, id: 1 },
+      { jsonrpc: "2.0", error: { code: -31001, message: "Input not found" }, id: "two" },
+      { jsonrpc: "2.0", error: { code: -32600, message: "Invalid Request" }, id: null },
+      { jsonrpc: "2.0", result: { data: { chain_id: "0x7a69", version: expect.any(String), default_block: "LATEST" } }, id: 4 },
+    ]);
+    expect(await post([])).toEqual({ jsonrpc: "2.0", error: { code: -32040, message: "invalid request batch size (expected [1..100])" }, id: null });
+    expect(await post(Array.from({ length: 101 }, (_, i) => ({ jsonrpc: "2.0", method: "cartesi_getChainId", id: i })))).toMatchObject({ error: { code: -32040 } });
+    const list = (limit: number) => ({ jsonrpc: "2.0", method: "cartesi_listInputs", params: { application: APP, limit }, id: limit });
+    expect(await post([list(6000), list(4001)])).toEqual({ jsonrpc: "2.0", error: { code: -31004, message: "Batch list item limit exceeded" }, id: null });
+    expect(((await post([list(6000), list(4000)])) as unknown[]).length).toBe(2);
+  });
+
+  it("serves the newest node's methods, and rpc.discover describes exactly the methods it serves", async () => {
+    const call = async (method: string, params: unknown): Promise<{ result?: { data: unknown }; error?: { code: number; message: string } }> =>
+      (await (await fetch(`${stack.urls.node}/rpc`, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", method, params, id: 1 }) })).json()) as never;
+    const [first] = ((await call("cartesi_listEpochs", { application: APP })).result as unknown as { data: { virtual_index: Hex; index: Hex }[] }).data;
+    expect((await call("cartesi_getEpochByVirtualIndex", { application: APP, virtual_index: first?.virtual_index })).result?.data).toMatchObject({ index: first?.index });
+    expect((await call("cartesi_getEpochByVirtualIndex", { application: APP, virtual_index: "0xffff" })).error).toEqual({ code: -31001, message: "Epoch not found" });
+    expect((await call("cartesi_getExecutedOutputCount", { application: APP })).result).toEqual({ data: "0x0" });
+    expect((await call("cartesi_getPendingExecutableOutputCount", { application: APP })).result).toEqual({ data: "0x0" });
+    expect((await call("cartesi_listWithdrawals", { application: APP })).result).toEqual({ data: [], pagination: { total_count: 0, limit: 50, offset: 0 } });
+    expect((await call("cartesi_getMatchAdvance", { application: APP })).error).toEqual({ code: -31001, message: "Match advanced not found" });
+    expect((await call("cartesi_listEpochs", { application: APP, status: [] })).error).toEqual({ code: -32602, message: "Invalid epoch status: expected at least one status" });
+    const ranged = (await call("cartesi_listInputs", { application: APP, from: "0x1", to: "0x2" })).result as unknown as { data: { index: Hex }[] };
+    expect(ranged.data.map((i) => i.index)).toEqual(["0x1", "0x2"]);
+    expect((await call("cartesi_listInputs", { application: APP, from: "0x2", to: "0x1" })).error?.code).toBe(-32602);
+    const doc = (await call("rpc.discover", undefined)).result as unknown as { openrpc: string; methods: { name: string; params: { schema: unknown }[]; result: { schema: { $ref: string } } }[]; components: { schemas: Record<string, unknown> } };
+    expect(doc.openrpc).toBe("1.4.1");
+    const listed = doc.methods.map((m) => m.name);
+    // Every method listed is served (none answers Method not found), and every result names a schema that exists.
+    for (const name of listed) {
+      expect((await call(name, { application: APP })).error?.code, name).not.toBe(-32601);
+      const schema = doc.methods.find((m) => m.name === name)?.result.schema.$ref.replace("#/components/schemas/", "") ?? "";
+      expect(doc.components.schemas[schema], `${name} -> ${schema}`).toBeDefined();
+    }
+    expect(listed).toEqual(expect.arrayContaining(["cartesi_getEpochByVirtualIndex", "cartesi_getExecutedOutputCount", "cartesi_getPendingExecutableOutputCount", "cartesi_getNodeInfo", "cartesi_listWithdrawals", "cartesi_getMatchAdvance", "cartesi_listBondEvents"]));
+    // And nothing else is: a name not in the document is not a method.
+    expect((await call("cartesi_listEverything", {})).error?.code).toBe(-32601);
   });
 
   it("the scripts' client (npm run input, inspect, replay) speaks to a v2 node: a verdict with its notice and reports, an inspect", async () => {
