@@ -138,6 +138,8 @@ export function expectedFigures(size: BenchSize): string[] {
 
 export interface BenchOptions {
   size: BenchSize;
+  /** The Rollups version of the whole-stack rows (the straight rig has none). */
+  rollups: "v1" | "v2";
   /** Adds the riscv64 rows (npm run bench -- --riscv64): the root file system's cache directory. */
   riscv64?: { cache: string };
   /** Adds the 128 MiB machine row (npm run bench -- --machine), with the same cache. */
@@ -354,13 +356,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const inspectSeed = stores.get(profile.inspectStore) as SeedResult;
     stack = await startStack({
       api: true,
+      rollups: options.rollups,
       dataDir: join(work, "stack"),
       dappCommand: bundle.command,
       env: { RATE_LIMITS: "off", PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET },
       readyTimeoutMs: 120_000,
     });
     const activeStack = stack;
-    log(`stack up: node ${stack.urls.node}, api ${stack.urls.api}`);
+    log(`stack up (Rollups ${options.rollups}): node ${stack.urls.node}, api ${stack.urls.api}`);
 
     const queries: { name: string; paths: string[]; floor: LatencySummary }[] = [
       {
@@ -719,6 +722,19 @@ async function inputCount(stack: TestStack): Promise<number> {
   );
 }
 
+/** An input's status as the node reads it: GraphQL on v1, JSON-RPC on v2. Throws while the node has not seen it. */
+async function inputStatus(stack: TestStack, index: number): Promise<string> {
+  if (stack.rollups === "v1") return (await stack.graphql<{ input: { status: string } }>("query($i: Int!) { input(index: $i) { status } }", { i: index })).input.status;
+  const answer = await rpc<RpcAnswer<{ data: { status: string } }>>(`${stack.urls.node}/rpc`, {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "cartesi_getInput",
+    params: { application: stack.addresses.dapp, input_index: `0x${index.toString(16)}` },
+  });
+  if (answer.result === undefined) throw new Error(answer.error?.message ?? "no result");
+  return answer.result.data.status;
+}
+
 /**
  * `count` create_attestation inputs through the InputBox from the admin (account #0, unlocked on hardhat),
  * in JSON-RPC batches of eth_sendTransaction, then waits until the node has processed the last one.
@@ -754,9 +770,10 @@ async function chainAdvance(stack: TestStack, count: number, firstItem: number):
   let progress = { processed: -1, at: performance.now() };
   for (;;) {
     try {
-      const { input } = await stack.graphql<{ input: { status: string } }>("query($i: Int!) { input(index: $i) { status } }", { i: last });
-      if (input.status !== "UNPROCESSED") {
-        if (input.status !== "ACCEPTED") throw new Error(`chain advance: input ${last} is ${input.status}`);
+      const status = await inputStatus(stack, last);
+      // Not processed yet: UNPROCESSED on v1, NONE on v2.
+      if (status !== "UNPROCESSED" && status !== "NONE") {
+        if (status !== "ACCEPTED") throw new Error(`chain advance: input ${last} is ${status}`);
         break;
       }
     } catch (error) {

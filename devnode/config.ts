@@ -162,9 +162,6 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
   if (e.DEVNODE_ROLE === "validator" && chainMode !== "external") {
     throw new ConfigError("invalid devnode configuration: DEVNODE_ROLE: a validator follows an external chain (set RPC_URL, and DEVNODE_CHAIN=external)");
   }
-  if (e.DEVNODE_ROLE === "validator" && e.ROLLUPS === "v2") {
-    throw new ConfigError("invalid devnode configuration: DEVNODE_ROLE: a validator checks v1 claims only (ROLLUPS=v1)");
-  }
   const v2 = e.ROLLUPS === "v2";
   const rpcUrl = e.RPC_URL ?? `http://127.0.0.1:${e.CHAIN_PORT}`;
   return {

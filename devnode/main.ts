@@ -12,7 +12,7 @@ import { InputFollower, waitForChain } from "./chain.ts";
 import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts";
 import { EpochHasher } from "./epoch-hasher.ts";
 import { EpochManager } from "./epochs.ts";
-import { EpochValidator } from "./validator.ts";
+import { EpochValidator, historyClaims } from "./validator.ts";
 import { createGraphqlApi } from "./graphql.ts";
 import { createDevnodeLog } from "./log.ts";
 import { createDevnodeMetrics } from "./metrics.ts";
@@ -25,6 +25,7 @@ import { V2EpochManager } from "./v2/epochs.ts";
 import { createV2NodeServer } from "./v2/node-server.ts";
 import { V2Store } from "./v2/record.ts";
 import { V2Rpc } from "./v2/rpc.ts";
+import { AuthorityClaims } from "./v2/validator.ts";
 
 // LOG_FORMAT is read here, before the rest of the configuration, so even a bad configuration is reported
 // in the format the operator's collector expects.
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
   const epochs = config.role === "claimer" ? new EpochManager(store, application, addresses, processed, config.epochIntervalMs, log, hasher) : undefined;
   const validator =
     config.role === "validator"
-      ? new EpochValidator(store, application, addresses, processed, config.validatorIntervalMs, log, (line) => logger.error(line))
+      ? new EpochValidator(store, historyClaims(store, application, addresses, processed), config.validatorIntervalMs, log, (line) => logger.error(line))
       : undefined;
   if (epochs !== undefined) {
     await epochs.restore(epochs.addresses);
@@ -163,27 +164,44 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
   await follower.sync();
   const application = await V2Application.connect(config, log);
   const state = await application.ensure();
-  const epochs = new V2EpochManager(store, application, state, config.chainMode === "managed", config.epochIntervalMs, log);
-  await epochs.restore(state);
-  follower.afterSync = async () => epochs.restore(await application.ensure());
+  const processed = (): number => model.processedInputCount;
+  // A claimer claims epochs; a validator claims nothing (even with the Authority owner's key) and checks
+  // the claims on chain. Both keep the epoch record the JSON-RPC reads.
+  const validating = config.role === "validator";
+  const epochs = new V2EpochManager(store, application, validating ? { ...state, canClaim: false } : state, config.chainMode === "managed", config.epochIntervalMs, log);
+  await epochs.restore(epochs.applicationState);
+  if (!validating) follower.afterSync = async () => epochs.restore(await application.ensure());
+  const validator = validating
+    ? new EpochValidator(store, new AuthorityClaims(store, application, state, processed), config.validatorIntervalMs, log, (line) => logger.error(line))
+    : undefined;
   const pending = store.unprocessedInputs();
   for (const input of pending) model.enqueueAdvance(input);
 
   const rollupServer = createRollupServer(model);
-  const metrics = createDevnodeMetrics({ inputCountsByStatus: () => store.inputCountsByStatus(), epochs: () => epochs.status() });
+  const metrics = createDevnodeMetrics({
+    inputCountsByStatus: () => store.inputCountsByStatus(),
+    epochs: () => epochs.status(),
+    ...(validator === undefined ? {} : { validator: () => validator.status() }),
+  });
   const rpc = new V2Rpc({ store, epochs, model, applicationName: config.applicationName, chainId });
-  const nodeServer = createV2NodeServer(model, rpc, epochs, metrics);
+  const nodeServer = createV2NodeServer(model, rpc, epochs, metrics, validator);
   await listen(rollupServer, config.rollupHttpPort, config.rollupHttpHost);
   await listen(nodeServer, config.nodePort, config.nodeHost);
   follower.start();
-  epochs.start();
+  if (validator === undefined) epochs.start();
+  validator?.start();
 
   const shown = config.nodeHost === "0.0.0.0" ? "127.0.0.1" : config.nodeHost;
   const node = `http://${shown}:${config.nodePort}`;
   log(`Cartesi Rollups v2 node; chain ${config.rpcUrl} (chain id ${chainId}, ${config.chainMode})`);
   log(`InputBox ${state.inputBox}  Application "${config.applicationName}" ${state.application}`);
-  log(`Authority ${state.authority} (epochs of ${state.epochLength} block(s))  claimer ${application.account.address}${state.canClaim ? "" : " (not the Authority's owner: no claims)"}`);
-  log(`claims: ${config.epochIntervalMs > 0 ? `every ${config.epochIntervalMs} ms` : "on demand only"}; close the open epoch now: POST ${node}/epoch/close (npm run epoch)`);
+  if (validator === undefined) {
+    log(`Authority ${state.authority} (epochs of ${state.epochLength} block(s))  claimer ${application.account.address}${state.canClaim ? "" : " (not the Authority's owner: no claims)"}`);
+    log(`claims: ${config.epochIntervalMs > 0 ? `every ${config.epochIntervalMs} ms` : "on demand only"}; close the open epoch now: POST ${node}/epoch/close (npm run epoch)`);
+  } else {
+    log(`validator: checks every claim the Authority ${state.authority} took for the application (epochs of ${state.epochLength} block(s)) against this node's own outputs roots; claims nothing`);
+    log(`verdicts: GET ${node}/validator (npm run validate -- --node ${node})`);
+  }
   log(`rollup HTTP server for the dapp: http://${config.rollupHttpHost}:${config.rollupHttpPort}`);
   log(`JSON-RPC: POST ${node}/rpc  inspect: POST ${node}/inspect/${config.applicationName}  metrics: ${node}/metrics`);
   log(`record ${config.databasePath}: ${store.inputCount()} input(s), ${pending.length} waiting for the dapp`);
@@ -194,6 +212,7 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
     stopping = true;
     follower.stop();
     epochs.stop();
+    await validator?.stop();
     model.close();
     await Promise.all([close(nodeServer), close(rollupServer)]);
     store.close();

@@ -124,7 +124,8 @@ CREATE TABLE IF NOT EXISTS validations (
   claimed_hash    TEXT    NOT NULL,
   computed_hash   TEXT,
   inputs_on_chain INTEGER,
-  checked_at      INTEGER NOT NULL
+  checked_at      INTEGER NOT NULL,
+  last_block      INTEGER
 );
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
@@ -134,16 +135,22 @@ CREATE TABLE IF NOT EXISTS meta (
 
 /** Why a claim on chain is not the one this validator would make (devnode/validator.ts). */
 export type ValidationProblem =
-  /** Its epoch hash differs from the one built over the validator's own record of those inputs. */
+  /** Its hash (v1: the epoch hash; v2: the outputs root) differs from the one built over the validator's own record. */
   | "EPOCH_HASH_DIFFERS"
   /** It names inputs the InputBox does not hold for the dapp: no epoch over them could have been closed. */
   | "INPUTS_NOT_ON_CHAIN";
 
-/** A validator's verdict on one claim of the History (DEVNODE_ROLE=validator, devnode/validator.ts). */
+/**
+ * A validator's verdict on one claim on chain (DEVNODE_ROLE=validator, devnode/validator.ts): claim n of
+ * the History on v1, the n-th ClaimSubmitted of the Authority for the application on v2.
+ */
 export interface ValidationRecord {
   claimIndex: number;
+  /** The claim's inputs; on v2 the inputs in its epoch's blocks (lastInput = firstInput - 1 when it has none). */
   firstInput: number;
   lastInput: number;
+  /** v2: the last block of the claimed epoch (the claim names blocks, not inputs); null on v1. */
+  lastBlock: number | null;
   claimedHash: Hex;
   /** Null when the claim names inputs that are not on chain: there is no epoch to build. */
   computedHash: Hex | null;
@@ -164,6 +171,7 @@ interface ValidationRow {
   computed_hash: string | null;
   inputs_on_chain: number | null;
   checked_at: number;
+  last_block: number | null;
 }
 
 function toValidation(row: ValidationRow): ValidationRecord {
@@ -173,6 +181,7 @@ function toValidation(row: ValidationRow): ValidationRecord {
     claimIndex: row.claim_index,
     firstInput: row.first_input,
     lastInput: row.last_input,
+    lastBlock: row.last_block,
     claimedHash: row.claimed_hash as Hex,
     computedHash: computed,
     inputsOnChain: row.inputs_on_chain,
@@ -185,10 +194,14 @@ function toValidation(row: ValidationRow): ValidationRecord {
 /**
  * The first validators' table had a required computed_hash and no inputs_on_chain: rebuilt in place,
  * verdicts kept, so such a record opens (CREATE TABLE IF NOT EXISTS leaves an existing table as it is).
+ * The v1-only table after it lacks last_block: added (null, as every v1 verdict has it).
  */
 function upgradeValidations(db: Database.Database): void {
   const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('validations')").all();
-  if (columns.some((c) => c.name === "inputs_on_chain")) return;
+  if (columns.some((c) => c.name === "inputs_on_chain")) {
+    if (!columns.some((c) => c.name === "last_block")) db.exec("ALTER TABLE validations ADD COLUMN last_block INTEGER");
+    return;
+  }
   db.transaction(() => {
     db.exec("ALTER TABLE validations RENAME TO validations_v1");
     db.exec(SCHEMA);
@@ -297,8 +310,8 @@ export class DevnodeStore {
       epochOfInput: db.prepare<[number, number], EpochRow>(
         "SELECT * FROM epochs WHERE first_input <= ? AND last_input >= ?",
       ),
-      insertValidation: db.prepare<[number, number, number, string, string | null, number | null, number]>(
-        "INSERT INTO validations (claim_index, first_input, last_input, claimed_hash, computed_hash, inputs_on_chain, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      insertValidation: db.prepare<[number, number, number, string, string | null, number | null, number, number | null]>(
+        "INSERT INTO validations (claim_index, first_input, last_input, claimed_hash, computed_hash, inputs_on_chain, checked_at, last_block) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       ),
       validations: db.prepare<[], ValidationRow>("SELECT * FROM validations ORDER BY claim_index"),
     };
@@ -449,7 +462,7 @@ export class DevnodeStore {
   }
 
   addValidation(v: Omit<ValidationRecord, "matches" | "problem">): void {
-    this.stmt.insertValidation.run(v.claimIndex, v.firstInput, v.lastInput, v.claimedHash, v.computedHash, v.inputsOnChain, v.checkedAt);
+    this.stmt.insertValidation.run(v.claimIndex, v.firstInput, v.lastInput, v.claimedHash, v.computedHash, v.inputsOnChain, v.checkedAt, v.lastBlock);
   }
 
   validations(): ValidationRecord[] {

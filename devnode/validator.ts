@@ -1,12 +1,15 @@
 /**
  * A validator node (DEVNODE_ROLE=validator, docs/operations.md): a devnode that follows someone else's
- * chain with its own dapp, claims nothing, and checks every claim the History holds for the application.
- * Claim n names its inputs (first..last) and an epoch hash; once its own dapp has processed those inputs,
- * the validator builds the same epoch over its own record and compares the hashes. A claim that names
- * inputs the InputBox does not hold is refused at once rather than waited on: no honest node closes an
- * epoch over inputs that are not on chain, and waiting would keep a liar quiet for as long as it likes.
- * A claim that does not match is what a lying (or broken) claimer looks like: it is logged as an error,
- * counted in the metrics, shown in `GET /validator`, and `npm run validate` exits 1 on it.
+ * chain with its own dapp, claims nothing, and checks every claim on chain for the application against
+ * what its own dapp computed. Where the claims are and what they name is the ClaimBook's business:
+ * on v1 the History's claim n names its inputs (first..last) and an epoch hash (historyClaims, below);
+ * on v2 the Authority's n-th ClaimSubmitted names an epoch's last block and an outputs root
+ * (devnode/v2/validator.ts). Once its own dapp has processed the claim's inputs, the validator computes
+ * the same hash over its own record and compares. A claim that names inputs the InputBox does not hold
+ * is refused at once rather than waited on: no honest node closes an epoch over inputs that are not on
+ * chain, and waiting would keep a liar quiet for as long as it likes. A claim that does not match is
+ * what a lying (or broken) claimer looks like: it is logged as an error, counted in the metrics, shown
+ * in `GET /validator`, and `npm run validate` exits 1 on it.
  *
  * Verdicts are kept in the record, so a restart neither checks a claim again nor forgets a mismatch.
  */
@@ -19,6 +22,7 @@ import type { DevnodeStore, ValidationRecord } from "./store.ts";
 
 export interface ValidatorStatus {
   role: "validator";
+  rollups: "v1" | "v2";
   /** Claims checked so far (each once). */
   checked: number;
   matched: number;
@@ -26,10 +30,45 @@ export interface ValidatorStatus {
   /** Every claim that did not match, oldest first. */
   mismatches: ValidationRecord[];
   latest: ValidationRecord | null;
-  /** The next claim on chain, while the dapp has not processed all its inputs yet. */
-  waitingFor: { claimIndex: number; lastInput: number; processedInputs: number } | null;
+  /** The next claim on chain, while this node has not read or processed all its inputs yet. */
+  waitingFor: Waiting | null;
   /** Why the last look at the chain failed, or null. */
   lastError: string | null;
+}
+
+/** Why the next claim cannot be checked yet. */
+export interface Waiting {
+  claimIndex: number;
+  /** The claim's last input as far as this node knows it now. */
+  lastInput: number;
+  processedInputs: number;
+  /** v2: the claimed epoch's last block, and the last block this node has read inputs up to. */
+  lastBlock?: number;
+  readThroughBlock?: number;
+}
+
+/** What a ClaimBook makes of one claim. */
+export type Judgement =
+  | { kind: "wait"; waiting: Omit<Waiting, "claimIndex"> }
+  | { kind: "computed"; firstInput: number; lastInput: number; computed: Hex }
+  | { kind: "inputs-not-on-chain"; firstInput: number; lastInput: number; inputsOnChain: number };
+
+/** A claim as the chain holds it: the hash it carries, plus what locates it (inputs on v1, blocks on v2). */
+export interface ClaimOnChain {
+  hash: Hex;
+  lastBlock: number | null;
+}
+
+/** Where a validator reads the claims and how it judges one against its own record. */
+export interface ClaimBook<C extends ClaimOnChain> {
+  readonly rollups: "v1" | "v2";
+  /** What the claimed hash is called in log lines. */
+  readonly hashName: "epoch hash" | "outputs root";
+  /** Claim `index` (0, 1, ... in the order the chain took them), or undefined while there is none. */
+  claim(index: number): Promise<C | undefined>;
+  judge(claim: C): Promise<Judgement>;
+  /** The claim's place for log lines: "inputs 0..3" or "blocks 10..19, inputs 0..3". */
+  describe(claim: C, firstInput: number, lastInput: number): string;
 }
 
 /** One line for the log and the status: viem's messages run on with request details and a version. */
@@ -38,27 +77,49 @@ function briefly(error: unknown): string {
   return short.split("\n", 1)[0] ?? short;
 }
 
-type ClaimReader = Pick<V1Application, "claim" | "inputsOnChain">;
-
-interface ClaimOnChain {
-  epochHash: Hex;
+interface V1Claim extends ClaimOnChain {
   firstInput: number;
   lastInput: number;
 }
 
-export class EpochValidator {
+/** v1: the History's claims, each naming its inputs; the epoch hash built over this node's record of them. */
+export function historyClaims(
+  store: DevnodeStore,
+  chain: Pick<V1Application, "claim" | "inputsOnChain">,
+  application: ApplicationAddresses,
+  /** How many inputs the dapp has finished (in index order). */
+  processedInputs: () => number,
+): ClaimBook<V1Claim> {
+  return {
+    rollups: "v1",
+    hashName: "epoch hash",
+    async claim(index) {
+      const claim = await chain.claim(application, index);
+      return claim === undefined ? undefined : { hash: claim.epochHash, firstInput: claim.firstInput, lastInput: claim.lastInput, lastBlock: null };
+    },
+    async judge({ firstInput, lastInput }) {
+      const processed = processedInputs();
+      if (processed > lastInput) return { kind: "computed", firstInput, lastInput, computed: buildEpochTree(store, firstInput, lastInput).epochHash };
+      // Inputs only ever get added, so a count read after the claim that falls short means they were not
+      // there when it was made either.
+      const inputsOnChain = await chain.inputsOnChain(application);
+      if (inputsOnChain <= lastInput) return { kind: "inputs-not-on-chain", firstInput, lastInput, inputsOnChain };
+      return { kind: "wait", waiting: { lastInput, processedInputs: processed } };
+    },
+    describe: (_claim, first, last) => `inputs ${first}..${last}`,
+  };
+}
+
+export class EpochValidator<C extends ClaimOnChain = ClaimOnChain> {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
-  private waitingFor: ValidatorStatus["waitingFor"] = null;
+  private waitingFor: Waiting | null = null;
   private lastError: string | null = null;
 
   constructor(
     private readonly store: DevnodeStore,
-    private readonly chain: ClaimReader,
-    private readonly application: ApplicationAddresses,
-    /** How many inputs the dapp has finished (in index order). */
-    private readonly processedInputs: () => number,
+    private readonly book: ClaimBook<C>,
     private readonly intervalMs: number,
     private readonly log: Log,
     /** Where a mismatch is reported (stderr): loud, apart from the ordinary log. */
@@ -80,6 +141,7 @@ export class EpochValidator {
     const mismatches = records.filter((r) => !r.matches);
     return {
       role: "validator",
+      rollups: this.book.rollups,
       checked: records.length,
       matched: records.length - mismatches.length,
       mismatched: mismatches.length,
@@ -109,25 +171,18 @@ export class EpochValidator {
     try {
       for (;;) {
         const claimIndex = this.store.validations().length;
-        const claim = await this.chain.claim(this.application, claimIndex);
+        const claim = await this.book.claim(claimIndex);
         if (claim === undefined) {
           this.waitingFor = null;
           break;
         }
-        const processed = this.processedInputs();
-        if (processed <= claim.lastInput) {
-          // Inputs only ever get added, so a count read after the claim that falls short means they were
-          // not there when it was made either.
-          const onChain = await this.chain.inputsOnChain(this.application);
-          if (onChain <= claim.lastInput) {
-            this.refuse(claimIndex, claim, onChain);
-            continue;
-          }
-          this.waitingFor = { claimIndex, lastInput: claim.lastInput, processedInputs: processed };
+        const judgement = await this.book.judge(claim);
+        if (judgement.kind === "wait") {
+          this.waitingFor = { claimIndex, ...judgement.waiting };
           break;
         }
         this.waitingFor = null;
-        this.verify(claimIndex, claim);
+        this.record(claimIndex, claim, judgement);
       }
       if (this.lastError !== null) this.log("reading claims works again");
       this.lastError = null;
@@ -138,38 +193,19 @@ export class EpochValidator {
     }
   }
 
-  private verify(claimIndex: number, claim: ClaimOnChain): void {
-    const computed = buildEpochTree(this.store, claim.firstInput, claim.lastInput).epochHash;
-    this.store.addValidation({
-      claimIndex,
-      firstInput: claim.firstInput,
-      lastInput: claim.lastInput,
-      claimedHash: claim.epochHash,
-      computedHash: computed,
-      inputsOnChain: null,
-      checkedAt: Math.floor(Date.now() / 1000),
-    });
-    const inputs = `inputs ${claim.firstInput}..${claim.lastInput}`;
-    if (computed.toLowerCase() === claim.epochHash.toLowerCase()) {
-      this.log(`claim ${claimIndex} (${inputs}) matches: epoch hash ${computed}`);
+  private record(claimIndex: number, claim: C, judgement: Exclude<Judgement, { kind: "wait" }>): void {
+    const { firstInput, lastInput } = judgement;
+    const computed = judgement.kind === "computed" ? judgement.computed : null;
+    const inputsOnChain = judgement.kind === "inputs-not-on-chain" ? judgement.inputsOnChain : null;
+    this.store.addValidation({ claimIndex, firstInput, lastInput, lastBlock: claim.lastBlock, claimedHash: claim.hash, computedHash: computed, inputsOnChain, checkedAt: Math.floor(Date.now() / 1000) });
+    const where = `claim ${claimIndex} (${this.book.describe(claim, firstInput, lastInput)})`;
+    const name = this.book.hashName;
+    if (computed === null) {
+      this.alarm(`VALIDATOR MISMATCH: ${where} has ${name} ${claim.hash} on chain over inputs the InputBox does not hold (it holds ${inputsOnChain ?? 0} for the dapp)`);
+    } else if (computed.toLowerCase() === claim.hash.toLowerCase()) {
+      this.log(`${where} matches: ${name} ${computed}`);
     } else {
-      this.alarm(`VALIDATOR MISMATCH: claim ${claimIndex} (${inputs}) has epoch hash ${claim.epochHash} on chain; this node computes ${computed}`);
+      this.alarm(`VALIDATOR MISMATCH: ${where} has ${name} ${claim.hash} on chain; this node computes ${computed}`);
     }
-  }
-
-  private refuse(claimIndex: number, claim: ClaimOnChain, inputsOnChain: number): void {
-    this.waitingFor = null;
-    this.store.addValidation({
-      claimIndex,
-      firstInput: claim.firstInput,
-      lastInput: claim.lastInput,
-      claimedHash: claim.epochHash,
-      computedHash: null,
-      inputsOnChain,
-      checkedAt: Math.floor(Date.now() / 1000),
-    });
-    this.alarm(
-      `VALIDATOR MISMATCH: claim ${claimIndex} (inputs ${claim.firstInput}..${claim.lastInput}) has epoch hash ${claim.epochHash} on chain over inputs the InputBox does not hold (it holds ${inputsOnChain} for the dapp)`,
-    );
   }
 }

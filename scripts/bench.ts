@@ -8,6 +8,7 @@
  *   --riscv64:      adds the dapp under riscv64 (qemu-user) beside the native dapp (needs root; scripts/lib/riscv64.ts)
  *   --machine:      adds the dapp's peak RSS in a 128 MiB, one-hart riscv64 machine (qemu-system) on the largest store
  *   --attestor:     only the claims proven by the TLS attestor, both modes, against a plain claim (bench/attestor.ts)
+ *   --rollups v2:   the whole-stack rows on a Rollups v2 stack (the devnode as a v2 node); v1 by default
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -21,6 +22,7 @@ const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const argsSchema = z.object({
   size: z.enum(SIZES).default("full"),
   out: z.string().min(1).default(join(root, "bench-results")),
+  rollups: z.enum(["v1", "v2"]).default("v1"),
 });
 
 export interface BenchArgs {
@@ -29,6 +31,7 @@ export interface BenchArgs {
   riscv64: boolean;
   machine: boolean;
   attestor: boolean;
+  rollups: "v1" | "v2";
 }
 
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
@@ -44,8 +47,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       else attestor = true;
       continue;
     }
-    const match = /^--(size|out)(?:=(.*))?$/.exec(arg);
-    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --riscv64, --machine, --attestor)`);
+    const match = /^--(size|out|rollups)(?:=(.*))?$/.exec(arg);
+    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor)`);
     const value = match[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
     raw[match[1] as string] = value;
@@ -54,11 +57,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   if (!parsed.success) {
     throw new UsageError(`invalid arguments: ${parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
-  if (attestor && (riscv64 || machine)) throw new UsageError("--attestor runs on its own: leave out --riscv64 and --machine");
-  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor };
+  if (attestor && (riscv64 || machine || parsed.data.rollups !== "v1")) throw new UsageError("--attestor runs on its own: leave out --riscv64, --machine and --rollups");
+  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, rollups: parsed.data.rollups };
 }
 
-const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only)`;
+const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only)`;
 
 /** Claims per mode in the attestor rows, and claims per load run (relayed, plain). */
 const ATTESTOR_CLAIMS: Record<BenchSize, number> = { full: 40, ci: 4 };
@@ -86,10 +89,11 @@ async function main(): Promise<number> {
   // Ctrl-C or a kill: exit through process.exit, whose "exit" handlers kill every child's process group
   // (bench/procs.ts, the stack's Supervisor) and remove the work directory.
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(signal === "SIGINT" ? 130 : 143));
-  const command = `npm run bench -- --size ${args.size}${args.riscv64 ? " --riscv64" : ""}${args.machine ? " --machine" : ""}`;
+  const command = `npm run bench -- --size ${args.size}${args.rollups === "v2" ? " --rollups v2" : ""}${args.riscv64 ? " --riscv64" : ""}${args.machine ? " --machine" : ""}`;
   const cache = process.env.RISCV64_CACHE ?? (await import("./lib/riscv64.ts")).DEFAULT_RISCV64_CACHE;
   const report = await runBench({
     size: args.size,
+    rollups: args.rollups,
     ...(args.riscv64 ? { riscv64: { cache } } : {}),
     ...(args.machine ? { machine: { cache } } : {}),
     root,
@@ -97,7 +101,7 @@ async function main(): Promise<number> {
     log: (line) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`),
   });
   mkdirSync(args.out, { recursive: true });
-  const stem = args.size === "full" ? "bench" : `bench-${args.size}`;
+  const stem = `bench${args.size === "full" ? "" : `-${args.size}`}${args.rollups === "v2" ? "-v2" : ""}`;
   const jsonFile = join(args.out, `${stem}.json`);
   const chartFile = join(args.out, `${stem}-scale.svg`);
   writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);

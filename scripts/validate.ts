@@ -1,9 +1,9 @@
 /**
  * `npm run validate`: asks a validator node (a devnode with DEVNODE_ROLE=validator) for its verdicts on
- * the claims on chain and prints one line per claim. Exits 0 when every claim it checked matches its own
- * epoch hash, 1 when any does not (a claimer that lied, or a dapp that is not the one claimed), and 3
- * when it cannot tell (no node answers, the node is not a validator, or the node cannot read the chain
- * now). For cron jobs and alerting.
+ * the claims on chain (v1 or v2) and prints one line per mismatch and a summary. Exits 0 when every
+ * claim it checked matches its own epoch hash (v1) or outputs root (v2), 1 when any does not (a claimer
+ * that lied, or a dapp that is not the one claimed), and 3 when it cannot tell (no node answers, the node
+ * is not a validator, or the node cannot read the chain now). For cron jobs and alerting.
  */
 import { loadEndpoints, parseArgs, runScript, UsageError } from "./lib/cli.ts";
 import type { ValidatorStatus } from "../devnode/validator.ts";
@@ -36,9 +36,18 @@ runScript(async () => {
   else {
     for (const m of status.mismatches) {
       const why = m.computedHash === null ? `over inputs not on chain (the InputBox holds ${m.inputsOnChain ?? "?"})` : `computed ${m.computedHash}`;
-      console.log(`MISMATCH claim ${m.claimIndex} (inputs ${m.firstInput}..${m.lastInput}): on chain ${m.claimedHash}, ${why}`);
+      // A v2 claim names its epoch by its last block; its inputs are the ones mined in the epoch's blocks.
+      const inputs = m.lastInput < m.firstInput ? "no inputs" : `inputs ${m.firstInput}..${m.lastInput}`;
+      const where = m.lastBlock === null ? inputs : `epoch ending at block ${m.lastBlock}, ${inputs}`;
+      console.log(`MISMATCH claim ${m.claimIndex} (${where}): on chain ${m.claimedHash}, ${why}`);
     }
-    const waiting = status.waitingFor === null ? "" : `; claim ${status.waitingFor.claimIndex} waits for its inputs (${status.waitingFor.processedInputs} of ${status.waitingFor.lastInput + 1} processed)`;
+    const w = status.waitingFor;
+    const waiting =
+      w === null
+        ? ""
+        : w.lastBlock !== undefined && (w.readThroughBlock ?? -1) < w.lastBlock
+          ? `; claim ${w.claimIndex} waits for this node to read block ${w.lastBlock} (read through ${w.readThroughBlock ?? "none"})`
+          : `; claim ${w.claimIndex} waits for its inputs (${w.processedInputs} of ${w.lastInput + 1} processed)`;
     const error = status.lastError === null ? "" : `; reading the chain fails: ${status.lastError}`;
     console.log(`${status.checked} claim(s) checked: ${status.matched} match, ${status.mismatched} mismatch${waiting}${error}`);
   }

@@ -7,8 +7,10 @@
 import {
   createTestClient,
   getAddress,
+  getAbiItem,
   getContractAddress,
   http,
+  type AbiEvent,
   type Address,
   type Chain,
   type Hex,
@@ -95,6 +97,24 @@ export class V2Application extends ClaimerClients {
       functionName: "isOutputsMerkleRootValid",
       args: [state.application, outputsRoot],
     })) as boolean;
+  }
+
+  /** The chain's newest block number. */
+  async latestBlock(): Promise<number> {
+    return Number(await this.reader.getBlockNumber({ cacheTime: 0 }));
+  }
+
+  /**
+   * The claims the Authority took for the application in blocks [fromBlock, toBlock], in the order it took
+   * them (the ClaimSubmitted events: every claim is one, whoever sent it).
+   */
+  async claimsSubmitted(state: Pick<V2ApplicationState, "application" | "authority">, fromBlock: number, toBlock: number): Promise<{ lastBlock: number; outputsRoot: Hex; submitter: Address }[]> {
+    const event = getAbiItem({ abi: v2Abi("Authority"), name: "ClaimSubmitted" }) as AbiEvent;
+    const logs = await this.reader.getLogs({ address: state.authority, event, args: { appContract: state.application }, fromBlock: BigInt(fromBlock), toBlock: BigInt(toBlock), strict: true });
+    return logs.map((log) => {
+      const args = log.args as { submitter: Address; lastProcessedBlockNumber: bigint; outputsMerkleRoot: Hex };
+      return { lastBlock: Number(args.lastProcessedBlockNumber), outputsRoot: args.outputsMerkleRoot, submitter: args.submitter };
+    });
   }
 
   /** Mines empty blocks up to `block` (a managed chain only): what time does to a chain that has blocks of its own. */

@@ -9,6 +9,7 @@ import { messageOf } from "../../common/errors.ts";
 import { BodyTooLargeError, readBody, sendJson, sendText } from "../http.ts";
 import type { DevnodeMetrics } from "../metrics.ts";
 import type { InspectOutcome, RollupModel } from "../model.ts";
+import type { ValidatorStatus } from "../validator.ts";
 import type { V2EpochManager } from "./epochs.ts";
 import { serveSpecInspect, type V2InspectAnswer } from "../spec-inspect.ts";
 import { listLimitOf, RPC_ERRORS, RpcError, V2Rpc } from "./rpc.ts";
@@ -117,7 +118,11 @@ function inspectAnswer(res: ServerResponse, answer: V2InspectAnswer): void {
   res.end(text);
 }
 
-export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2EpochManager, metrics: DevnodeMetrics): Server {
+/**
+ * The node's routes; with a validator (DEVNODE_ROLE=validator), `GET /validator` gives its verdicts and
+ * `POST /epoch/close` is not there: a validator closes nothing.
+ */
+export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2EpochManager, metrics: DevnodeMetrics, validator?: { status(): ValidatorStatus }): Server {
   const inspect = async (payload: Buffer): Promise<V2InspectAnswer> => {
     const started = performance.now();
     const outcome = await model.inspect(toHex(payload));
@@ -168,7 +173,8 @@ export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2Epo
       res.writeHead(200, { "content-type": metrics.registry.contentType, "content-length": Buffer.byteLength(body) });
       return void res.end(body);
     }
-    if (url === "/epoch/close" && method === "POST") {
+    if (validator !== undefined && url === "/validator" && method === "GET") return sendJson(res, 200, validator.status(), CORS);
+    if (validator === undefined && url === "/epoch/close" && method === "POST") {
       const deadline = Date.now() + SETTLE_WAIT_MS;
       while (Date.now() < deadline) {
         const status = model.status();

@@ -327,6 +327,11 @@ export class V2Store extends DevnodeStore {
     return row?.lower == null || row.upper == null ? null : { lower: row.lower, upper: row.upper };
   }
 
+  /** How many inputs were mined in blocks up to `block`: the inputs an epoch ending there is over. */
+  inputsThroughBlock(block: number): number {
+    return this.count("SELECT COUNT(*) AS n FROM inputs WHERE block_number <= ?", [block]);
+  }
+
   /** The claim of epoch `epochIndex`, if it was made. */
   claimOf(epochIndex: number): V2Claim | undefined {
     const row = this.sql("SELECT * FROM v2_claims WHERE epoch_index = ?").get(epochIndex) as

@@ -130,7 +130,6 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
   const dappAddress = (e.DAPP_ADDRESS ?? (v2 ? V2_DEFAULTS.applicationAddress : DEFAULTS.dappAddress)) as StackSettings["dappAddress"];
   const bundle = argv.includes("--bundle") || e.DAPP_BUNDLE;
   const validator = argv.includes("--validator");
-  if (validator && v2) throw new StartConfigError("--validator checks v1 claims only: it cannot run with --rollups v2");
   const replicas = e.API_REPLICAS > 1 && !validator ? replicaSettings(e, env) : undefined;
   // A validator's dapp must be configured as the claimer's is: the same admins (replicas' wallets included).
   const walletKeys = replicas?.privateKeys ?? (validator ? replicaPrivateKeys(e.PRIVATE_KEY, e.API_REPLICAS, e.API_REPLICA_KEYS) : [e.PRIVATE_KEY]);

@@ -27,11 +27,11 @@ describe("devnode configuration", () => {
     expect(config.databasePath).toMatch(/\.data\/devnode\.sqlite$/);
   });
 
-  it("ROLLUPS=v2 stands in for a v2 node: the v2 addresses, epochs of blocks, no v2 validator", () => {
+  it("ROLLUPS=v2 stands in for a v2 node: the v2 addresses, epochs of blocks, a v2 validator on an external chain", () => {
     const config = loadDevnodeConfig({ ROLLUPS: "v2" }, []);
     expect(config).toMatchObject({ rollups: "v2", inputBoxAddress: V2_DEFAULTS.inputBoxAddress, dappAddress: V2_DEFAULTS.applicationAddress, epochLength: 1, applicationName: "attestation" });
     expect(loadDevnodeConfig({}, []).rollups).toBe("v1");
-    expect(() => loadDevnodeConfig({ ROLLUPS: "v2", DEVNODE_ROLE: "validator", RPC_URL: "http://10.0.0.1:8545" }, [])).toThrow(/a validator checks v1 claims only/);
+    expect(loadDevnodeConfig({ ROLLUPS: "v2", DEVNODE_ROLE: "validator", RPC_URL: "http://10.0.0.1:8545" }, [])).toMatchObject({ rollups: "v2", role: "validator", chainMode: "external" });
   });
 
   it("treats a chain given by RPC_URL as external unless told otherwise, and takes --reset", () => {
@@ -111,6 +111,8 @@ describe("npm start configuration", () => {
     expect(settings.dataDir).toMatch(/\.data-validator$/);
     expect(settings.dappAdmins).toBe(DEFAULTS.adminAddress);
     // Beside a stack of three replicas: their wallets are the dapp's admins there, so here too.
+    const v2 = loadStartOptions({}, ["--validator", "--rollups=v2"], PROJECT_ROOT).settings;
+    expect(v2).toMatchObject({ rollups: "v2", dappAddress: V2_DEFAULTS.applicationAddress, nodePort: 10001, env: { DEVNODE_ROLE: "validator" } });
     const beside = loadStartOptions({ API_REPLICAS: "3", NODE_PORT: "11000" }, ["--validator"], PROJECT_ROOT).settings;
     expect(beside.dappAdmins.split(",")).toEqual(loadStartOptions({ PATH: process.env.PATH }, ["--api-replicas", "3"], PROJECT_ROOT).settings.dappAdmins.split(","));
     expect([beside.nodePort, beside.replicas]).toEqual([11000, undefined]);
@@ -137,7 +139,6 @@ describe("npm start configuration", () => {
     [["--api-replicas", "2"], { API_REPLICA_BASE_PORT: "8000" }, /API_REPLICA_BASE_PORT: replica port 8001 is taken/],
     [["--rollups"], {}, /--rollups: expected v1 or v2/],
     [["--rollups", "v3"], {}, /ROLLUPS: /],
-    [["--rollups=v2", "--validator"], {}, /--validator checks v1 claims only/],
   ])("refuses %j with %j", (argv, env, message) => {
     expect(() => loadStartOptions({ PATH: process.env.PATH, ...env }, argv, PROJECT_ROOT)).toThrow(message);
   });

@@ -1,0 +1,26 @@
+/**
+ * `npm run bench`'s arguments (scripts/bench.ts): the defaults, each option, and a clear refusal of what
+ * it does not take.
+ */
+import { describe, expect, it } from "vitest";
+import { parseBenchArgs } from "../../scripts/bench.ts";
+
+describe("npm run bench's arguments", () => {
+  it("defaults to the full size on Rollups v1", () => {
+    expect(parseBenchArgs([])).toMatchObject({ size: "full", rollups: "v1", riscv64: false, machine: false, attestor: false });
+  });
+
+  it("takes --rollups v2 in either spelling, with the other options", () => {
+    expect(parseBenchArgs(["--rollups", "v2", "--size", "ci"])).toMatchObject({ size: "ci", rollups: "v2" });
+    expect(parseBenchArgs(["--rollups=v2", "--riscv64"])).toMatchObject({ rollups: "v2", riscv64: true });
+  });
+
+  it.each([
+    [["--rollups", "v3"], /--rollups: /],
+    [["--rollups"], /--rollups needs a value/],
+    [["--attestor", "--rollups", "v2"], /--attestor runs on its own/],
+    [["--fast"], /unknown argument: --fast/],
+  ])("refuses %j", (argv, message) => {
+    expect(() => parseBenchArgs(argv)).toThrow(message);
+  });
+});
