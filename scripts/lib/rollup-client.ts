@@ -188,13 +188,27 @@ export class RollupClient {
     if (receipt.status !== "success") throw new Error(`addInput transaction ${hash} reverted`);
     if (this.endpoints.rollups === "v2") {
       const [event] = parseEventLogs({ abi: [v2InputAddedEvent], logs: receipt.logs });
-      if (event === undefined) throw new Error(`no InputAdded event in transaction ${hash} (is the v2 InputBox deployed?)`);
+      if (event === undefined) throw await this.noInputAdded(hash);
       const { metadata } = decodeEvmAdvance(event.args.input);
       return { index: Number(event.args.index), txHash: hash, blockNumber: receipt.blockNumber, sender: metadata.msg_sender };
     }
     const [event] = parseEventLogs({ abi: inputBoxAbi, eventName: "InputAdded", logs: receipt.logs });
-    if (event === undefined) throw new Error(`no InputAdded event in transaction ${hash} (is the InputBox deployed?)`);
+    if (event === undefined) throw await this.noInputAdded(hash);
     return { index: Number(event.args.inputIndex), txHash: hash, blockNumber: receipt.blockNumber, sender: event.args.sender };
+  }
+
+  /**
+   * A transaction that added no input: most often the scripts and the stack disagree on the Rollups
+   * version (a v1 InputBox address on a v2 chain holds no code, and a call to it succeeds doing nothing).
+   */
+  private async noInputAdded(hash: Hex): Promise<Error> {
+    const { inputBoxAddress, rpcUrl, rollups } = this.endpoints;
+    const code = await this.publicClient.getCode({ address: inputBoxAddress });
+    if (code === undefined || code === "0x") {
+      const hint = rollups === "v1" ? "a Rollups v2 stack (npm start -- --rollups v2)? Run the scripts with ROLLUPS=v2" : "a Rollups v1 stack? Leave ROLLUPS unset";
+      return new Error(`no InputBox at ${inputBoxAddress} on ${rpcUrl} (ROLLUPS=${rollups}): transaction ${hash} added nothing. Is it ${hint}, or set INPUTBOX_ADDRESS`);
+    }
+    return new Error(`no InputAdded event in transaction ${hash}: the contract at ${inputBoxAddress} is not a Rollups ${rollups} InputBox (set ROLLUPS or INPUTBOX_ADDRESS)`);
   }
 
   /** One JSON-RPC call to a v2 node; a JSON-RPC error throws with its code in the message. */

@@ -12,6 +12,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { DEFAULTS } from "../../devnode/config.ts";
 import { v2Abi, V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
+import { RollupClient } from "../../scripts/lib/rollup-client.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
 import { until } from "../support/until.ts";
 import { schemaInput } from "./fixtures.ts";
@@ -115,6 +116,13 @@ describe("the devnode as a Rollups v2 node", () => {
     const changed = { ...output, rawData: `${output.rawData.slice(0, at)}${flipped}${output.rawData.slice(at + 2)}` as Hex };
     expect(await l1.validateOutput({ application: APP, output: changed })).toBe(false);
     expect(await l1.validateOutput({ application: APP, output: { ...output, index: 1n } })).toBe(false);
+  });
+
+  it("tells a v1 script pointed at this v2 chain what is wrong: no InputBox there, set ROLLUPS=v2", async () => {
+    const v1 = new RollupClient({ rpcUrl: stack.urls.rpc, nodeUrl: stack.urls.node, inputBoxAddress: DEFAULTS.inputBoxAddress, dappAddress: DEFAULTS.dappAddress, rollups: "v1" });
+    await expect(v1.send({ type: "health_probe", params: {} }, 0)).rejects.toThrow(
+      new RegExp(`^no InputBox at ${DEFAULTS.inputBoxAddress} on ${stack.urls.rpc} \\(ROLLUPS=v1\\): transaction 0x[0-9a-f]{64} added nothing\\. Is it a Rollups v2 stack \\(npm start -- --rollups v2\\)\\? Run the scripts with ROLLUPS=v2`),
+    );
   });
 
   it("answers a v2 inspect as the newest node does: reports always a list, a refused query as an Exception with its data", async () => {
