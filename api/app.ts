@@ -21,6 +21,7 @@ import { grantRoutes } from "./routes/grants.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { proofRoutes } from "./routes/proofs.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
+import { validityRoutes } from "./routes/validity.ts";
 import type { ApiServices } from "./services.ts";
 
 export interface ApiOptions {
@@ -79,6 +80,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
   app.route("/", attestationRoutes(services, clientOf));
   app.route("/", attestationDataRoutes(services, clientOf));
   app.route("/", proofRoutes(services, clientOf));
+  app.route("/", validityRoutes(services, clientOf));
   app.route("/", grantRoutes(services, clientOf));
   app.route("/", authRoutes(services, clientOf));
   const document = openApiDocument(services.version);

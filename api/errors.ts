@@ -21,6 +21,10 @@ export const API_ERROR_STATUS = {
   ATTESTATION_NOT_FOUND: 404,
   NO_GRANT_FOUND: 404,
   NONCE_TOO_LOW: 409,
+  /** Extension (DECISIONS.md section 17): the attestation was revoked already. */
+  ALREADY_REVOKED: 409,
+  /** Extension: a revocation's proof asked of an attestation that stands. */
+  NOT_REVOKED: 404,
   ROLLUP_REJECTED: 422,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,

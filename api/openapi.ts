@@ -12,8 +12,9 @@ import { loginRoute, nonceRoute } from "./routes/auth.ts";
 import { attestationDataRoute } from "./routes/data.ts";
 import { accessRoute, grantRoute, grantsOfRoute, revokeRoute } from "./routes/grants.ts";
 import { healthcheckRoute, healthRoute, statusRoute } from "./routes/health.ts";
-import { proofRoute } from "./routes/proofs.ts";
+import { proofRoute, revocationProofRoute } from "./routes/proofs.ts";
 import { schemaRoute, schemasRoute } from "./routes/schemas.ts";
+import { revokeAttestationRoute, verifyRoute } from "./routes/validity.ts";
 
 export const openApiRoute = createRoute({
   method: "get",
@@ -42,6 +43,9 @@ export const API_ROUTES = [
   attestationInputRoute,
   attestationDataRoute,
   proofRoute,
+  revocationProofRoute,
+  revokeAttestationRoute,
+  verifyRoute,
   attestationsByOwnerRoute,
   grantRoute,
   revokeRoute,

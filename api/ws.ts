@@ -10,7 +10,7 @@ import { z } from "zod";
 import { addressSchema } from "../common/address.ts";
 import type { AttestationCreatedEvent, NoticeEvent } from "../common/wire.ts";
 
-export const WS_EVENTS = ["attestation:created", "grant:created", "grant:revoked", "schema:registered"] as const;
+export const WS_EVENTS = ["attestation:created", "attestation:revoked", "grant:created", "grant:revoked", "schema:registered"] as const;
 export type WsEventName = (typeof WS_EVENTS)[number];
 export type WsEvent = AttestationCreatedEvent | Extract<NoticeEvent, { event: Exclude<WsEventName, "attestation:created"> }>;
 

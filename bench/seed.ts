@@ -30,6 +30,8 @@ import {
 } from "./inputs.ts";
 import { idsOf } from "./ids.ts";
 
+const BENCH_ADMIN_BYTES = hexToBuffer(BENCH_ADMIN);
+
 const T0 = 1_700_000_000;
 /** A prime, coprime with every owner count used: walks owners evenly, so each gets ~10 spread rows. */
 const OWNER_STRIDE = 7919;
@@ -80,6 +82,9 @@ export function seededRow(i: number, count: number, ids?: Buffer): NewRow<Attest
     blockNumber: 1 + i,
     attestor: null,
     attestors: null,
+    // What create_attestation writes: its sender (the bench's admin sends every seeded input).
+    attester: BENCH_ADMIN_BYTES,
+    expiresAt: null,
   };
 }
 
@@ -97,6 +102,7 @@ export function schemaRow(): NewRow<SchemaRow> {
     bucketDefinitions: canonicalJson(BENCH_SCHEMA.bucketDefinitions),
     dataKeys: JSON.stringify(BENCH_SCHEMA.dataKeys),
     freshnessHalfLife: BENCH_SCHEMA.freshnessHalfLife,
+    validityPeriod: null,
     createdAt: T0 - 1,
     proof: "none",
     attestorQuorum: 1,

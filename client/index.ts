@@ -53,6 +53,10 @@ export type V1AttestationProof = Exclude<AttestationProof, V2AttestationProof>;
 export function isV2Proof(proof: AttestationProof): proof is V2AttestationProof {
   return "output" in proof;
 }
+export type RevocationRequest = Body<"/api/core/attestation/{claimId}/revoke", "post">;
+export type RevocationResult = Data<"/api/core/attestation/{claimId}/revoke", "post">;
+export type VerifyQuery = NonNullable<paths["/api/core/verify"]["get"]["parameters"]["query"]>;
+export type VerifyResult = Data<"/api/core/verify", "get">;
 export type GrantRequest = Body<"/api/core/grant", "post">;
 export type GrantResult = Data<"/api/core/grant", "post">;
 export type AccessCheck = Data<"/api/core/access/{owner}/{requester}", "get">;
@@ -220,6 +224,33 @@ export class AttestationClient {
   async attestationProof(claimId: string): Promise<AttestationProof> {
     return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/proof", { params: { path: { claimId } } }))).data;
   }
+  /** Extension: the notice of the attestation's revocation and its proof; NOT_REVOKED while it stands. */
+  async revocationProof(claimId: string): Promise<AttestationProof> {
+    return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/revocation/proof", { params: { path: { claimId } } }))).data;
+  }
+  /**
+   * Extension: revokes an attestation. A user token withdraws one of its own; an admin token revokes any.
+   * `reason` is plain text (no quotes, backslashes or control characters); `supersededBy` names its successor.
+   */
+  async revokeAttestation(claimId: string, request: RevocationRequest = {}): Promise<RevocationResult> {
+    return (await this.ok(this.api.POST("/api/core/attestation/{claimId}/revoke", { params: { path: { claimId } }, body: request }))).data;
+  }
+  /**
+   * Extension: whether `owner` holds a valid attestation of `schemaId` meeting the minimums, at the api's
+   * clock (or `at`), with the reasons when not and the base-layer proof of the one relied on when ready.
+   */
+  async verify(query: { owner: string; schemaId: string; minBucket?: string; bucketField?: string; minFreshness?: number; attestors?: string[]; at?: number }): Promise<VerifyResult> {
+    const params: VerifyQuery = {
+      owner: query.owner,
+      schemaId: query.schemaId,
+      ...(query.minBucket === undefined ? {} : { minBucket: query.minBucket }),
+      ...(query.bucketField === undefined ? {} : { bucketField: query.bucketField }),
+      ...(query.minFreshness === undefined ? {} : { minFreshness: String(query.minFreshness) }),
+      ...(query.attestors === undefined ? {} : { attestor: query.attestors.join(",") }),
+      ...(query.at === undefined ? {} : { at: String(query.at) }),
+    };
+    return (await this.ok(this.api.GET("/api/core/verify", { params: { query: params } }))).data;
+  }
   async attestations(owner: string): Promise<AttestationListItem[]> {
     return (await this.ok(this.api.GET("/api/core/attestations/{address}", { params: { path: { address: owner as Address } } }))).data;
   }
@@ -253,11 +284,13 @@ export class AttestationClient {
 
 // ---- WebSocket ----
 
-export type EventName = "attestation:created" | "grant:created" | "grant:revoked" | "schema:registered";
+export type EventName = "attestation:created" | "attestation:revoked" | "grant:created" | "grant:revoked" | "schema:registered";
 
 export type ApiEvent =
   /** `attestor` (an extension) only when a TLS attestor proved the value. */
   | { event: "attestation:created"; data: { claimId: Hex; owner: Address; provider: string; attestor?: Address } }
+  /** Extension: an attestation revoked (by its attester, an attestor that proved it or an admin) or withdrawn by its owner. */
+  | { event: "attestation:revoked"; data: { claimId: Hex; owner: Address; schema_id: Hex; revoker: Address; revoked_at: number; reason: string; superseded_by: Hex | null } }
   | { event: "grant:created"; data: { grantId: Hex; owner: Address; requester: Address } }
   | { event: "grant:revoked"; data: { grantId: Hex; owner: Address } }
   | { event: "schema:registered"; data: { schema_id: Hex } }

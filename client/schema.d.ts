@@ -300,7 +300,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The schema (data_keys, freshness_half_life and bucket_counts are extensions) */
+                /** @description The schema (data_keys, freshness_half_life, validity_period and bucket_counts are extensions) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -320,6 +320,8 @@ export interface paths {
                                 };
                                 data_keys: string[];
                                 freshness_half_life: number;
+                                /** @description seconds each attestation stays valid, null: they never expire */
+                                validity_period: number | null;
                                 /** @description per bucketed field, attestations per label, as the api has read them from the rollup's notices */
                                 bucket_counts: {
                                     [key: string]: {
@@ -1157,7 +1159,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The attestation (schemaId, inputIndex, itemIndex, attestor and attestors are extensions) */
+                /** @description The attestation (every field after owner is an extension) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1184,6 +1186,30 @@ export interface paths {
                                 attestor: `0x${string}` | null;
                                 /** @description every TLS attestor whose signed claim the rollup checked ([] when the bucket was not proven) */
                                 attestors: `0x${string}`[];
+                                /** @description the account that sent it (EAS's attester); null for attestations recorded before attesters were kept */
+                                attester: `0x${string}` | null;
+                                /** @description when it stops being valid (its schema's validity period after timestamp), null: never */
+                                expiresAt: number | null;
+                                /**
+                                 * @description its state at `at`
+                                 * @enum {string}
+                                 */
+                                status: "valid" | "revoked" | "expired";
+                                /** @description 2^(-(at - timestamp) / the schema's freshness_half_life) */
+                                freshness: number;
+                                /** @description the time status and freshness are computed at: the api's clock */
+                                at: number;
+                                /** @description its revocation, null while it stands */
+                                revocation: {
+                                    /** @description Unix seconds */
+                                    revokedAt: number;
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    revoker: `0x${string}`;
+                                    reason: string;
+                                    /** @description 0x-prefixed 32-byte hex id */
+                                    supersededBy: `0x${string}` | null;
+                                    inputIndex: number;
+                                } | null;
                             };
                         };
                     };
@@ -1566,6 +1592,506 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/core/attestation/{claimId}/revocation/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension (DECISIONS.md section 17): the notice of the attestation's revocation (attestation:revoked) and its proof, in the same shapes as /proof, for a contract that must learn the revocation (the gate, the IEAS registry); NOT_REVOKED while it stands */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description claim id (= attestation_id) */
+                    claimId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The revocation's notice and its proof */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                claimId: `0x${string}`;
+                                /** @description 0x-prefixed 20-byte hex address */
+                                applicationAddress: `0x${string}`;
+                                /** @description index of the input that created it */
+                                inputIndex: number;
+                                /** @description index of its notice within the input */
+                                noticeIndex: number;
+                                /** @description 0x hex: the notice payload (UTF-8 JSON {event, data}) */
+                                notice: `0x${string}`;
+                                proof: {
+                                    /** @description 0x hex: abi.encode(uint256 claim index in the History) */
+                                    context: `0x${string}`;
+                                    validity: {
+                                        inputIndexWithinEpoch: number;
+                                        outputIndexWithinInput: number;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        outputHashesRootHash: `0x${string}`;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        vouchersEpochRootHash: `0x${string}`;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        noticesEpochRootHash: `0x${string}`;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        machineStateHash: `0x${string}`;
+                                        outputHashInOutputHashesSiblings: `0x${string}`[];
+                                        outputHashesInEpochSiblings: `0x${string}`[];
+                                    };
+                                };
+                            } | {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                claimId: `0x${string}`;
+                                /** @description 0x-prefixed 20-byte hex address */
+                                applicationAddress: `0x${string}`;
+                                /** @description index of the input that created it */
+                                inputIndex: number;
+                                /** @description v2: the notice's index among all the application's outputs (= proof.outputIndex) */
+                                noticeIndex: number;
+                                /** @description 0x hex: the notice payload (UTF-8 JSON {event, data}) */
+                                notice: `0x${string}`;
+                                /** @description 0x hex: the v2 output, the call Notice(notice), as Application.validateOutput takes it */
+                                output: `0x${string}`;
+                                proof: {
+                                    outputIndex: number;
+                                    /** @description the 63 siblings, leaf level first */
+                                    outputHashesSiblings: `0x${string}`[];
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Error: ATTESTATION_NOT_FOUND, NOT_REVOKED */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: PROOF_NOT_READY */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/attestation/{claimId}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extension: revoke an attestation — a user token withdraws one of its own, an admin token revokes any. It stays readable, marked revoked; the rollup emits an attestation:revoked notice (its proof: /revocation/proof) and the WebSocket an attestation:revoked event */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description claim id (= attestation_id) */
+                    claimId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description why, in at most 256 characters of plain text (it goes into the revocation's notice) */
+                        reason?: string;
+                        /** @description the attestation (same owner and schema) that replaces this one */
+                        supersededBy?: `0x${string}`;
+                    };
+                };
+            };
+            responses: {
+                /** @description Revoked */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                claimId: `0x${string}`;
+                                /** @description 0x-prefixed 32-byte hex id */
+                                txHash: `0x${string}`;
+                                /** @description its revocation, null while it stands */
+                                revocation: {
+                                    /** @description Unix seconds */
+                                    revokedAt: number;
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    revoker: `0x${string}`;
+                                    reason: string;
+                                    /** @description 0x-prefixed 32-byte hex id */
+                                    supersededBy: `0x${string}` | null;
+                                    inputIndex: number;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: INVALID_REQUEST */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: AUTH_MISSING, AUTH_INVALID */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: NOT_OWNER, AUTH_INSUFFICIENT */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ATTESTATION_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ALREADY_REVOKED, NONCE_TOO_LOW */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_REJECTED */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INPUT_TX_FAILED */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE, RPC_UNAVAILABLE, INSUFFICIENT_FUNDS */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension: does `owner` hold an attestation of `schemaId` that is valid now (or at `at`) and meets a minimum bucket (in the schema's label order), a minimum freshness and the attestors named? With the reasons when not, the attestation relied on and its base-layer proof once its epoch is claimed */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the owner's address */
+                    owner: string;
+                    /** @description the schema's id */
+                    schemaId: string;
+                    /** @description the lowest acceptable label, in the schema's label order */
+                    minBucket?: string;
+                    /** @description the field minBucket is about; needed only when the schema buckets several */
+                    bucketField?: string;
+                    /** @description the lowest acceptable freshness, in (0, 1] */
+                    minFreshness?: string;
+                    /** @description TLS attestor address(es) that must have proven it, comma-separated */
+                    attestor?: string;
+                    /** @description Unix seconds to verify at (default: the api's clock) */
+                    at?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The verdict */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                valid: boolean;
+                                /** @description empty when valid; else why the owner's newest attestation of the schema does not qualify */
+                                reasons: {
+                                    /** @enum {string} */
+                                    code: "NO_ATTESTATION" | "REVOKED" | "EXPIRED" | "BUCKET_BELOW_MINIMUM" | "NOT_FRESH" | "ATTESTOR_MISSING";
+                                    message: string;
+                                }[];
+                                /** @description the attestation relied on (the newest that qualifies), or the newest there is when none does */
+                                attestation: {
+                                    /** @description 0x-prefixed 32-byte hex id */
+                                    claimId: `0x${string}`;
+                                    /** @description 0x-prefixed 32-byte hex id */
+                                    schemaId: `0x${string}`;
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    owner: `0x${string}`;
+                                    bucket: string;
+                                    bucketValues: {
+                                        [key: string]: string;
+                                    };
+                                    /** @description Unix seconds */
+                                    timestamp: number;
+                                    inputIndex: number;
+                                    attestors: `0x${string}`[];
+                                    /** @description the account that sent it (EAS's attester); null for attestations recorded before attesters were kept */
+                                    attester: `0x${string}` | null;
+                                    /** @description when it stops being valid (its schema's validity period after timestamp), null: never */
+                                    expiresAt: number | null;
+                                    /**
+                                     * @description its state at `at`
+                                     * @enum {string}
+                                     */
+                                    status: "valid" | "revoked" | "expired";
+                                    /** @description 2^(-(at - timestamp) / the schema's freshness_half_life) */
+                                    freshness: number;
+                                    /** @description the time status and freshness are computed at: the api's clock */
+                                    at: number;
+                                    /** @description its revocation, null while it stands */
+                                    revocation: {
+                                        /** @description Unix seconds */
+                                        revokedAt: number;
+                                        /** @description 0x-prefixed 20-byte hex address */
+                                        revoker: `0x${string}`;
+                                        reason: string;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        supersededBy: `0x${string}` | null;
+                                        inputIndex: number;
+                                    } | null;
+                                } | null;
+                                freshness: number | null;
+                                /** @description Unix seconds */
+                                at: number;
+                                /** @description how many of the owner's attestations of the schema were looked at (at most 1,000) */
+                                checked: number;
+                                /**
+                                 * @description ready: `proof` holds the attestation's notice and proof; pending: its epoch is not claimed yet; none: no attestation
+                                 * @enum {string}
+                                 */
+                                proofStatus: "ready" | "pending" | "none";
+                                proof: {
+                                    /** @description 0x-prefixed 32-byte hex id */
+                                    claimId: `0x${string}`;
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    applicationAddress: `0x${string}`;
+                                    /** @description index of the input that created it */
+                                    inputIndex: number;
+                                    /** @description index of its notice within the input */
+                                    noticeIndex: number;
+                                    /** @description 0x hex: the notice payload (UTF-8 JSON {event, data}) */
+                                    notice: `0x${string}`;
+                                    proof: {
+                                        /** @description 0x hex: abi.encode(uint256 claim index in the History) */
+                                        context: `0x${string}`;
+                                        validity: {
+                                            inputIndexWithinEpoch: number;
+                                            outputIndexWithinInput: number;
+                                            /** @description 0x-prefixed 32-byte hex id */
+                                            outputHashesRootHash: `0x${string}`;
+                                            /** @description 0x-prefixed 32-byte hex id */
+                                            vouchersEpochRootHash: `0x${string}`;
+                                            /** @description 0x-prefixed 32-byte hex id */
+                                            noticesEpochRootHash: `0x${string}`;
+                                            /** @description 0x-prefixed 32-byte hex id */
+                                            machineStateHash: `0x${string}`;
+                                            outputHashInOutputHashesSiblings: `0x${string}`[];
+                                            outputHashesInEpochSiblings: `0x${string}`[];
+                                        };
+                                    };
+                                } | {
+                                    /** @description 0x-prefixed 32-byte hex id */
+                                    claimId: `0x${string}`;
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    applicationAddress: `0x${string}`;
+                                    /** @description index of the input that created it */
+                                    inputIndex: number;
+                                    /** @description v2: the notice's index among all the application's outputs (= proof.outputIndex) */
+                                    noticeIndex: number;
+                                    /** @description 0x hex: the notice payload (UTF-8 JSON {event, data}) */
+                                    notice: `0x${string}`;
+                                    /** @description 0x hex: the v2 output, the call Notice(notice), as Application.validateOutput takes it */
+                                    output: `0x${string}`;
+                                    proof: {
+                                        outputIndex: number;
+                                        /** @description the 63 siblings, leaf level first */
+                                        outputHashesSiblings: `0x${string}`[];
+                                    };
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: INVALID_PARAMETER */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: SCHEMA_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/core/attestations/{address}": {
         parameters: {
             query?: never;
@@ -1586,7 +2112,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The owner's attestations */
+                /** @description The owner's attestations (status and freshness, at the api's clock, are extensions) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1602,6 +2128,13 @@ export interface paths {
                                 bucket: string;
                                 /** @description Unix seconds */
                                 timestamp: number;
+                                /**
+                                 * @description its state at `at`
+                                 * @enum {string}
+                                 */
+                                status: "valid" | "revoked" | "expired";
+                                /** @description 2^(-(at - timestamp) / the schema's freshness_half_life) */
+                                freshness: number;
                             }[];
                         };
                     };
@@ -2321,7 +2854,7 @@ export interface components {
             success: false;
             error: {
                 /** @enum {string} */
-                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "PROOF_NOT_READY";
+                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ALREADY_REVOKED" | "NOT_REVOKED" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "PROOF_NOT_READY";
                 message: string;
                 details?: {
                     [key: string]: unknown;
@@ -2350,6 +2883,8 @@ export interface components {
             proof?: "none" | "attestor";
             /** @description extension, with proof "attestor": how many distinct registered attestors must sign each claim (1 to 16, default 1) */
             attestorQuorum?: number;
+            /** @description extension: seconds each attestation of the schema stays valid (its expiresAt = its timestamp + this); absent: attestations never expire */
+            validityPeriod?: number;
         };
         AttestorRegistration: {
             /** @description the address the attestor signs claims with */

@@ -15,13 +15,16 @@ export interface SchemaContent {
   proof?: ProofKind;
   /** Part of the content when above 1 (the default), so single-attestor schemas keep their ids. */
   attestorQuorum?: number;
+  /** Part of the content when given, so schemas whose attestations never expire keep their ids. */
+  validityPeriod?: number;
 }
 
 export function schemaIdOf(content: SchemaContent): Hex {
   const { provider, flowType, domain, bucketDefinitions, dataKeys, freshnessHalfLife } = content;
   const base = { provider, flowType, domain, bucketDefinitions, dataKeys, freshnessHalfLife };
   const quorum = content.attestorQuorum !== undefined && content.attestorQuorum > 1 ? { attestorQuorum: content.attestorQuorum } : {};
-  const canonical = canonicalJson(content.proof === "attestor" ? { ...base, proof: "attestor", ...quorum } : base);
+  const validity = content.validityPeriod !== undefined ? { validityPeriod: content.validityPeriod } : {};
+  const canonical = canonicalJson(content.proof === "attestor" ? { ...base, proof: "attestor", ...quorum, ...validity } : { ...base, ...validity });
   return keccak256(stringToBytes(canonical));
 }
 

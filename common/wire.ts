@@ -15,6 +15,7 @@ export const INPUT_KINDS = [
   "revoke_grant",
   "set_role",
   "set_tls_attestor",
+  "revoke_attestation",
 ] as const;
 export type InputKind = (typeof INPUT_KINDS)[number];
 
@@ -28,6 +29,7 @@ export const QUERY_TYPES = [
   "health",
   "tls_attestors",
   "encryption_key",
+  "verify",
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
@@ -54,6 +56,8 @@ export interface InputParams {
     proof?: ProofKind;
     /** Extension, with proof "attestor": how many distinct registered attestors must sign (1 to 16, default 1). */
     attestorQuorum?: number;
+    /** Extension: seconds an attestation of the schema stays valid; each gets `expires_at` = its time + this. */
+    validityPeriod?: number;
   };
   register_encryption_key: { publicKey: string; algorithm: "nacl-box" };
   create_attestation: {
@@ -73,6 +77,11 @@ export interface InputParams {
   set_role: { address: Address; role: Role; enabled: boolean };
   /** Trusts (or with enabled: false, stops trusting) a TLS attestor's signing address. */
   set_tls_attestor: { address: Address; enabled: boolean; name?: string };
+  /**
+   * Extension: revokes an attestation (its attester, one of the TLS attestors that proved it, or an admin)
+   * or withdraws it (its owner). It stays readable, marked; a notice records the revocation.
+   */
+  revoke_attestation: { attestation_id: Hex; reason?: string; superseded_by?: Hex };
 }
 
 /**
@@ -113,6 +122,28 @@ export type NoticeEvent =
         attestor?: Address;
         /** Every attestor, only when a quorum of more than one signed. */
         attestors?: Address[];
+        /** The account that sent the attestation (EAS's `attester`). */
+        attester: Address;
+        /** Its input's block time: when it was made, and where its freshness starts. */
+        timestamp: number;
+        /** When it stops being valid (its schema's validity period after `timestamp`), or null: never. */
+        expires_at: number | null;
+        /** The schema's half-life (seconds), so a contract can weigh freshness from the notice alone. */
+        freshness_half_life: number;
+      };
+    }
+  | {
+      event: "attestation:revoked";
+      data: {
+        claimId: Hex;
+        owner: Address;
+        schema_id: Hex;
+        /** The account that sent the revocation. */
+        revoker: Address;
+        revoked_at: number;
+        /** "" when none was given. */
+        reason: string;
+        superseded_by: Hex | null;
       };
     }
   | { event: "grant:created"; data: { grantId: Hex; owner: Address; requester: Address } }
@@ -133,6 +164,8 @@ export const DAPP_ERROR_CODES = [
   "GRANT_NOT_FOUND",
   "DUPLICATE",
   "PROOF_REJECTED", // an attestor's claim that does not check out (dapp/proof.ts)
+  "ATTESTATION_NOT_FOUND",
+  "ALREADY_REVOKED",
   "INTERNAL_ERROR",
 ] as const;
 export type DappErrorCode = (typeof DAPP_ERROR_CODES)[number];
@@ -161,6 +194,8 @@ export interface SchemaDetail extends SchemaSummary {
   proof: ProofKind;
   /** Extension: how many distinct registered attestors must sign each attestation's claim. */
   attestor_quorum: number;
+  /** Extension: seconds an attestation stays valid after its time, or null: it never expires. */
+  validity_period: number | null;
 }
 
 export interface AttestationView {
@@ -181,6 +216,28 @@ export interface AttestationView {
   attestor: Address | null;
   /** Extension: every attestor whose signed claim the dapp checked, in the order sent ([] when not proven). */
   attestors: Address[];
+  /** Extension: the account that sent it (null for attestations recorded before attesters were kept). */
+  attester: Address | null;
+  /** Extension: when it stops being valid, or null: never. */
+  expires_at: number | null;
+  /** Extension: its revocation, or null while it stands. */
+  revocation: RevocationView | null;
+  /** Extension: its state at `at` (the query's, else the rollup's latest input time). */
+  status: AttestationStatus;
+  /** Extension: 2^(-(at - timestamp) / freshness_half_life), 1 for a time at or before its own. */
+  freshness: number;
+  /** Extension: the time status and freshness are computed at (unix seconds). */
+  at: number;
+}
+
+export type AttestationStatus = "valid" | "revoked" | "expired";
+
+export interface RevocationView {
+  revoked_at: number;
+  revoker: Address;
+  reason: string;
+  superseded_by: Hex | null;
+  input_index: number;
 }
 
 export interface AttestationListItem extends AttestationView {
@@ -225,6 +282,27 @@ export interface QueryResults {
   health: RollupHealth;
   tls_attestors: TlsAttestorView[];
   encryption_key: EncryptionKeyView;
+  verify: VerifyResult;
+}
+
+/** Why `verify` found no attestation that qualifies (about the owner's newest one of the schema). */
+export const VERIFY_REASONS = ["NO_ATTESTATION", "REVOKED", "EXPIRED", "BUCKET_BELOW_MINIMUM", "NOT_FRESH", "ATTESTOR_MISSING"] as const;
+export type VerifyReasonCode = (typeof VERIFY_REASONS)[number];
+
+/**
+ * Query `verify` (an extension, DECISIONS.md section 17): whether the owner holds an attestation of the
+ * schema that is valid at `at` and meets the minimum bucket, freshness and attestors asked for.
+ */
+export interface VerifyResult {
+  valid: boolean;
+  /** Empty when valid; else why the owner's newest attestation of the schema does not qualify. */
+  reasons: { code: VerifyReasonCode; message: string }[];
+  /** The attestation relied on (the newest that qualifies), or when none does the newest there is. */
+  attestation: AttestationView | null;
+  freshness: number | null;
+  at: number;
+  /** How many of the owner's attestations of the schema were looked at. */
+  checked: number;
 }
 
 /**

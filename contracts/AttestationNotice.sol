@@ -11,28 +11,73 @@ struct Attestation {
     string bucket;
     /// The TLS attestor named by the notice of a proven attestation; zero for an unproven one.
     address attestor;
+    /// The account that sent the attestation's input (EAS's attester): the api's wallet, or the owner itself.
+    address attester;
+    /// The block time of the attestation's input (Unix seconds).
+    uint64 timestamp;
+    /// `timestamp` + the schema's validity period; zero when the schema has none (the notice's `null`).
+    uint64 expiresAt;
+    /// The schema's freshness half-life in seconds. Whole seconds only: a fractional one cannot be rebuilt.
+    uint64 halfLife;
 }
 
-/// @title AttestationNotice: the exact bytes of the dapp's `attestation:created` notice, rebuilt from its fields.
-/// @dev The notice is the dapp's UTF-8 JSON. Parsing JSON on chain is costly and error-prone, so a consumer
+/// The fields of an `attestation:revoked` notice, as the dapp writes them.
+struct Revocation {
+    bytes32 claimId;
+    address owner;
+    bytes32 schemaId;
+    /// The account that sent the revocation's input.
+    address revoker;
+    /// The block time of the revocation's input (Unix seconds).
+    uint64 revokedAt;
+    /// Plain text (the dapp refuses quotes, backslashes and control characters); may be empty.
+    string reason;
+    /// The attestation that replaces the revoked one; zero when none (the notice's `null`).
+    bytes32 supersededBy;
+}
+
+/// @title AttestationNotice: the exact bytes of the dapp's attestation notices, rebuilt from their fields.
+/// @dev The notices are the dapp's UTF-8 JSON. Parsing JSON on chain is costly and error-prone, so a consumer
 /// takes the fields and rebuilds the notice: if the rollup's proof holds for those bytes, every field is
-/// authentic. Shared by the Rollups v1 and v2 gates.
+/// authentic. Shared by the gates and the registries of Rollups v1 and v2.
 library AttestationNotice {
     /// A text that JSON would escape cannot be rebuilt byte for byte (and no such label is expected).
     error UnsupportedText(string text);
 
-    /// The notice the dapp emits for such an attestation (one bucketed field, as the api makes them).
+    /// The `attestation:created` notice the dapp emits for such an attestation (one bucketed field, as the api
+    /// makes them, and at most one TLS attestor: a quorum's notice also lists `attestors`, which is not rebuilt).
     function encode(Attestation calldata a) internal pure returns (bytes memory) {
         _plain(a.provider);
         _plain(a.field);
         _plain(a.bucket);
-        return abi.encodePacked(
+        bytes memory head = abi.encodePacked(
             abi.encodePacked('{"event":"attestation:created","data":{"claimId":"', _hex(abi.encodePacked(a.claimId))),
             abi.encodePacked('","owner":"', _hex(abi.encodePacked(a.owner)), '","provider":"', a.provider),
             abi.encodePacked('","schema_id":"', _hex(abi.encodePacked(a.schemaId)), '","bucket_values":{"'),
             abi.encodePacked(a.field, '":"', a.bucket, '"}'),
             // A proven attestation's notice names its attestor after the buckets; an unproven one does not.
-            a.attestor == address(0) ? bytes("") : abi.encodePacked(',"attestor":"', _hex(abi.encodePacked(a.attestor)), '"'),
+            a.attestor == address(0) ? bytes("") : abi.encodePacked(',"attestor":"', _hex(abi.encodePacked(a.attestor)), '"')
+        );
+        return abi.encodePacked(
+            head,
+            abi.encodePacked(',"attester":"', _hex(abi.encodePacked(a.attester)), '","timestamp":', _decimal(a.timestamp)),
+            abi.encodePacked(',"expires_at":', a.expiresAt == 0 ? bytes("null") : _decimal(a.expiresAt)),
+            abi.encodePacked(',"freshness_half_life":', _decimal(a.halfLife), "}}")
+        );
+    }
+
+    /// The `attestation:revoked` notice the dapp emits for such a revocation.
+    function encodeRevocation(Revocation calldata r) internal pure returns (bytes memory) {
+        _plain(r.reason);
+        bytes memory head = abi.encodePacked(
+            abi.encodePacked('{"event":"attestation:revoked","data":{"claimId":"', _hex(abi.encodePacked(r.claimId))),
+            abi.encodePacked('","owner":"', _hex(abi.encodePacked(r.owner)), '","schema_id":"', _hex(abi.encodePacked(r.schemaId))),
+            abi.encodePacked('","revoker":"', _hex(abi.encodePacked(r.revoker)), '","revoked_at":', _decimal(r.revokedAt))
+        );
+        return abi.encodePacked(
+            head,
+            abi.encodePacked(',"reason":"', r.reason, '","superseded_by":'),
+            r.supersededBy == bytes32(0) ? bytes("null") : abi.encodePacked('"', _hex(abi.encodePacked(r.supersededBy)), '"'),
             "}}"
         );
     }
@@ -54,6 +99,17 @@ library AttestationNotice {
         for (uint256 i; i < data.length; i++) {
             out[2 + i * 2] = digits[uint8(data[i]) >> 4];
             out[3 + i * 2] = digits[uint8(data[i]) & 0x0f];
+        }
+    }
+
+    /// Decimal digits without sign, leading zeros or exponent: how JSON.stringify writes a whole number below 2^64.
+    function _decimal(uint256 value) private pure returns (bytes memory out) {
+        uint256 length = 1;
+        for (uint256 rest = value / 10; rest != 0; rest /= 10) length++;
+        out = new bytes(length);
+        for (uint256 i = length; i > 0; i--) {
+            out[i - 1] = bytes1(uint8(48 + (value % 10)));
+            value /= 10;
         }
     }
 }

@@ -37,7 +37,11 @@ export interface AdvanceContext {
  * named in `params.owner`. A role rule may also let the owner named in `params.owner` send for itself
  * when `ownerMay` says the params prove what they claim (an attestation with its signed claims).
  */
-export type SenderRule = { role: Role; ownerMay?: (params: unknown) => boolean } | { owner: true };
+export type SenderRule =
+  | { role: Role; ownerMay?: (params: unknown) => boolean }
+  | { owner: true }
+  /** Who may send it depends on the row it acts on: the kind's apply checks the sender itself. */
+  | { byRow: true };
 
 export interface InputModule {
   readonly kind: InputKind;
@@ -73,6 +77,7 @@ export function defineInput<S extends z.ZodType>(def: InputDefinition<S>): Input
 
 function authorize(ctx: AdvanceContext, rule: SenderRule, params: unknown): Address {
   const { sender } = ctx.input;
+  if ("byRow" in rule) return sender;
   if ("role" in rule) {
     if (ctx.roles.has(sender, rule.role)) return sender;
     if (rule.ownerMay?.(params) === true) {
@@ -142,6 +147,14 @@ function queryIssueMessage(issues: readonly z.core.$ZodIssue[]): string {
   if (missing) return `missing required parameter: ${String(missing.path[0])}`;
   const first = issues[0];
   return `invalid query: ${first ? describeIssue(first) : "invalid params"}`;
+}
+
+/** The time a query answers for (`at`, unix seconds), shared by the queries that take one. */
+export const atParam = z.int().min(0).max(2 ** 40).optional();
+
+/** Without `at`, "now" is the rollup's own clock: the latest input's block time (the dapp has no other). */
+export function queryTime(store: Store, at: number | undefined): number {
+  return at ?? store.meta()?.latestTimestamp ?? 0;
 }
 
 /** Pagination shared by the list queries: creation order, 1..1000 items (default 1000), from offset. */

@@ -2,7 +2,8 @@
 import type { Address } from "viem";
 import type { BucketDefinition } from "../common/buckets.ts";
 import { bytesToHex } from "../common/hex.ts";
-import type { AttestationListItem, AttestationView, GrantView, SchemaDetail, SchemaSummary, TlsAttestorView } from "../common/wire.ts";
+import { freshnessAt, statusAt } from "../common/validity.ts";
+import type { AttestationListItem, AttestationView, GrantView, RevocationView, SchemaDetail, SchemaSummary, TlsAttestorView } from "../common/wire.ts";
 import type { AttestationRead, GrantRow, SchemaRow, TlsAttestorRow } from "./db/store.ts";
 
 export function schemaSummary(row: SchemaRow, includeDescription: boolean): SchemaSummary {
@@ -23,10 +24,22 @@ export function schemaDetail(row: SchemaRow, includeDescription: boolean): Schem
     domain: row.domain,
     proof: row.proof,
     attestor_quorum: row.attestorQuorum,
+    validity_period: row.validityPeriod,
   };
 }
 
-export function attestationView(row: AttestationRead): AttestationView {
+/** When an attestation's status and freshness are read: the query's `at`, and its schema's half-life. */
+export interface ValidityClock {
+  at: number;
+  halfLife: number;
+}
+
+function revocationView(row: AttestationRead): RevocationView | null {
+  if (row.revokedAt === null || row.revoker === null || row.revocationInput === null) return null;
+  return { revoked_at: row.revokedAt, revoker: row.revoker, reason: row.revocationReason ?? "", superseded_by: row.supersededBy, input_index: row.revocationInput };
+}
+
+export function attestationView(row: AttestationRead, clock: ValidityClock): AttestationView {
   return {
     attestation_id: row.attestationId,
     schema_id: row.schemaId,
@@ -38,11 +51,17 @@ export function attestationView(row: AttestationRead): AttestationView {
     item_index: row.itemIndex,
     attestor: row.attestor,
     attestors: row.attestors !== null ? (JSON.parse(row.attestors) as Address[]) : row.attestor === null ? [] : [row.attestor],
+    attester: row.attester,
+    expires_at: row.expiresAt,
+    revocation: revocationView(row),
+    status: statusAt(row, clock.at),
+    freshness: freshnessAt(row.timestamp, clock.halfLife, clock.at),
+    at: clock.at,
   };
 }
 
-export function attestationListItem(row: AttestationRead): AttestationListItem {
-  return { ...attestationView(row), block_number: row.blockNumber };
+export function attestationListItem(row: AttestationRead, clock: ValidityClock): AttestationListItem {
+  return { ...attestationView(row, clock), block_number: row.blockNumber };
 }
 
 export function grantView(row: GrantRow): GrantView {

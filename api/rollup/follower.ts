@@ -9,7 +9,7 @@ import type { AttestationCreatedEvent, NoticeEvent } from "../../common/wire.ts"
 import { RegistryCatalog } from "./catalog.ts";
 import type { NodeReader, NoticeRecord } from "./node-reader.ts";
 
-const RELAYED_EVENTS = new Set(["attestation:created", "grant:created", "grant:revoked", "schema:registered"]);
+const RELAYED_EVENTS = new Set(["attestation:created", "attestation:revoked", "grant:created", "grant:revoked", "schema:registered"]);
 
 export interface FollowerOptions {
   intervalMs: number;

@@ -108,6 +108,11 @@ function rejection(envelope: InspectEnvelope, params: Record<string, unknown>): 
       claim_id: String(params.attestation_id),
     });
   }
+  // The one parameter only the rollup can judge: a minimum bucket is checked against the schema's labels.
+  const minimum = /^invalid query: min_bucket(?:\.[^:]*)?: (.*)$/s.exec(message);
+  if (minimum !== null) {
+    return new ApiError("INVALID_PARAMETER", `Invalid minBucket: ${minimum[1] ?? ""}`, { parameter: "minBucket", value: JSON.stringify(params.min_bucket ?? null), expected: minimum[1] ?? "" });
+  }
   // Any other rejection means the api built a query the dapp does not understand: a fault of ours.
   return new ApiError("INTERNAL_ERROR", `The rollup rejected a query: ${message}`);
 }

@@ -3,6 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { bucketDefinitionProblem } from "../../common/buckets.ts";
 import { keyIdOf, type SchemaContent } from "../../common/ids.ts";
 import { MAX_QUORUM, PROOF_KINDS, proofSchemaIssues } from "../../common/tls-claim.ts";
+import { MAX_VALIDITY_PERIOD } from "../../common/validity.ts";
 import { requireRole } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
@@ -45,6 +46,12 @@ export const schemaRegistrationSchema = z.object({
     .max(MAX_QUORUM)
     .optional()
     .openapi({ description: `extension, with proof "attestor": how many distinct registered attestors must sign each claim (1 to ${MAX_QUORUM}, default 1)` }),
+  validityPeriod: z
+    .int()
+    .min(1)
+    .max(MAX_VALIDITY_PERIOD)
+    .optional()
+    .openapi({ description: "extension: seconds each attestation of the schema stays valid (its expiresAt = its timestamp + this); absent: attestations never expire" }),
 }).superRefine((body, ctx) => {
   for (const issue of proofSchemaIssues(body)) ctx.addIssue({ code: "custom", ...issue });
 }).openapi("SchemaRegistration");
@@ -122,6 +129,7 @@ export function adminRoutes(services: ApiServices, clientOf: ClientAddressOf) {
         ...(body.proof === "attestor" ? { proof: "attestor" as const } : {}),
         // A quorum of 1 stays out too: single-attestor schemas keep their ids.
         ...(body.proof === "attestor" && body.attestorQuorum !== undefined && body.attestorQuorum > 1 ? { attestorQuorum: body.attestorQuorum } : {}),
+        ...(body.validityPeriod === undefined ? {} : { validityPeriod: body.validityPeriod }),
       };
       await services.write("register_schema", {
         ...content,

@@ -31,6 +31,7 @@ import {
   type OperationTraits,
 } from "../operations.ts";
 import { HEX32_RE, hex32Schema, jsonBody } from "../validation.ts";
+import { validityFields, validityOf } from "../validity.ts";
 
 const claimSchema = z.object({
   provider: z.string().min(1).openapi({ description: 'the provider type; only "http" is supported' }),
@@ -170,9 +171,10 @@ export const attestationRoute = createRoute({
           itemIndex: z.number().int().nonnegative().nullable().describe("its position in a batch input, null when its input was not a batch"),
           attestor: addressOut.nullable().describe("the (first) TLS attestor whose signed claim the rollup checked, null when the bucket was not proven"),
           attestors: z.array(addressOut).describe("every TLS attestor whose signed claim the rollup checked ([] when the bucket was not proven)"),
+          ...validityFields,
         }),
       ),
-      "The attestation (schemaId, inputIndex, itemIndex, attestor and attestors are extensions)",
+      "The attestation (every field after owner is an extension)",
     ),
     ...errorResponses(attestationTraits),
   },
@@ -213,15 +215,26 @@ export const attestationsByOwnerRoute = createRoute({
   request: { params: z.object({ address: addressParam.openapi({ description: "owner address" }) }) },
   responses: {
     200: jsonContent(
-      envelope(z.array(z.object({ claimId: id32, provider: z.string(), bucket: z.string(), timestamp: unixSeconds }))),
-      "The owner's attestations",
+      envelope(
+        z.array(
+          z.object({
+            claimId: id32,
+            provider: z.string(),
+            bucket: z.string(),
+            timestamp: unixSeconds,
+            status: validityFields.status,
+            freshness: validityFields.freshness,
+          }),
+        ),
+      ),
+      "The owner's attestations (status and freshness, at the api's clock, are extensions)",
     ),
     ...errorResponses(byOwnerTraits),
   },
 });
 
 /** The single bucket label of an attestation (claims through this api always bucket one field). */
-function bucketLabel(view: AttestationView): string {
+export function bucketLabel(view: AttestationView): string {
   return Object.values(view.bucket_values)[0] ?? "";
 }
 
@@ -254,7 +267,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       if (!HEX32_RE.test(claimId)) {
         throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
       }
-      const view = await services.reader.query("attestation", { attestation_id: claimId.toLowerCase() });
+      const view = await services.reader.query("attestation", { attestation_id: claimId.toLowerCase(), at: services.now() });
       return c.json(
         {
           success: true as const,
@@ -269,6 +282,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
             itemIndex: view.item_index,
             attestor: view.attestor,
             attestors: view.attestors,
+            ...validityOf(view),
           },
         },
         200,
@@ -300,7 +314,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
     })
     .openapi({ ...attestationsByOwnerRoute, middleware: [limited] }, async (c) => {
       const owner = c.req.valid("param").address.toLowerCase();
-      const items = await services.reader.queryAll("attestations_by_owner", { owner });
+      const items = await services.reader.queryAll("attestations_by_owner", { owner, at: services.now() });
       const data = [];
       for (const item of items) {
         data.push({
@@ -308,6 +322,8 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
           provider: await services.providerTypeOf(item.schema_id),
           bucket: bucketLabel(item),
           timestamp: item.timestamp,
+          status: item.status,
+          freshness: item.freshness,
         });
       }
       return c.json({ success: true as const, data }, 200);

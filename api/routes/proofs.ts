@@ -1,6 +1,6 @@
 /**
- * Extension (DECISIONS.md section 13): `GET /attestation/:claimId/proof`, the attestation's notice and its
- * proof: on a v1 node the v1 proof for `CartesiDApp.validateNotice(notice, proof)`, read through GraphQL
+ * Extensions (DECISIONS.md sections 13 and 17): `GET /attestation/:claimId/proof`, the attestation's notice
+ * and its proof, and `GET /attestation/:claimId/revocation/proof`, its revocation's notice and proof: on a v1 node the v1 proof for `CartesiDApp.validateNotice(notice, proof)`, read through GraphQL
  * (v1 fields only); on a v2 node the notice as a v2 output with `{outputIndex, outputHashesSiblings}` for
  * `Application.validateOutput(output, proof)`, read through JSON-RPC. Either works against a real node of
  * its version; the api adds no trust of its own: the contract is the judge.
@@ -17,12 +17,15 @@ import { addressOut, claimIdParams, envelope, errorResponses, id32, jsonContent,
 /** A node closes epochs every few seconds; a client polls no faster than this. */
 export const PROOF_RETRY_AFTER_SECONDS = 5;
 
-/** The notice that announced `claimId`: its JSON names the attestation (`data.claimId`). */
-export function attestationNotice<T extends { payload: Hex }>(notices: readonly T[], claimId: string): T | undefined {
+/** The two notices an attestation can have: the one that created it, and the one that revoked it. */
+export type AttestationEvent = "attestation:created" | "attestation:revoked";
+
+/** The notice of `event` about `claimId`: its JSON names the attestation (`data.claimId`). */
+export function attestationNotice<T extends { payload: Hex }>(notices: readonly T[], claimId: string, event: AttestationEvent = "attestation:created"): T | undefined {
   return notices.find((notice) => {
     try {
       const parsed = JSON.parse(hexToUtf8(notice.payload)) as { event?: unknown; data?: { claimId?: unknown } };
-      return parsed.event === "attestation:created" && typeof parsed.data?.claimId === "string" && parsed.data.claimId.toLowerCase() === claimId;
+      return parsed.event === event && typeof parsed.data?.claimId === "string" && parsed.data.claimId.toLowerCase() === claimId;
     } catch {
       return false;
     }
@@ -30,7 +33,46 @@ export function attestationNotice<T extends { payload: Hex }>(notices: readonly 
 }
 
 const proofTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "PROOF_NOT_READY", "ROLLUP_UNAVAILABLE"] };
+const revocationProofTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "NOT_REVOKED", "PROOF_NOT_READY", "ROLLUP_UNAVAILABLE"] };
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
+
+/** A notice and its proof, in the shape of the stack's Rollups version. */
+export const noticeProofSchema = z.union([
+    z.object({
+      claimId: id32,
+      applicationAddress: addressOut,
+      inputIndex: z.number().int().openapi({ description: "index of the input that created it" }),
+      noticeIndex: z.number().int().openapi({ description: "index of its notice within the input" }),
+      notice: hex.openapi({ description: "0x hex: the notice payload (UTF-8 JSON {event, data})" }),
+      proof: z.object({
+        context: hex.openapi({ description: "0x hex: abi.encode(uint256 claim index in the History)" }),
+        validity: z.object({
+          inputIndexWithinEpoch: z.number().int(),
+          outputIndexWithinInput: z.number().int(),
+          outputHashesRootHash: id32,
+          vouchersEpochRootHash: id32,
+          noticesEpochRootHash: id32,
+          machineStateHash: id32,
+          outputHashInOutputHashesSiblings: z.array(id32),
+          outputHashesInEpochSiblings: z.array(id32),
+        }),
+      }),
+    }),
+    z.object({
+      claimId: id32,
+      applicationAddress: addressOut,
+      inputIndex: z.number().int().openapi({ description: "index of the input that created it" }),
+      noticeIndex: z.number().int().openapi({ description: "v2: the notice's index among all the application's outputs (= proof.outputIndex)" }),
+      notice: hex.openapi({ description: "0x hex: the notice payload (UTF-8 JSON {event, data})" }),
+      output: hex.openapi({ description: "0x hex: the v2 output, the call Notice(notice), as Application.validateOutput takes it" }),
+      proof: z.object({
+        outputIndex: z.number().int(),
+        outputHashesSiblings: z.array(id32).openapi({ description: "the 63 siblings, leaf level first" }),
+      }),
+    }),
+    ]);
+
+export type NoticeProof = z.infer<typeof noticeProofSchema>;
 
 export const proofRoute = createRoute({
   method: "get",
@@ -40,79 +82,69 @@ export const proofRoute = createRoute({
   ...operationTraits(proofTraits),
   request: claimIdParams,
   responses: {
-    200: jsonContent(
-      envelope(
-        z.union([
-        z.object({
-          claimId: id32,
-          applicationAddress: addressOut,
-          inputIndex: z.number().int().openapi({ description: "index of the input that created it" }),
-          noticeIndex: z.number().int().openapi({ description: "index of its notice within the input" }),
-          notice: hex.openapi({ description: "0x hex: the notice payload (UTF-8 JSON {event, data})" }),
-          proof: z.object({
-            context: hex.openapi({ description: "0x hex: abi.encode(uint256 claim index in the History)" }),
-            validity: z.object({
-              inputIndexWithinEpoch: z.number().int(),
-              outputIndexWithinInput: z.number().int(),
-              outputHashesRootHash: id32,
-              vouchersEpochRootHash: id32,
-              noticesEpochRootHash: id32,
-              machineStateHash: id32,
-              outputHashInOutputHashesSiblings: z.array(id32),
-              outputHashesInEpochSiblings: z.array(id32),
-            }),
-          }),
-        }),
-        z.object({
-          claimId: id32,
-          applicationAddress: addressOut,
-          inputIndex: z.number().int().openapi({ description: "index of the input that created it" }),
-          noticeIndex: z.number().int().openapi({ description: "v2: the notice's index among all the application's outputs (= proof.outputIndex)" }),
-          notice: hex.openapi({ description: "0x hex: the notice payload (UTF-8 JSON {event, data})" }),
-          output: hex.openapi({ description: "0x hex: the v2 output, the call Notice(notice), as Application.validateOutput takes it" }),
-          proof: z.object({
-            outputIndex: z.number().int(),
-            outputHashesSiblings: z.array(id32).openapi({ description: "the 63 siblings, leaf level first" }),
-          }),
-        }),
-        ]),
-      ),
-      "The notice and its proof",
-    ),
+    200: jsonContent(envelope(noticeProofSchema), "The notice and its proof"),
     ...errorResponses(proofTraits),
   },
 });
 
+export const revocationProofRoute = createRoute({
+  method: "get",
+  path: "/api/core/attestation/{claimId}/revocation/proof",
+  summary:
+    "Extension (DECISIONS.md section 17): the notice of the attestation's revocation (attestation:revoked) and its proof, in the same shapes as /proof, for a contract that must learn the revocation (the gate, the IEAS registry); NOT_REVOKED while it stands",
+  ...operationTraits(revocationProofTraits),
+  request: claimIdParams,
+  responses: {
+    200: jsonContent(envelope(noticeProofSchema), "The revocation's notice and its proof"),
+    ...errorResponses(revocationProofTraits),
+  },
+});
+
+/**
+ * The notice of `event` about `claimId` that input `inputIndex` emitted, with its proof; PROOF_NOT_READY
+ * while its epoch is not claimed. Read through the node's reader only: works the same against a real node.
+ */
+export async function noticeProof(services: ApiServices, claimId: Hex, inputIndex: number, event: AttestationEvent): Promise<NoticeProof> {
+  const unavailable = (error: unknown): never => {
+    throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup's reader did not answer", {
+      url: services.node.url,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  };
+  const notReady = (): ApiError =>
+    new ApiError("PROOF_NOT_READY", "The notice's epoch is not claimed on the base layer yet", {
+      claim_id: claimId,
+      input_index: inputIndex,
+      retry_after: PROOF_RETRY_AFTER_SECONDS,
+    }).withHeaders({ "Retry-After": String(PROOF_RETRY_AFTER_SECONDS) });
+  const missing = (): ApiError => new ApiError("INTERNAL_ERROR", `Input ${inputIndex} holds no ${event} notice for attestation ${claimId}`);
+  const common = { claimId, applicationAddress: services.config.dappAddress.toLowerCase() as Hex, inputIndex };
+  if (services.proofs.rollups === "v2") {
+    const notice = attestationNotice(await services.proofs.reader.noticesWithProofs(inputIndex).catch(unavailable), claimId, event);
+    if (notice === undefined) throw missing();
+    if (notice.siblings === null) throw notReady();
+    return { ...common, noticeIndex: notice.index, notice: notice.payload, output: notice.output, proof: { outputIndex: notice.index, outputHashesSiblings: notice.siblings } };
+  }
+  const notice = attestationNotice(await services.proofs.reader.noticesWithProofs(inputIndex).catch(unavailable), claimId, event);
+  if (notice === undefined) throw missing();
+  if (notice.proof === null) throw notReady();
+  return { ...common, noticeIndex: notice.index, notice: notice.payload, proof: notice.proof };
+}
+
 export function proofRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "attestations", clientOf);
-  return router().openapi({ ...proofRoute, middleware: [limited] }, async (c) => {
-    const claimId = c.req.valid("param").claimId.toLowerCase();
-    if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
-    const view = await services.reader.query("attestation", { attestation_id: claimId });
-    const unavailable = (error: unknown): never => {
-      throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup's reader did not answer", {
-        url: services.node.url,
-        error: error instanceof Error ? error.message : String(error),
-      });
-    };
-    const notReady = (): ApiError =>
-      new ApiError("PROOF_NOT_READY", "The attestation's epoch is not claimed on the base layer yet", {
-        claim_id: claimId,
-        input_index: view.input_index,
-        retry_after: PROOF_RETRY_AFTER_SECONDS,
-      }).withHeaders({ "Retry-After": String(PROOF_RETRY_AFTER_SECONDS) });
-    const missing = (): ApiError => new ApiError("INTERNAL_ERROR", `Input ${view.input_index} holds no notice for attestation ${claimId}`);
-    const common = { claimId, applicationAddress: services.config.dappAddress.toLowerCase() as Hex, inputIndex: view.input_index };
-    if (services.proofs.rollups === "v2") {
-      const notice = attestationNotice(await services.proofs.reader.noticesWithProofs(view.input_index).catch(unavailable), claimId);
-      if (notice === undefined) throw missing();
-      if (notice.siblings === null) throw notReady();
-      const data = { ...common, noticeIndex: notice.index, notice: notice.payload, output: notice.output, proof: { outputIndex: notice.index, outputHashesSiblings: notice.siblings } };
-      return c.json({ success: true as const, data }, 200);
-    }
-    const notice = attestationNotice(await services.proofs.reader.noticesWithProofs(view.input_index).catch(unavailable), claimId);
-    if (notice === undefined) throw missing();
-    if (notice.proof === null) throw notReady();
-    return c.json({ success: true as const, data: { ...common, noticeIndex: notice.index, notice: notice.payload, proof: notice.proof } }, 200);
-  });
+  return router()
+    .openapi({ ...proofRoute, middleware: [limited] }, async (c) => {
+      const claimId = c.req.valid("param").claimId.toLowerCase() as Hex;
+      if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
+      const view = await services.reader.query("attestation", { attestation_id: claimId });
+      return c.json({ success: true as const, data: await noticeProof(services, claimId, view.input_index, "attestation:created") }, 200);
+    })
+    .openapi({ ...revocationProofRoute, middleware: [limited] }, async (c) => {
+      const claimId = c.req.valid("param").claimId.toLowerCase() as Hex;
+      if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
+      const view = await services.reader.query("attestation", { attestation_id: claimId });
+      if (view.revocation === null) throw new ApiError("NOT_REVOKED", "The attestation has not been revoked", { claim_id: claimId });
+      return c.json({ success: true as const, data: await noticeProof(services, claimId, view.revocation.input_index, "attestation:revoked") }, 200);
+    });
 }

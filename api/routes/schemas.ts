@@ -38,12 +38,13 @@ export const schemaRoute = createRoute({
           // Extensions: the rest of the registration, and how many attestations fall in each bucket.
           data_keys: z.array(z.string()),
           freshness_half_life: z.number(),
+          validity_period: z.number().int().positive().nullable().describe("seconds each attestation stays valid, null: they never expire"),
           bucket_counts: z
             .record(z.string(), z.record(z.string(), z.number().int().nonnegative()))
             .describe("per bucketed field, attestations per label, as the api has read them from the rollup's notices"),
         }),
       ),
-      "The schema (data_keys, freshness_half_life and bucket_counts are extensions)",
+      "The schema (data_keys, freshness_half_life, validity_period and bucket_counts are extensions)",
     ),
     ...errorResponses(oneTraits),
   },
@@ -88,6 +89,7 @@ export function schemaRoutes(services: ApiServices, clientOf: ClientAddressOf) {
             bucket_definitions: s.bucket_definitions,
             data_keys: s.data_keys,
             freshness_half_life: s.freshness_half_life,
+            validity_period: s.validity_period,
             bucket_counts: services.catalog.bucketCounts(schemaId),
           },
         },

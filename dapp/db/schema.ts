@@ -30,6 +30,8 @@ export const schemas = sqliteTable(
     proof: text("proof", { enum: ["none", "attestor"] }).notNull().default("none"),
     /** How many distinct registered attestors must sign each attestation's claim (proven schemas). */
     attestorQuorum: integer("attestor_quorum").notNull().default(1),
+    /** Seconds an attestation stays valid after its time; null: it never expires. */
+    validityPeriod: integer("validity_period"),
   },
   (t) => [uniqueIndex("schemas_schema_id_uq").on(t.schemaId)],
 );
@@ -66,6 +68,10 @@ export const attestations = sqliteTable(
     attestor: blob("attestor", { mode: "buffer" }),
     /** JSON array of every attestor whose claim proved the bucket, when a quorum of more than one signed; else null. */
     attestors: text("attestors"),
+    /** The account that sent it (EAS's attester; may revoke it); null for rows made before it was kept. */
+    attester: blob("attester", { mode: "buffer" }),
+    /** Its time plus the schema's validity period; null: it never expires. */
+    expiresAt: integer("expires_at"),
   },
   (t) => [
     uniqueIndex("attestations_attestation_id_uq").on(t.attestationId),
@@ -94,6 +100,21 @@ export const grants = sqliteTable(
     index("grants_owner_requester_idx").on(t.owner, t.requester, t.id),
   ],
 );
+
+/**
+ * Revoked attestations, one row each (revoke_attestation). A table of its own: the attestations that
+ * stand, nearly all of them, pay nothing for the columns a revocation needs.
+ */
+export const revocations = sqliteTable("revocations", {
+  attestationId: blob("attestation_id", { mode: "buffer" }).primaryKey(),
+  inputIndex: integer("input_index").notNull(),
+  itemIndex: integer("item_index"),
+  revokedAt: integer("revoked_at").notNull(),
+  revoker: blob("revoker", { mode: "buffer" }).notNull(),
+  /** "" when none was given. */
+  reason: text("reason").notNull(),
+  supersededBy: blob("superseded_by", { mode: "buffer" }),
+});
 
 /**
  * Every attestor claim an attestation has used, by the digest its signature covers: a claim proves one

@@ -3,23 +3,31 @@
  * synchronous, so the advance path is parse → a few prepared calls → commit, with no per-input SQL
  * compilation.
  */
-import { and, asc, desc, eq, gt, isNull, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, isNull, lte, sql, type SQL } from "drizzle-orm";
 import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Hex } from "viem";
 import type { Role } from "../../common/wire.ts";
 import type { DappDatabase } from "./open.ts";
-import { attestations, encryptionKeys, grants, meta, roles, schemas, tlsAttestors, usedClaims } from "./schema.ts";
+import { attestations, encryptionKeys, grants, meta, revocations, roles, schemas, tlsAttestors, usedClaims } from "./schema.ts";
 
 export type SchemaRow = typeof schemas.$inferSelect;
 export type AttestationRow = typeof attestations.$inferSelect;
 /** An attestation as the queries read it: the byte columns already as 0x-hex (see `attestationRead`). */
-export type AttestationRead = Omit<AttestationRow, "attestationId" | "schemaId" | "owner" | "encryptedData" | "attestor"> & {
+export type AttestationRead = Omit<AttestationRow, "attestationId" | "schemaId" | "owner" | "encryptedData" | "attestor" | "attester"> & {
   attestationId: Hex;
   schemaId: Hex;
   owner: Hex;
   encryptedData: Hex;
   attestor: Hex | null;
+  attester: Hex | null;
+  /** Its revocation (left-joined), all null while it stands. */
+  revokedAt: number | null;
+  revoker: Hex | null;
+  revocationReason: string | null;
+  supersededBy: Hex | null;
+  revocationInput: number | null;
 };
+export type RevocationRow = typeof revocations.$inferSelect;
 export type TlsAttestorRow = typeof tlsAttestors.$inferSelect;
 export type GrantRow = typeof grants.$inferSelect;
 export type KeyRow = typeof encryptionKeys.$inferSelect;
@@ -32,6 +40,10 @@ export type NewRow<Row extends { id: number }> = Omit<Row, "id">;
 
 function hexOf(column: AnySQLiteColumn): SQL<Hex> {
   return sql<Hex>`'0x' || lower(hex(${column}))`;
+}
+
+function hexOrNull(column: AnySQLiteColumn): SQL<Hex | null> {
+  return sql<Hex | null>`case when ${column} is null then null else '0x' || lower(hex(${column})) end`;
 }
 
 /**
@@ -50,9 +62,17 @@ const attestationRead = {
   bucketValues: attestations.bucketValues,
   timestamp: attestations.timestamp,
   blockNumber: attestations.blockNumber,
-  attestor: sql<Hex | null>`case when ${attestations.attestor} is null then null else '0x' || lower(hex(${attestations.attestor})) end`,
+  attestor: hexOrNull(attestations.attestor),
   attestors: attestations.attestors,
+  attester: hexOrNull(attestations.attester),
+  expiresAt: attestations.expiresAt,
+  revokedAt: revocations.revokedAt,
+  revoker: hexOrNull(revocations.revoker),
+  revocationReason: revocations.reason,
+  supersededBy: hexOrNull(revocations.supersededBy),
+  revocationInput: revocations.inputIndex,
 };
+const revocationOf = eq(revocations.attestationId, attestations.attestationId);
 const SCHEMA_CACHE_MAX = 1024;
 
 export function createStore(db: DappDatabase) {
@@ -106,6 +126,7 @@ export function createStore(db: DappDatabase) {
       createdAt: ph("createdAt"),
       proof: ph("proof"),
       attestorQuorum: ph("attestorQuorum"),
+      validityPeriod: ph("validityPeriod"),
     }).prepare(),
 
     keyById: db.select({ id: encryptionKeys.id }).from(encryptionKeys).where(eq(encryptionKeys.keyId, ph("id"))).prepare(),
@@ -119,10 +140,11 @@ export function createStore(db: DappDatabase) {
       createdAt: ph("createdAt"),
     }).prepare(),
 
-    attestationById: db.select(attestationRead).from(attestations).where(eq(attestations.attestationId, ph("id"))).prepare(),
+    attestationById: db.select(attestationRead).from(attestations).leftJoin(revocations, revocationOf).where(eq(attestations.attestationId, ph("id"))).prepare(),
     attestationsByOwner: db
       .select(attestationRead)
       .from(attestations)
+      .leftJoin(revocations, revocationOf)
       .where(eq(attestations.owner, ph("owner")))
       .orderBy(asc(attestations.id))
       .limit(ph("limit"))
@@ -140,6 +162,26 @@ export function createStore(db: DappDatabase) {
       blockNumber: ph("blockNumber"),
       attestor: ph("attestor"),
       attestors: ph("attestors"),
+      attester: ph("attester"),
+      expiresAt: ph("expiresAt"),
+    }).prepare(),
+    /** An owner's attestations of a schema made at or before `at`, newest first (query `verify`). */
+    attestationsOfSchema: db
+      .select(attestationRead)
+      .from(attestations)
+      .leftJoin(revocations, revocationOf)
+      .where(and(eq(attestations.owner, ph("owner")), eq(attestations.schemaId, ph("schemaId")), lte(attestations.timestamp, ph("at"))))
+      .orderBy(desc(attestations.id))
+      .limit(ph("limit"))
+      .prepare(),
+    insertRevocation: db.insert(revocations).values({
+      attestationId: ph("attestationId"),
+      inputIndex: ph("inputIndex"),
+      itemIndex: ph("itemIndex"),
+      revokedAt: ph("revokedAt"),
+      revoker: ph("revoker"),
+      reason: ph("reason"),
+      supersededBy: ph("supersededBy"),
     }).prepare(),
     claimUse: db.select({ attestationId: usedClaims.attestationId }).from(usedClaims).where(eq(usedClaims.digest, ph("digest"))).prepare(),
     useClaim: db.insert(usedClaims).values({ digest: ph("digest"), attestationId: ph("attestationId") }).prepare(),
@@ -258,6 +300,9 @@ export function createStore(db: DappDatabase) {
     attestationsByOwner: (owner: Buffer, limit: number, offset: number): AttestationRead[] =>
       q.attestationsByOwner.all({ owner, limit, offset }),
     insertAttestation: (row: NewRow<AttestationRow>): void => void q.insertAttestation.run(row),
+    attestationsOfSchema: (owner: Buffer, schemaId: Buffer, at: number, limit: number): AttestationRead[] =>
+      q.attestationsOfSchema.all({ owner, schemaId, at, limit }),
+    insertRevocation: (row: RevocationRow): void => void q.insertRevocation.run(row),
     /** The attestation that already used the attestor claim with this signed digest, if any. */
     claimUsedBy: (digest: Buffer): Buffer | undefined => q.claimUse.get({ digest })?.attestationId,
     useClaim: (digest: Buffer, attestationId: Buffer): void => void q.useClaim.run({ digest, attestationId }),

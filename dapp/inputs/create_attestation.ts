@@ -75,6 +75,7 @@ export default defineInput({
       attestors = checked.attestors;
     }
     const attestor = attestors[0];
+    const expiresAt = schema.validityPeriod === null ? null : input.timestamp + schema.validityPeriod;
     store.insertAttestation({
       inputIndex: input.index,
       itemIndex: input.item,
@@ -87,9 +88,12 @@ export default defineInput({
       blockNumber: input.blockNumber,
       attestor: attestor === undefined ? null : hexToBuffer(attestor),
       attestors: attestors.length > 1 ? JSON.stringify(attestors) : null,
+      attester: hexToBuffer(input.sender),
+      expiresAt,
     });
     // The notice is the attestation's public record on the base layer (DECISIONS.md section 13): what a
-    // contract can verify with its proof. The bucket, never the sealed value.
+    // contract can verify with its proof. The bucket, never the sealed value. Its keys keep this order:
+    // contracts rebuild the notice byte for byte (contracts/AttestationNotice.sol).
     const data = {
       claimId: attestationId,
       owner: p.owner,
@@ -99,6 +103,10 @@ export default defineInput({
       // Only when proven, so an unproven attestation's notice keeps the bytes it always had.
       ...(attestor === undefined ? {} : { attestor }),
       ...(attestors.length > 1 ? { attestors } : {}),
+      attester: input.sender,
+      timestamp: input.timestamp,
+      expires_at: expiresAt,
+      freshness_half_life: schema.freshnessHalfLife,
     };
     return [{ event: "attestation:created", data }];
   },

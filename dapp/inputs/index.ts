@@ -4,6 +4,7 @@ import createAttestation from "./create_attestation.ts";
 import grantAccess from "./grant_access.ts";
 import registerEncryptionKey from "./register_encryption_key.ts";
 import registerSchema from "./register_schema.ts";
+import revokeAttestation from "./revoke_attestation.ts";
 import revokeGrant from "./revoke_grant.ts";
 import setRole from "./set_role.ts";
 import setTlsAttestor from "./set_tls_attestor.ts";
@@ -17,4 +18,5 @@ export const INPUTS: Readonly<Record<InputKind, InputModule>> = {
   revoke_grant: revokeGrant,
   set_role: setRole,
   set_tls_attestor: setTlsAttestor,
+  revoke_attestation: revokeAttestation,
 };

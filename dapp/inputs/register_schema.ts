@@ -4,6 +4,7 @@ import { schemaIdOf } from "../../common/ids.ts";
 import { MAX_QUORUM, PROOF_KINDS, proofSchemaIssues } from "../../common/tls-claim.ts";
 import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
+import { MAX_VALIDITY_PERIOD } from "../../common/validity.ts";
 import { bucketDefinitions, LIMITS, shortText } from "./fields.ts";
 
 export const params = z.object({
@@ -17,6 +18,8 @@ export const params = z.object({
   description: z.string().max(LIMITS.description).optional(),
   proof: z.enum(PROOF_KINDS).optional(),
   attestorQuorum: z.int().min(1).max(MAX_QUORUM).optional(),
+  /** Seconds an attestation of the schema stays valid (at most 100 years); absent: attestations never expire. */
+  validityPeriod: z.int().min(1).max(MAX_VALIDITY_PERIOD).optional(),
 }).superRefine((p, ctx) => {
   for (const issue of proofSchemaIssues(p)) ctx.addIssue({ code: "custom", ...issue });
 });
@@ -45,6 +48,7 @@ export default defineInput({
       createdAt: input.timestamp,
       proof: p.proof ?? "none",
       attestorQuorum: p.attestorQuorum ?? 1,
+      validityPeriod: p.validityPeriod ?? null,
     });
     return [{ event: "schema:registered", data: { schema_id: schemaId } }];
   },

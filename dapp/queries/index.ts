@@ -9,6 +9,7 @@ import health from "./health.ts";
 import providerSchema from "./provider_schema.ts";
 import encryptionKey from "./encryption_key.ts";
 import tlsAttestors from "./tls_attestors.ts";
+import verify from "./verify.ts";
 
 /** Every inspect query type; the record type makes a missing type a compile error, and a test checks it too. */
 export const QUERIES: Readonly<Record<QueryType, QueryModule>> = {
@@ -21,4 +22,5 @@ export const QUERIES: Readonly<Record<QueryType, QueryModule>> = {
   health,
   tls_attestors: tlsAttestors,
   encryption_key: encryptionKey,
+  verify,
 };

@@ -14,16 +14,15 @@ import nacl from "tweetnacl";
 import { hexToString, stringToHex, zeroAddress, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectEvents } from "../../client/index.ts";
+import { connectEvents, type AttestationProof } from "../../client/index.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { binRange } from "../../common/range-pattern.ts";
 import { openSealed } from "../../common/seal.ts";
 import { canonicalJson } from "../../common/canonical.ts";
 import { claimIdentifier, claimParameters, claimSignText, type TlsClaim, type TlsProof } from "../../common/tls-claim.ts";
-import { contractProof } from "../../devnode/proofs.ts";
 import { attestorKeyName } from "../../scripts/lib/stack.ts";
 import { bearer, JSON_HEADERS, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
-import { deployAttestationGate } from "../support/gate.ts";
+import { attestationFields, deployAttestationGate, noticeProofArgument } from "../support/gate.ts";
 import { startProviderServer, TLS_1_1_ONLY, type ProviderServer } from "../support/provider-server.ts";
 import { startRecordingProxy, type RecordingProxy } from "../support/recording-proxy.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
@@ -404,13 +403,11 @@ describe("on the base layer", () => {
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     const claimId = answer.body.data?.claimId as Hex;
     expect((await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).status).toBe(200);
-    const proof = (await call("GET", `/api/core/attestation/${claimId}/proof`)).body.data as {
-      applicationAddress: Address;
-      proof: { validity: Parameters<typeof contractProof>[0]; context: Hex };
-    };
+    const proof = (await call("GET", `/api/core/attestation/${claimId}/proof`)).body.data as AttestationProof;
     const { address, abi, wallet, reader } = await deployAttestationGate(stack, proof.applicationAddress);
-    const attestation = { claimId, owner: USER_A, provider: "http", schemaId, field, bucket: "high", attestor: attestorAddress(1) };
-    const record = (a: typeof attestation) => ({ address, abi, functionName: "record", args: [a, contractProof(proof.proof.validity, proof.proof.context)] }) as const;
+    const attestation = attestationFields(proof.notice);
+    expect(attestation).toMatchObject({ claimId, owner: USER_A.toLowerCase(), provider: "http", schemaId, field, bucket: "high", attestor: attestorAddress(1) });
+    const record = (a: typeof attestation) => ({ address, abi, functionName: "record", args: [a, noticeProofArgument(proof)] }) as const;
     // Without its attestor the notice bytes differ, so the proof does not hold for them.
     await expect(reader.simulateContract({ ...record({ ...attestation, attestor: zeroAddress }), account: wallet.account })).rejects.toThrow(/reverted/);
     const hash = await wallet.writeContract({ ...record(attestation), chain: null });

@@ -72,7 +72,7 @@ describe("RegistryCatalog", () => {
     const schemaId = schemaIdOf(content);
     const created = (label: string) =>
       catalog.learnFromNotice(
-        { event: "attestation:created", data: { claimId: `0x${"1".repeat(64)}`, owner: `0x${"2".repeat(40)}`, provider: "http", schema_id: schemaId, bucket_values: { "data.balance": label } } },
+        { event: "attestation:created", data: { claimId: `0x${"1".repeat(64)}`, owner: `0x${"2".repeat(40)}`, provider: "http", schema_id: schemaId, bucket_values: { "data.balance": label }, attester: `0x${"3".repeat(40)}`, timestamp: 1, expires_at: null, freshness_half_life: 60 } },
         4,
         "0x",
       );

@@ -171,6 +171,7 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
         bucket_definitions: content.bucketDefinitions,
         data_keys: content.dataKeys,
         freshness_half_life: content.freshnessHalfLife,
+        validity_period: null,
         bucket_counts: {},
       });
       // Registering identical content again answers the same id.
@@ -225,7 +226,16 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
         itemIndex: null,
         attestor: null,
         attestors: [],
+        // Validity (DECISIONS.md section 17): the api's wallet sent it; a schema without a validity period never expires.
+        attester: expect.stringMatching(/^0x[0-9a-f]{40}$/),
+        expiresAt: null,
+        status: "valid",
+        freshness: expect.any(Number),
+        at: expect.any(Number),
+        revocation: null,
       });
+      expect(stack.replicaWallets.map((w) => w.toLowerCase())).toContain(attestation.attester);
+      expect(attestation.freshness).toBeGreaterThan(0.99);
       // The transaction that carried it, found on the chain from the input's block.
       expect(await client.attestationInput(claimId)).toEqual({ claimId, inputIndex: attestation.inputIndex, itemIndex: null, blockNumber: expect.any(Number), txHash: result.txHash });
       // The schema counts it in its bucket once the api has read its notice.
@@ -235,8 +245,8 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
       expect((await client.schema(schemaId)).bucket_counts["data.balance"]?.mid).toBeGreaterThanOrEqual(1);
       expect(Number.isInteger(attestation.timestamp)).toBe(true);
       const list = await client.attestations(USER_A);
-      expect(list).toContainEqual({ claimId, provider: "http", bucket: "mid", timestamp: attestation.timestamp });
-      expect(Object.keys(list[0] ?? {}).sort()).toEqual(["bucket", "claimId", "provider", "timestamp"]);
+      expect(list).toContainEqual({ claimId, provider: "http", bucket: "mid", timestamp: attestation.timestamp, status: "valid", freshness: expect.any(Number) });
+      expect(Object.keys(list[0] ?? {}).sort()).toEqual(["bucket", "claimId", "freshness", "provider", "status", "timestamp"]);
 
       // Only the key holder can read the sealed value: the field's value and the schema's data keys.
       const envelope = await stack.inspect({ type: "attestation", params: { attestation_id: claimId } });
@@ -342,6 +352,136 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
       expect([error.status, error.code]).toEqual([429, "RATE_LIMITED"]);
       expect(error.details).toEqual({ limit: 10, window: "60s", retry_after: expect.any(Number) });
       expect(error.headers.get("Retry-After")).toBe(String(error.details?.retry_after));
+    });
+  });
+
+  describe("validity: revocation, freshness, verify", () => {
+    /** A fresh owner per test, with a token of its own. */
+    async function newOwner(): Promise<{ address: Hex; client: AttestationClient }> {
+      const address = privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as Hex;
+      return { address, client: anon.withToken(await tokenFor("user", address)) };
+    }
+    const closeEpoch = async (): Promise<void> => {
+      const response = await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" });
+      expect(response.status).toBe(200);
+    };
+
+    it("verify: valid at the api's clock, each minimum refused with its reason, freshness 0.5 one half-life later", async () => {
+      provider.route("/balance", { kind: "json", value: { data: { balance: "512.5", currency: "EUR" } } });
+      const owner = await newOwner();
+      const claimed = await asClient(owner.client).claim(claimFor("/balance"));
+      const attestation = await asClient(anon).attestation(claimed.claimId);
+      const reader = asClient(anon);
+      const plain = await reader.verify({ owner: owner.address, schemaId });
+      expect(plain).toMatchObject({ valid: true, reasons: [], checked: 1, attestation: { claimId: claimed.claimId, bucket: "mid", status: "valid" } });
+      expect(["ready", "pending"]).toContain(plain.proofStatus);
+      expect(await reader.verify({ owner: owner.address, schemaId, minBucket: "mid", minFreshness: 0.9 })).toMatchObject({ valid: true });
+      const higher = await reader.verify({ owner: owner.address, schemaId, minBucket: "high" });
+      expect(higher).toMatchObject({ valid: false, reasons: [{ code: "BUCKET_BELOW_MINIMUM", message: `attestation ${claimed.claimId}: data.balance is "mid", below the minimum "high"` }] });
+      // One half-life (the schema's 86,400 s) after it was made: freshness 0.5 exactly.
+      const later = await reader.verify({ owner: owner.address, schemaId, at: attestation.timestamp + 86400, minFreshness: 0.6 });
+      expect(later).toMatchObject({ valid: false, freshness: 0.5, at: attestation.timestamp + 86400, reasons: [{ code: "NOT_FRESH" }] });
+      expect(await reader.verify({ owner: owner.address, schemaId, at: attestation.timestamp + 86400, minFreshness: 0.5 })).toMatchObject({ valid: true, freshness: 0.5 });
+      const attestor = `0x${"7".repeat(40)}`;
+      expect(await reader.verify({ owner: owner.address, schemaId, attestors: [attestor] })).toMatchObject({ valid: false, reasons: [{ code: "ATTESTOR_MISSING", message: `attestation ${claimed.claimId} was not proven by attestor ${attestor}` }] });
+      expect(await asClient(anon).verify({ owner: USER_B, schemaId: `0x${"e".repeat(64)}` }).catch((e: unknown) => e)).toMatchObject({ status: 404, code: "SCHEMA_NOT_FOUND" });
+      const nobody = await asClient(anon).verify({ owner: privateKeyToAccount(generatePrivateKey()).address, schemaId });
+      expect(nobody).toMatchObject({ valid: false, attestation: null, checked: 0, proofStatus: "none", proof: null, reasons: [{ code: "NO_ATTESTATION" }] });
+    });
+
+    it("verify refuses bad parameters, each in its own words", async () => {
+      const client = asClient(anon);
+      const owner = USER_A;
+      const cases: [Parameters<AttestationClient["verify"]>[0], string, string][] = [
+        [{ owner: "0x1234", schemaId }, "owner", "a 0x-prefixed 20-byte hex address"],
+        [{ owner, schemaId: "0x12" }, "schemaId", "a 0x-prefixed 32-byte hex schema id"],
+        [{ owner, schemaId, minFreshness: 1.5 }, "minFreshness", "a number in (0, 1]"],
+        [{ owner, schemaId, attestors: ["nope"] }, "attestor", "1 to 16 comma-separated addresses"],
+        [{ owner, schemaId, minBucket: "enormous" }, "minBucket", '"enormous" is not one of the field\'s labels (low, mid, high)'],
+      ];
+      for (const [query, parameter, expected] of cases) {
+        const error = await failure(client.verify(query));
+        expect([error.status, error.code, error.details?.parameter, error.details?.expected]).toEqual([400, "INVALID_PARAMETER", parameter, expected]);
+      }
+    });
+
+    it("an owner withdraws its own attestation: marked revoked, the WebSocket says so, verify falls back to none, then to a newer one", async () => {
+      provider.route("/balance", { kind: "json", value: { data: { balance: "512.5", currency: "EUR" } } });
+      const owner = await newOwner();
+      const first = await asClient(owner.client).claim(claimFor("/balance"));
+      // Not its owner: refused, nothing sent.
+      const stranger = await failure(asClient(userB).revokeAttestation(first.claimId, { reason: "not mine" }));
+      expect([stranger.status, stranger.code]).toEqual([403, "NOT_OWNER"]);
+      const badReason = await failure(asClient(owner.client).revokeAttestation(first.claimId, { reason: 'say "no"' }));
+      expect([badReason.status, badReason.code, badReason.details?.field]).toEqual([400, "INVALID_REQUEST", "reason"]);
+      expect((await asClient(anon).attestation(first.claimId)).status).toBe("valid");
+
+      const revoked = await asClient(owner.client).revokeAttestation(first.claimId, { reason: "account closed" });
+      expect(revoked).toEqual({
+        claimId: first.claimId,
+        txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+        revocation: { revokedAt: expect.any(Number), revoker: expect.stringMatching(/^0x[0-9a-f]{40}$/), reason: "account closed", supersededBy: null, inputIndex: expect.any(Number) },
+      });
+      const event = await events.waitFor((e) => e.event === "attestation:revoked" && e.data.claimId === first.claimId);
+      expect(event.data).toMatchObject({ claimId: first.claimId, owner: owner.address, schema_id: schemaId, reason: "account closed", superseded_by: null });
+      // Still readable, marked.
+      expect(await asClient(anon).attestation(first.claimId)).toMatchObject({ status: "revoked", revocation: { reason: "account closed" } });
+      expect(await asClient(anon).verify({ owner: owner.address, schemaId })).toMatchObject({
+        valid: false,
+        attestation: { claimId: first.claimId, status: "revoked" },
+        reasons: [{ code: "REVOKED", message: expect.stringContaining(`attestation ${first.claimId} was revoked at`) }],
+      });
+      const twice = await failure(asClient(owner.client).revokeAttestation(first.claimId, {}));
+      expect([twice.status, twice.code]).toEqual([409, "ALREADY_REVOKED"]);
+
+      const second = await asClient(owner.client).claim(claimFor("/balance"));
+      expect(await asClient(anon).verify({ owner: owner.address, schemaId })).toMatchObject({ valid: true, checked: 1, attestation: { claimId: second.claimId } });
+      // An admin revokes anyone's, naming its successor.
+      const third = await asClient(owner.client).claim(claimFor("/balance"));
+      expect(await asClient(admin).revokeAttestation(second.claimId, { supersededBy: third.claimId })).toMatchObject({ revocation: { supersededBy: third.claimId } });
+      const unknown = await failure(asClient(admin).revokeAttestation(`0x${"d".repeat(64)}`, {}));
+      expect([unknown.status, unknown.code]).toEqual([404, "ATTESTATION_NOT_FOUND"]);
+    });
+
+    it("a revocation's notice has a base-layer proof once its epoch is claimed; verify hands the relied-on attestation's proof", async () => {
+      provider.route("/balance", { kind: "json", value: { data: { balance: "5000", currency: "EUR" } } });
+      const owner = await newOwner();
+      const kept = await asClient(owner.client).claim(claimFor("/balance"));
+      const dropped = await asClient(owner.client).claim(claimFor("/balance"));
+      const standing = await failure(asClient(anon).revocationProof(dropped.claimId));
+      expect([standing.status, standing.code]).toEqual([404, "NOT_REVOKED"]);
+      await asClient(owner.client).revokeAttestation(dropped.claimId, { reason: "duplicate" });
+      await closeEpoch();
+      const proof = await asClient(anon).revocationProof(dropped.claimId);
+      const notice = JSON.parse(hexToUtf8(proof.notice as Hex)) as { event: string; data: Record<string, unknown> };
+      expect(notice).toEqual({
+        event: "attestation:revoked",
+        data: { claimId: dropped.claimId, owner: owner.address, schema_id: schemaId, revoker: expect.stringMatching(/^0x[0-9a-f]{40}$/), revoked_at: expect.any(Number), reason: "duplicate", superseded_by: null },
+      });
+      const verdict = await asClient(anon).verify({ owner: owner.address, schemaId, minBucket: "high" });
+      expect(verdict).toMatchObject({ valid: true, checked: 2, attestation: { claimId: kept.claimId }, proofStatus: "ready" });
+      expect(JSON.parse(hexToUtf8(verdict.proof?.notice as Hex))).toMatchObject({ event: "attestation:created", data: { claimId: kept.claimId, bucket_values: { "data.balance": "high" } } });
+    });
+
+    it("a schema's validity period gives each attestation an expiry: expired from that second on, readable and marked", async () => {
+      const content = { ...schemaContent("expiring.example"), validityPeriod: 3600 };
+      const registered = await asClient(admin).registerSchema(content);
+      expect(registered.schema_id).toBe(schemaIdOf(content));
+      expect((await asClient(anon).schema(registered.schema_id)).validity_period).toBe(3600);
+      const owner = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
+      const params = { schema_id: registered.schema_id, owner, provider: "http", encrypted_data: "0x01", bucket_values: { "data.balance": "low" } };
+      const verdict = await stack.send({ type: "create_attestation", params });
+      expect(verdict.status).toBe("ACCEPTED");
+      const [listed] = await asClient(anon).attestations(owner);
+      const attestation = await asClient(anon).attestation(listed?.claimId as string);
+      expect(attestation).toMatchObject({ expiresAt: attestation.timestamp + 3600, status: "valid" });
+      const reader = asClient(anon);
+      expect(await reader.verify({ owner, schemaId: registered.schema_id, at: attestation.timestamp + 3599 })).toMatchObject({ valid: true });
+      expect(await reader.verify({ owner, schemaId: registered.schema_id, at: attestation.timestamp + 3600 })).toMatchObject({
+        valid: false,
+        attestation: { status: "expired", expiresAt: attestation.timestamp + 3600 },
+        reasons: [{ code: "EXPIRED", message: `attestation ${attestation.claimId} expired at ${attestation.timestamp + 3600}` }],
+      });
     });
   });
 

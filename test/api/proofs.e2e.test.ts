@@ -16,7 +16,7 @@ import { contractProof } from "../../devnode/proofs.ts";
 import { CARTESI_DAPP_ABI } from "../../devnode/v1-contracts.ts";
 import { failure, TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
 import { recorderFor, type ConformanceRecorder } from "../support/conformance.ts";
-import { deployAttestationGate } from "../support/gate.ts";
+import { attestationFields, deployAttestationGate, noticeProofArgument } from "../support/gate.ts";
 import { V2_DEFAULTS, v2Abi } from "../../devnode/v2/contracts.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
@@ -111,7 +111,17 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
         const notice = JSON.parse(Buffer.from(found.notice.slice(2), "hex").toString("utf8")) as unknown;
         expect(notice).toEqual({
           event: "attestation:created",
-          data: { claimId, owner: USER_A.toLowerCase(), provider: "http", schema_id: schemaId, bucket_values: { [FIELD]: "mid" } },
+          data: {
+            claimId,
+            owner: USER_A.toLowerCase(),
+            provider: "http",
+            schema_id: schemaId,
+            bucket_values: { [FIELD]: "mid" },
+            attester: stack.addresses.admin.toLowerCase(),
+            timestamp: expect.any(Number),
+            expires_at: null,
+            freshness_half_life: 3600,
+          },
         });
         if (isV2Proof(found)) {
           expect(found.noticeIndex).toBe(found.proof.outputIndex);
@@ -146,10 +156,22 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
       it("the consumer contract records the verified bucket and refuses forged fields", async () => {
         const { address, abi, wallet, reader } = await deployAttestationGate(stack, found.applicationAddress);
         const gate = { abi };
-        const attestation = { claimId, owner: USER_A, provider: "http", schemaId, field: FIELD, bucket: "mid", attestor: zeroAddress as Address };
-        const proof = isV2Proof(found)
-          ? { outputIndex: BigInt(found.proof.outputIndex), outputHashesSiblings: found.proof.outputHashesSiblings }
-          : contractProof(found.proof.validity, found.proof.context);
+        const { timestamp } = attestationFields(found.notice);
+        const attestation = {
+          claimId,
+          owner: USER_A.toLowerCase() as Address,
+          provider: "http",
+          schemaId,
+          field: FIELD,
+          bucket: "mid",
+          attestor: zeroAddress as Address,
+          attester: stack.addresses.admin.toLowerCase() as Address,
+          timestamp,
+          expiresAt: 0n,
+          halfLife: 3600n,
+        };
+        expect(attestationFields(found.notice)).toEqual(attestation);
+        const proof = noticeProofArgument(found);
         const call = (a: typeof attestation) => ({ address, abi: gate.abi, functionName: "record", args: [a, proof] }) as const;
 
         const forgeries = [
@@ -158,6 +180,11 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
           { ...attestation, schemaId: `0x${"11".repeat(32)}` as Hex },
           // An unproven attestation cannot pass for a proven one.
           { ...attestation, attestor: stack.addresses.admin },
+          { ...attestation, attester: USER_A },
+          { ...attestation, timestamp: timestamp + 1n },
+          // A schema's validity period or half-life is not the caller's to choose.
+          { ...attestation, expiresAt: timestamp + 3600n },
+          { ...attestation, halfLife: 7200n },
         ];
         for (const forged of forgeries) {
           await expect(reader.simulateContract({ ...call(forged), account: wallet.account })).rejects.toThrow(/reverted/);

@@ -8,7 +8,7 @@ import { jsonToHex, utf8ToHex } from "../../common/hex.ts";
 import { inputIdOf, keyIdOf, schemaIdOf } from "../../common/ids.ts";
 import type { DappErrorCode, NoticeEvent } from "../../common/wire.ts";
 import { databaseDigest } from "../../dapp/db/digest.ts";
-import { ADMIN, ALICE, ATTESTOR, BOB, decode, OPERATOR, startReadyHarness, type Harness } from "./harness.ts";
+import { ADMIN, ALICE, ATTESTOR, BOB, decode, OPERATOR, startReadyHarness, T0, type Harness } from "./harness.ts";
 import { PUBLIC_KEY, SCHEMA, SCHEMA_2, UNKNOWN_ID } from "./fixtures.ts";
 
 const CAROL = "0x9965507d1a55bcc2695c58ba16fb37d819b0a4dc" as const;
@@ -49,6 +49,8 @@ describe("accepted inputs", () => {
     notices: (index: number) => NoticeEvent[];
     /** Remember the grant created, for later cases. */
     grant?: string;
+    /** The input's block time, when its notice carries it. */
+    timestamp?: number;
   }
 
   const cases: Accepted[] = [
@@ -82,8 +84,13 @@ describe("accepted inputs", () => {
         bucket_values: { balance: "mid" },
       },
       notices: (i) => [
-        { event: "attestation:created", data: { claimId: inputIdOf("create_attestation", i), owner: ALICE, provider: "http", schema_id: schemaId, bucket_values: { balance: "mid" } } },
+        {
+          event: "attestation:created",
+          // Key order matters: contracts rebuild these bytes (contracts/AttestationNotice.sol).
+          data: { claimId: inputIdOf("create_attestation", i), owner: ALICE, provider: "http", schema_id: schemaId, bucket_values: { balance: "mid" }, attester: ATTESTOR, timestamp: T0 + 500, expires_at: null, freshness_half_life: 3600 },
+        },
       ],
+      timestamp: T0 + 500,
     },
     {
       name: "create_attestation by an admin (admins hold every role), no bucket values",
@@ -91,8 +98,9 @@ describe("accepted inputs", () => {
       sender: ADMIN,
       params: { schema_id: schemaId, owner: BOB, provider: "http", encrypted_data: "0x00", bucket_values: {} },
       notices: (i) => [
-        { event: "attestation:created", data: { claimId: inputIdOf("create_attestation", i), owner: BOB, provider: "http", schema_id: schemaId, bucket_values: {} } },
+        { event: "attestation:created", data: { claimId: inputIdOf("create_attestation", i), owner: BOB, provider: "http", schema_id: schemaId, bucket_values: {}, attester: ADMIN, timestamp: T0 + 501, expires_at: null, freshness_half_life: 3600 } },
       ],
+      timestamp: T0 + 501,
     },
     {
       name: "grant_access by the owner",
@@ -140,7 +148,7 @@ describe("accepted inputs", () => {
 
   for (const c of cases) {
     it(c.name, async () => {
-      const outcome = await h.input(c.type, c.params, { sender: c.sender ?? ADMIN });
+      const outcome = await h.input(c.type, c.params, { sender: c.sender ?? ADMIN, ...(c.timestamp === undefined ? {} : { timestamp: c.timestamp }) });
       expect(outcome.status).toBe("accept");
       expect(outcome.reports).toEqual([]);
       expect(outcome.notices).toEqual(c.notices(outcome.index).map((n) => jsonToHex(n)));

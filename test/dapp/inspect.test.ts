@@ -66,6 +66,13 @@ const att1 = () => ({
   item_index: null,
   attestor: null,
   attestors: [],
+  attester: ATTESTOR,
+  expires_at: null,
+  revocation: null,
+  // At the rollup's clock: the latest input (T0 + 500), 496 s into a half-life of an hour.
+  status: "valid",
+  freshness: 2 ** (-496 / 3600),
+  at: T0 + 500,
 });
 const att2 = () => ({
   attestation_id: attId("att2"),
@@ -78,6 +85,12 @@ const att2 = () => ({
   item_index: null,
   attestor: null,
   attestors: [],
+  attester: ATTESTOR,
+  expires_at: null,
+  revocation: null,
+  status: "valid",
+  freshness: 2 ** (-495 / 86400),
+  at: T0 + 500,
 });
 
 describe("answered queries", () => {
@@ -99,7 +112,7 @@ describe("answered queries", () => {
       name: "provider_schema",
       type: "provider_schema",
       params: { schema_id: s2 },
-      expected: () => ({ ...summary2, data_keys: ["score", "age"], freshness_half_life: 86400, domain: SCHEMA_2.domain, proof: "none", attestor_quorum: 1 }),
+      expected: () => ({ ...summary2, data_keys: ["score", "age"], freshness_half_life: 86400, domain: SCHEMA_2.domain, proof: "none", attestor_quorum: 1, validity_period: null }),
     },
     {
       name: "provider_schema with description, id in upper case",
@@ -116,6 +129,7 @@ describe("answered queries", () => {
         domain: SCHEMA.domain,
         proof: "none",
         attestor_quorum: 1,
+        validity_period: null,
       }),
     },
     {
@@ -135,6 +149,12 @@ describe("answered queries", () => {
     },
     { name: "attestations_by_owner of an owner without any", type: "attestations_by_owner", params: { owner: ADMIN }, expected: () => [] },
     { name: "attestation", type: "attestation", params: () => ({ attestation_id: attId("att1") }), expected: att1 },
+    {
+      name: "attestation at a given time: one half-life after it was made, freshness 0.5",
+      type: "attestation",
+      params: () => ({ attestation_id: attId("att1"), at: T0 + 4 + 3600 }),
+      expected: () => ({ ...att1(), freshness: 0.5, at: T0 + 3604 }),
+    },
     {
       name: "check_access at the latest input's time: the short grant has expired",
       type: "check_access",

@@ -117,7 +117,18 @@ describe("a proven attestation", () => {
     const id = inputIdOf("create_attestation", out.index);
     expect(decode(out.notices[0] as Hex)).toEqual({
       event: "attestation:created",
-      data: { claimId: id, owner: ALICE, provider: "http", schema_id: sid, bucket_values: { "data.balance": "mid" }, attestor: ATTESTOR_ADDRESS },
+      data: {
+        claimId: id,
+        owner: ALICE,
+        provider: "http",
+        schema_id: sid,
+        bucket_values: { "data.balance": "mid" },
+        attestor: ATTESTOR_ADDRESS,
+        attester: ATTESTOR,
+        timestamp: AT,
+        expires_at: null,
+        freshness_half_life: SCHEMA.freshnessHalfLife,
+      },
     });
     expect(await h.read("attestation", { attestation_id: id })).toMatchObject({ attestation_id: id, attestor: ATTESTOR_ADDRESS, attestors: [ATTESTOR_ADDRESS] });
   });

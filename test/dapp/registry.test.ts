@@ -24,6 +24,8 @@ describe("registries", () => {
       revoke_grant: { owner: true },
       set_role: { role: "admin" },
       set_tls_attestor: { role: "admin" },
+      // Its owner, its attester, an attestor that proved it or an admin: known only from the row.
+      revoke_attestation: { byRow: true },
     });
   });
 });

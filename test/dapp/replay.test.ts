@@ -46,6 +46,9 @@ const INPUTS: { sender: string; payload: Hex; timestamp: number }[] = [
   { sender: ALICE, payload: jsonToHex({ type: "revoke_grant", params: { grant_id: inputIdOf("grant_access", 26) } }), timestamp: T0 + 52 },
   { sender: ALICE, payload: "0x7b" as Hex, timestamp: T0 + 53 },
   { sender: ALICE, payload: jsonToHex({ type: "revoke_grant", params: { grant_id: inputIdOf("grant_access", 26) } }), timestamp: T0 + 54 },
+  // ALICE withdraws an attestation of hers (input 7), superseded by a later one (input 9); again is refused.
+  { sender: ALICE, payload: jsonToHex({ type: "revoke_attestation", params: { attestation_id: inputIdOf("create_attestation", 7), superseded_by: inputIdOf("create_attestation", 9) } }), timestamp: T0 + 55 },
+  { sender: ALICE, payload: jsonToHex({ type: "revoke_attestation", params: { attestation_id: inputIdOf("create_attestation", 7) } }), timestamp: T0 + 56 },
 ];
 
 async function runAll(dbPath: string, inputs = INPUTS, firstIndex = 0): Promise<{ outcomes: AdvanceOutcome[]; digest: string }> {
@@ -73,6 +76,7 @@ describe("replay", () => {
       encryption_keys: 1,
       grants: 2,
       meta: 1,
+      revocations: 1,
       roles: 2,
       schemas: 2,
       tls_attestors: 0,
@@ -116,7 +120,7 @@ describe("restart", () => {
     expect(next.notices).toEqual([
       jsonToHex({
         event: "attestation:created",
-        data: { claimId: inputIdOf("create_attestation", INPUTS.length), owner: ALICE, provider: "http", schema_id: s1, bucket_values: {} },
+        data: { claimId: inputIdOf("create_attestation", INPUTS.length), owner: ALICE, provider: "http", schema_id: s1, bucket_values: {}, attester: ATTESTOR, timestamp: T0 + 60, expires_at: null, freshness_half_life: SCHEMA.freshnessHalfLife },
       }),
     ]);
     // processed_inputs: up to and including the last accepted input.

@@ -44,6 +44,8 @@ const VALID: { [K in (typeof INPUT_KINDS)[number]]: () => Record<string, unknown
   revoke_grant: () => ({ grant_id: aliceGrant }),
   set_role: () => ({ address: BOB, role: "attestor", enabled: true }),
   set_tls_attestor: () => ({ address: BOB, enabled: true, name: "fuzz attestor" }),
+  // The attestation setup makes (input 5), revoked by its attester.
+  revoke_attestation: () => ({ attestation_id: inputIdOf("create_attestation", 5), reason: "fuzz" }),
 };
 const SENDER: Record<(typeof INPUT_KINDS)[number], Address> = {
   register_schema: ADMIN,
@@ -53,6 +55,7 @@ const SENDER: Record<(typeof INPUT_KINDS)[number], Address> = {
   revoke_grant: ALICE,
   set_role: ADMIN,
   set_tls_attestor: ADMIN,
+  revoke_attestation: ATTESTOR,
 };
 
 type FieldType = "string" | "number" | "integer" | "boolean" | "object" | "array";
@@ -88,6 +91,10 @@ const FIELDS: { kind: (typeof INPUT_KINDS)[number]; field: string; type: FieldTy
   { kind: "create_attestation", field: "proofs", type: "array" },
   { kind: "register_schema", field: "proof", type: "string", pattern: true },
   { kind: "register_schema", field: "attestorQuorum", type: "integer" },
+  { kind: "register_schema", field: "validityPeriod", type: "integer" },
+  { kind: "revoke_attestation", field: "attestation_id", type: "string", pattern: true },
+  { kind: "revoke_attestation", field: "reason", type: "string", max: 256 },
+  { kind: "revoke_attestation", field: "superseded_by", type: "string", pattern: true },
 ];
 
 const scalarOrContainer = fc.oneof(
@@ -317,7 +324,7 @@ describe("advance payloads that decode but must not apply", () => {
   });
 
   it("a missing required field is INVALID_PARAMS naming it", { timeout: scaledTimeout(60_000) }, async () => {
-    const required = FIELDS.filter((f) => !["name", "description", "owner", "proof", "proofs", "attestorQuorum"].includes(f.field));
+    const required = FIELDS.filter((f) => !["name", "description", "owner", "proof", "proofs", "attestorQuorum", "validityPeriod", "reason", "superseded_by"].includes(f.field));
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...required), async (f) => {
         const params: Record<string, unknown> = VALID[f.kind]();
@@ -357,6 +364,7 @@ describe("advance payloads that decode but must not apply", () => {
       "grant_for_alice",
       "revoke_alice_grant",
       "revoke_for_alice",
+      "revoke_attestation",
     );
     await fc.assert(
       fc.asyncProperty(forgedArb, attempt, bytes32Arb, async (sender, what, id) => {
@@ -388,10 +396,14 @@ describe("advance payloads that decode but must not apply", () => {
     );
   });
 
-  it("references to things that do not exist are SCHEMA_NOT_FOUND or GRANT_NOT_FOUND", { timeout: scaledTimeout(60_000) }, async () => {
+  it("references to things that do not exist are SCHEMA_NOT_FOUND, GRANT_NOT_FOUND or ATTESTATION_NOT_FOUND", { timeout: scaledTimeout(60_000) }, async () => {
     await fc.assert(
-      fc.asyncProperty(bytes32Arb, fc.constantFrom("create_attestation", "grant_access", "revoke_grant"), async (id, kind) => {
-        if (kind === "revoke_grant") {
+      fc.asyncProperty(bytes32Arb, fc.constantFrom("create_attestation", "grant_access", "revoke_grant", "revoke_attestation", "superseded_by"), async (id, kind) => {
+        if (kind === "revoke_attestation") {
+          expectRejected(await send(jsonToHex({ type: kind, params: { attestation_id: id } }), ADMIN), "ATTESTATION_NOT_FOUND");
+        } else if (kind === "superseded_by") {
+          expectRejected(await send(jsonToHex({ type: "revoke_attestation", params: { ...VALID.revoke_attestation(), superseded_by: id } }), ATTESTOR), "ATTESTATION_NOT_FOUND");
+        } else if (kind === "revoke_grant") {
           expectRejected(await send(jsonToHex({ type: kind, params: { grant_id: id } }), ALICE), "GRANT_NOT_FOUND");
         } else {
           const params = { ...VALID[kind](), schema_id: id };
