@@ -88,3 +88,13 @@ export function facts(pairs: [string, Child][]): HTMLElement {
 export function badge(text: string, tone: "ok" | "warn" | "bad" | "info"): HTMLElement {
   return h("span", { class: `badge ${tone}` }, text);
 }
+
+/** An attestation's state as a badge: valid, revoked or expired (DECISIONS.md section 17). */
+export function statusBadge(status: "valid" | "revoked" | "expired"): HTMLElement {
+  return badge(status, status === "valid" ? "ok" : status === "revoked" ? "bad" : "warn");
+}
+
+/** Freshness as a percentage: 1 is made just now, 0.5 one half-life ago. */
+export function freshnessText(freshness: number): string {
+  return `${(freshness * 100).toFixed(freshness >= 0.995 || freshness < 0.01 ? 0 : 1)}%`;
+}

@@ -1,12 +1,14 @@
 /** An address: its attestations (paged), and whether another address may read its data (an access check). */
 import { get } from "../api.ts";
-import { addressLink, ADDRESS_RE, ago, attestationLink, badge, card, h, problem, schemaLink, table, when } from "../dom.ts";
+import { addressLink, ADDRESS_RE, ago, attestationLink, badge, card, freshnessText, h, problem, schemaLink, statusBadge, table, when } from "../dom.ts";
 
 interface OwnedAttestation {
   claimId: string;
   provider: string;
   bucket: string;
   timestamp: number;
+  status: "valid" | "revoked" | "expired";
+  freshness: number;
 }
 
 interface Access {
@@ -33,8 +35,15 @@ export async function addressView(view: HTMLElement, address: string, query: URL
       attestations.length === 0
         ? h("p", { class: "muted" }, "No attestations are owned by this address.")
         : table(
-            ["Attestation", "Bucket", "Provider", "Time"],
-            shown.map((a) => [attestationLink(a.claimId), badge(a.bucket, "info"), a.provider, h("span", { title: when(a.timestamp) }, ago(a.timestamp))]),
+            ["Attestation", "Bucket", "Status", "Freshness", "Provider", "Time"],
+            shown.map((a) => [
+              attestationLink(a.claimId),
+              badge(a.bucket, "info"),
+              statusBadge(a.status),
+              freshnessText(a.freshness),
+              a.provider,
+              h("span", { title: when(a.timestamp) }, ago(a.timestamp)),
+            ]),
           ),
       pages > 1 ? pager(address, page, pages) : null,
     ),

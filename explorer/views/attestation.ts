@@ -1,6 +1,6 @@
 /** One attestation: what the rollup holds about it, and whether its epoch is claimed on the base layer (its proof). */
 import { ApiFailure, get } from "../api.ts";
-import { addressLink, badge, card, facts, h, ID_RE, problem, when, ago, schemaLink, type Child } from "../dom.ts";
+import { addressLink, attestationLink, badge, card, facts, freshnessText, h, ID_RE, problem, when, ago, schemaLink, statusBadge, type Child } from "../dom.ts";
 
 interface Attestation {
   claimId: string;
@@ -15,6 +15,14 @@ interface Attestation {
   attestor: string | null;
   /** Every attestor whose signed claim the rollup checked (a schema's quorum), [] when unproven. */
   attestors: string[];
+  /** The account that sent it; null for attestations recorded before attesters were kept. */
+  attester: string | null;
+  expiresAt: number | null;
+  /** At the api's clock (`at`). */
+  status: "valid" | "revoked" | "expired";
+  freshness: number;
+  at: number;
+  revocation: { revokedAt: number; revoker: string; reason: string; supersededBy: string | null; inputIndex: number } | null;
 }
 
 /** The api's proof: v1 (context and validity, for validateNotice) or v2 (output index and siblings, for validateOutput). */
@@ -46,7 +54,7 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
   const proofCard = card("On the base layer", h("p", { class: "muted" }, "Reading the proof…"));
   const transaction = h("span", { class: "muted" }, "reading the chain…");
   view.append(
-    h("h1", {}, "Attestation ", badge(attestation.bucket, "info")),
+    h("h1", {}, "Attestation ", badge(attestation.bucket, "info"), " ", statusBadge(attestation.status)),
     card(
       "Details",
       facts([
@@ -67,6 +75,9 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
               ),
         ],
         ["Time", `${when(attestation.timestamp)} (${ago(attestation.timestamp)})`],
+        ["Status", h("span", { id: "status" }, statusBadge(attestation.status), " ", validityText(attestation))],
+        ["Freshness", h("span", { id: "freshness" }, freshnessText(attestation.freshness), h("span", { class: "muted small" }, " (halves every half-life of its schema)"))],
+        ["Attester", attestation.attester === null ? h("span", { class: "muted" }, "not recorded") : addressLink(attestation.attester)],
         ["Schema", schemaLink(attestation.schemaId)],
         ["Input", attestation.itemIndex === null ? `#${attestation.inputIndex}` : `#${attestation.inputIndex}, item ${attestation.itemIndex} of a batch`],
         ["Transaction", transaction],
@@ -75,6 +86,23 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
     proofCard,
   );
   await Promise.all([showProof(proofCard, claimId), showTransaction(transaction, claimId)]);
+}
+
+/** What its status rests on: its revocation (when, by whom, why, what replaces it) or its expiry. */
+function validityText(a: Attestation): Child {
+  const r = a.revocation;
+  if (r !== null) {
+    return h(
+      "span",
+      { class: "small" },
+      `revoked ${when(r.revokedAt)} by `,
+      addressLink(r.revoker),
+      r.reason === "" ? "" : `: “${r.reason}”`,
+      ...(r.supersededBy === null ? [] : [" · superseded by ", attestationLink(r.supersededBy)]),
+    );
+  }
+  if (a.expiresAt === null) return h("span", { class: "muted small" }, "never expires");
+  return h("span", { class: "muted small" }, `${a.status === "expired" ? "expired" : "expires"} ${when(a.expiresAt)}`);
 }
 
 /** The InputBox transaction that carried the attestation's input (read from the chain by the api). */

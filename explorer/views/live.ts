@@ -1,7 +1,7 @@
 /** Live: the api's WebSocket events as they arrive, narrowed by event and owner (the server filters). */
 import { addressLink, ADDRESS_RE, attestationLink, badge, card, h, schemaLink } from "../dom.ts";
 
-const EVENTS = ["attestation:created", "grant:created", "grant:revoked", "schema:registered"] as const;
+const EVENTS = ["attestation:created", "attestation:revoked", "grant:created", "grant:revoked", "schema:registered"] as const;
 const KEEP = 200;
 
 interface LiveEvent {
@@ -90,6 +90,7 @@ function eventRow(event: LiveEvent): HTMLElement {
   if (text("schemaId") !== "") parts.push("schema ", schemaLink(text("schemaId")));
   if (text("bucket") !== "") parts.push(badge(text("bucket"), "info"));
   if (text("provider") !== "") parts.push(h("span", { class: "muted small" }, `via ${text("provider")}`));
-  const tone = event.event === "grant:revoked" ? "bad" : event.event === "attestation:created" ? "ok" : "info";
+  if (text("reason") !== "") parts.push(h("span", { class: "muted small" }, `“${text("reason")}”`));
+  const tone = event.event === "grant:revoked" || event.event === "attestation:revoked" ? "bad" : event.event === "attestation:created" ? "ok" : "info";
   return h("li", { class: "event", "data-event": event.event }, h("time", {}, new Date().toLocaleTimeString()), badge(event.event, tone), h("span", { class: "parts" }, ...parts.flatMap((p) => [p, " "])));
 }

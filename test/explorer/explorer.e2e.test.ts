@@ -148,7 +148,27 @@ describe("the explorer", () => {
     await expect(page.locator("#tx-hash").textContent()).resolves.toMatch(/^0x[0-9a-f]{64}$/);
     await page.locator("text=epoch claimed").waitFor();
     await expect(page.locator("#view").textContent()).resolves.toContain(`npm run verify -- ${claimId}`);
+    // Validity at the api's clock: it stands, never expires, and is as fresh as a minutes-old claim.
+    await expect(page.locator("#status").textContent()).resolves.toBe("valid never expires");
+    await expect(page.locator("#freshness").textContent()).resolves.toMatch(/^100% \(halves/);
     await shot("attestation");
+  });
+
+  it("marks a revoked attestation: who revoked it and why, on its page, its owner's list and the live feed", async () => {
+    await open("#/live");
+    await page.locator("#live-status >> text=connected").waitFor();
+    const { claimId: dropped } = await claim();
+    await user.revokeAttestation(dropped, { reason: "account closed" });
+    await page.locator('#feed li[data-event="attestation:revoked"]').waitFor();
+    await expect(page.locator('#feed li[data-event="attestation:revoked"]').first().textContent()).resolves.toContain("“account closed”");
+    // Its epoch claimed first, so the page finds its proof (an open epoch is a 409 the browser logs).
+    expect((await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).status).toBe(200);
+    await open(`#/attestation/${dropped}`);
+    await expect(page.locator("h1").textContent()).resolves.toContain("revoked");
+    await expect(page.locator("#status").textContent()).resolves.toMatch(/^revoked revoked .+ by 0x[0-9a-f]{6}…[0-9a-f]{6}: “account closed”$/);
+    await open(`#/address/${USER_A}`);
+    await expect(page.locator("table").first().textContent()).resolves.toContain("revoked");
+    await shot("attestation-revoked");
   });
 
   it("shows a claim made while the live view is open", async () => {
