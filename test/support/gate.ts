@@ -2,7 +2,7 @@
  * The example consumer contracts (contracts/) of the stack's Rollups version deployed on its chain, and the
  * fields and proofs they take, read from the notices the rollup emitted.
  */
-import { createWalletClient, hexToString, http, type Abi, type Address, type Hex } from "viem";
+import { createWalletClient, hexToString, http, type Address, type Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { z } from "zod";
 import { isV2Proof, type AttestationProof } from "../../client/index.ts";
@@ -23,7 +23,7 @@ export async function deployContract(stack: TestStack, name: string, args: reado
   const reader = stack.client.publicClient;
   const deployed = await reader.waitForTransactionReceipt({ hash: await wallet.deployContract({ abi, bytecode, args, chain: null }) });
   if (deployed.status !== "success" || deployed.contractAddress == null) throw new Error(`deploying ${name} failed (transaction ${deployed.transactionHash})`);
-  return { address: deployed.contractAddress, abi: abi satisfies Abi, wallet, reader };
+  return { address: deployed.contractAddress, abi, wallet, reader };
 }
 
 /** AttestationGate (v1) or AttestationGateV2, bound to `application`. */
