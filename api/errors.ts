@@ -16,6 +16,8 @@ export const API_ERROR_STATUS = {
   FORBIDDEN: 403,
   NOT_OWNER: 403,
   GRANT_EXPIRED: 403,
+  /** Extension (DECISIONS.md section 16): the owner's signed consent did not check out, or a schema refuses a relayed grant. */
+  CONSENT_REJECTED: 403,
   NOT_FOUND: 404,
   SCHEMA_NOT_FOUND: 404,
   ATTESTATION_NOT_FOUND: 404,

@@ -10,7 +10,7 @@ import { attestationInputRoute, attestationRoute, attestationsByOwnerRoute, clai
 import { attestorsRoute, registerAttestorRoute } from "./routes/attestors.ts";
 import { loginRoute, nonceRoute } from "./routes/auth.ts";
 import { attestationDataRoute } from "./routes/data.ts";
-import { accessRoute, grantRoute, grantsOfRoute, revokeRoute } from "./routes/grants.ts";
+import { accessRoute, consentDomainRoute, grantRoute, grantsOfRoute, revokeRoute } from "./routes/grants.ts";
 import { healthcheckRoute, healthRoute, statusRoute } from "./routes/health.ts";
 import { proofRoute, revocationProofRoute } from "./routes/proofs.ts";
 import { schemaRoute, schemasRoute } from "./routes/schemas.ts";
@@ -51,6 +51,7 @@ export const API_ROUTES = [
   revokeRoute,
   accessRoute,
   grantsOfRoute,
+  consentDomainRoute,
   nonceRoute,
   loginRoute,
   openApiRoute,

@@ -103,6 +103,7 @@ export function schemaRow(): NewRow<SchemaRow> {
     dataKeys: JSON.stringify(BENCH_SCHEMA.dataKeys),
     freshnessHalfLife: BENCH_SCHEMA.freshnessHalfLife,
     validityPeriod: null,
+    requireSignedConsent: false,
     createdAt: T0 - 1,
     proof: "none",
     attestorQuorum: 1,

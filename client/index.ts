@@ -58,6 +58,8 @@ export type RevocationResult = Data<"/api/core/attestation/{claimId}/revoke", "p
 export type VerifyQuery = NonNullable<paths["/api/core/verify"]["get"]["parameters"]["query"]>;
 export type VerifyResult = Data<"/api/core/verify", "get">;
 export type GrantRequest = Body<"/api/core/grant", "post">;
+export type SignedConsent = components["schemas"]["SignedConsent"];
+export type ConsentDomain = Data<"/api/core/consent/domain", "get">;
 export type GrantResult = Data<"/api/core/grant", "post">;
 export type AccessCheck = Data<"/api/core/access/{owner}/{requester}", "get">;
 export type AttestationInput = Data<"/api/core/attestation/{claimId}/input", "get">;
@@ -257,8 +259,13 @@ export class AttestationClient {
   async grant(request: GrantRequest): Promise<GrantResult> {
     return (await this.ok(this.api.POST("/api/core/grant", { body: request }))).data;
   }
-  async revokeGrant(grantId: string): Promise<void> {
-    await this.ok(this.api.DELETE("/api/core/grant/{grantId}", { params: { path: { grantId } } }));
+  /** With `consent` (client/consent.ts signs it), the rollup checks the owner's signature and records the revoke as signed. */
+  async revokeGrant(grantId: string, consent?: SignedConsent): Promise<void> {
+    await this.ok(this.api.DELETE("/api/core/grant/{grantId}", { params: { path: { grantId } }, ...(consent === undefined ? {} : { body: { consent } }) }));
+  }
+  /** Extension: the EIP-712 domain owners sign grants and revokes in (client/consent.ts). */
+  async consentDomain(): Promise<ConsentDomain> {
+    return (await this.ok(this.api.GET("/api/core/consent/domain"))).data;
   }
   async access(owner: string, requester: string): Promise<AccessCheck> {
     return (await this.ok(this.api.GET("/api/core/access/{owner}/{requester}", { params: { path: { owner: owner as Address, requester: requester as Address } } }))).data;

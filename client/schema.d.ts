@@ -322,6 +322,8 @@ export interface paths {
                                 freshness_half_life: number;
                                 /** @description seconds each attestation stays valid, null: they never expire */
                                 validity_period: number | null;
+                                /** @description grants and revokes need the owner's own consent (the api's relay alone is refused) */
+                                require_signed_consent: boolean;
                                 /** @description per bucketed field, attestations per label, as the api has read them from the rollup's notices */
                                 bucket_counts: {
                                     [key: string]: {
@@ -2209,6 +2211,7 @@ export interface paths {
                         schemaId: `0x${string}`;
                         /** @description Unix seconds, in the future */
                         expiresAt: number;
+                        consent?: components["schemas"]["SignedConsent"];
                     };
                 };
             };
@@ -2249,7 +2252,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Error: AUTH_INSUFFICIENT */
+                /** @description Error: CONSENT_REJECTED, AUTH_INSUFFICIENT */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2350,7 +2353,13 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        consent?: components["schemas"]["SignedConsent"];
+                    };
+                };
+            };
             responses: {
                 /** @description Revoked */
                 200: {
@@ -2373,7 +2382,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Error: NOT_OWNER, AUTH_INSUFFICIENT */
+                /** @description Error: NOT_OWNER, CONSENT_REJECTED, AUTH_INSUFFICIENT */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2492,6 +2501,11 @@ export interface paths {
                                     schemaId: `0x${string}`;
                                     /** @description Unix seconds */
                                     expiresAt: number;
+                                    /**
+                                     * @description extension: whose word made it — the owner's signature, the owner's own wallet, or the api's relay
+                                     * @enum {string}
+                                     */
+                                    consent: "signed" | "owner" | "relayed";
                                 }[];
                             };
                         };
@@ -2584,6 +2598,11 @@ export interface paths {
                                     createdAt: number;
                                     /** @description Unix seconds */
                                     expiresAt: number;
+                                    /**
+                                     * @description extension: whose word made it — the owner's signature, the owner's own wallet, or the api's relay
+                                     * @enum {string}
+                                     */
+                                    consent: "signed" | "owner" | "relayed";
                                 }[];
                                 /** @description live grants from owners the api saw grant this address (grant notices), at most 50 owners */
                                 received: {
@@ -2595,6 +2614,11 @@ export interface paths {
                                     schemaId: `0x${string}`;
                                     /** @description Unix seconds */
                                     expiresAt: number;
+                                    /**
+                                     * @description extension: whose word made it — the owner's signature, the owner's own wallet, or the api's relay
+                                     * @enum {string}
+                                     */
+                                    consent: "signed" | "owner" | "relayed";
                                 }[];
                             };
                         };
@@ -2629,6 +2653,70 @@ export interface paths {
                 };
                 /** @description Error: ROLLUP_UNAVAILABLE */
                 503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/consent/domain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension: the EIP-712 domain an owner signs a grant or a revoke in (this chain, this application); the types are Grant(address owner,address requester,bytes32 schemaId,uint64 expiresAt,bytes32 nonce,uint64 deadline) and RevokeGrant(address owner,bytes32 grantId,bytes32 nonce,uint64 deadline) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The domain */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                name: string;
+                                version: string;
+                                chainId: number;
+                                /** @description 0x-prefixed 20-byte hex address */
+                                verifyingContract: `0x${string}`;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2854,7 +2942,7 @@ export interface components {
             success: false;
             error: {
                 /** @enum {string} */
-                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ALREADY_REVOKED" | "NOT_REVOKED" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "PROOF_NOT_READY";
+                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "CONSENT_REJECTED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ALREADY_REVOKED" | "NOT_REVOKED" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "PROOF_NOT_READY";
                 message: string;
                 details?: {
                     [key: string]: unknown;
@@ -2885,6 +2973,8 @@ export interface components {
             attestorQuorum?: number;
             /** @description extension: seconds each attestation of the schema stays valid (its expiresAt = its timestamp + this); absent: attestations never expire */
             validityPeriod?: number;
+            /** @description extension: grants and revokes of the schema's data need the owner's own consent (its EIP-712 signature, or sent from its wallet); the api's relay alone is refused */
+            requireSignedConsent?: boolean;
         };
         AttestorRegistration: {
             /** @description the address the attestor signs claims with */
@@ -2907,6 +2997,14 @@ export interface components {
                 identifier: `0x${string}`;
                 epoch: number;
             };
+            signature: `0x${string}`;
+        };
+        /** @description extension: the owner's EIP-712 signature (domain: GET /api/core/consent/domain; types Grant and RevokeGrant, docs/consent.md); the grant is then recorded as signed */
+        SignedConsent: {
+            /** @description 32 random bytes, used once */
+            nonce: `0x${string}`;
+            /** @description Unix seconds after which the rollup refuses the signature (block time) */
+            deadline: number;
             signature: `0x${string}`;
         };
     };

@@ -17,13 +17,18 @@ export interface SchemaContent {
   attestorQuorum?: number;
   /** Part of the content when given, so schemas whose attestations never expire keep their ids. */
   validityPeriod?: number;
+  /** Part of the content when true, so schemas that take relayed grants keep their ids. */
+  requireSignedConsent?: boolean;
 }
 
 export function schemaIdOf(content: SchemaContent): Hex {
   const { provider, flowType, domain, bucketDefinitions, dataKeys, freshnessHalfLife } = content;
   const base = { provider, flowType, domain, bucketDefinitions, dataKeys, freshnessHalfLife };
   const quorum = content.attestorQuorum !== undefined && content.attestorQuorum > 1 ? { attestorQuorum: content.attestorQuorum } : {};
-  const validity = content.validityPeriod !== undefined ? { validityPeriod: content.validityPeriod } : {};
+  const validity = {
+    ...(content.validityPeriod !== undefined ? { validityPeriod: content.validityPeriod } : {}),
+    ...(content.requireSignedConsent === true ? { requireSignedConsent: true } : {}),
+  };
   const canonical = canonicalJson(content.proof === "attestor" ? { ...base, proof: "attestor", ...quorum, ...validity } : { ...base, ...validity });
   return keccak256(stringToBytes(canonical));
 }

@@ -5,9 +5,8 @@
  * transaction), deterministic (the input's block time is "now") and our own code over viem and
  * @noble/curves. No message ever carries a provider value: no claim holds one.
  */
-import { secp256k1 } from "@noble/curves/secp256k1";
+import { recoverDigestSigner } from "./signature.ts";
 import { hashMessage, hexToBytes, type Address, type Hex } from "viem";
-import { publicKeyToAddress } from "viem/accounts";
 import type { BucketDefinition } from "./buckets.ts";
 import { canonicalJson } from "./canonical.ts";
 import { binRange } from "./range-pattern.ts";
@@ -52,18 +51,11 @@ function parseObject(text: string, what: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** The signer of an EIP-191 message digest, from r ‖ s ‖ v (v 27/28 or 0/1). */
+/** The signer of an EIP-191 message digest. */
 function recoverSigner(digest: Hex, signature: Hex): Address {
-  const bytes = hexToBytes(signature);
-  const v = bytes[64] as number;
-  const recovery = v >= 27 ? v - 27 : v;
-  if (recovery !== 0 && recovery !== 1) throw new ProofProblem("the signature does not recover");
-  try {
-    const point = secp256k1.Signature.fromCompact(bytes.subarray(0, 64)).addRecoveryBit(recovery).recoverPublicKey(hexToBytes(digest).slice());
-    return publicKeyToAddress(`0x${point.toHex(false)}`).toLowerCase() as Address;
-  } catch {
-    throw new ProofProblem("the signature does not recover");
-  }
+  const signer = recoverDigestSigner(digest, signature);
+  if (signer === undefined) throw new ProofProblem("the signature does not recover");
+  return signer;
 }
 
 /** One claim: signed by a registered attestor, over exactly the canonical statement for this attestation. */

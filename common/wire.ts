@@ -58,6 +58,8 @@ export interface InputParams {
     attestorQuorum?: number;
     /** Extension: seconds an attestation of the schema stays valid; each gets `expires_at` = its time + this. */
     validityPeriod?: number;
+    /** Extension: grants and revokes of the schema's data need the owner's own consent (signed, or from its wallet). */
+    requireSignedConsent?: boolean;
   };
   register_encryption_key: { publicKey: string; algorithm: "nacl-box" };
   create_attestation: {
@@ -72,8 +74,9 @@ export interface InputParams {
      */
     proofs?: TlsProof[];
   };
-  grant_access: { requester: Address; schema_id: Hex; expires_at: number; owner?: Address };
-  revoke_grant: { grant_id: Hex; owner?: Address };
+  /** Extension: `consent`, the owner's EIP-712 signature (common/consent.ts); then anyone may send it, naming `owner`. */
+  grant_access: { requester: Address; schema_id: Hex; expires_at: number; owner?: Address; consent?: SignedConsent };
+  revoke_grant: { grant_id: Hex; owner?: Address; consent?: SignedConsent };
   set_role: { address: Address; role: Role; enabled: boolean };
   /** Trusts (or with enabled: false, stops trusting) a TLS attestor's signing address. */
   set_tls_attestor: { address: Address; enabled: boolean; name?: string };
@@ -83,6 +86,17 @@ export interface InputParams {
    */
   revoke_attestation: { attestation_id: Hex; reason?: string; superseded_by?: Hex };
 }
+
+/** The owner's signature of a grant or a revoke (EIP-712, common/consent.ts), its nonce and deadline. */
+export interface SignedConsent {
+  nonce: Hex;
+  /** Unix seconds; judged by the input's block time. */
+  deadline: number;
+  signature: Hex;
+}
+
+/** Whose word made a grant: the owner's signature, the owner's own wallet, or an operator naming the owner. */
+export type ConsentKind = "signed" | "owner" | "relayed";
 
 /**
  * The `batch` kind (DECISIONS.md section 2): 1 to 256 inputs of the kinds above, each applied on its own
@@ -166,6 +180,7 @@ export const DAPP_ERROR_CODES = [
   "PROOF_REJECTED", // an attestor's claim that does not check out (dapp/proof.ts)
   "ATTESTATION_NOT_FOUND",
   "ALREADY_REVOKED",
+  "CONSENT_REJECTED", // a signed consent that does not check out, or a relayed one a schema refuses
   "INTERNAL_ERROR",
 ] as const;
 export type DappErrorCode = (typeof DAPP_ERROR_CODES)[number];
@@ -196,6 +211,8 @@ export interface SchemaDetail extends SchemaSummary {
   attestor_quorum: number;
   /** Extension: seconds an attestation stays valid after its time, or null: it never expires. */
   validity_period: number | null;
+  /** Extension: grants and revokes need the owner's own consent (relayed ones are refused). */
+  require_signed_consent: boolean;
 }
 
 export interface AttestationView {
@@ -250,11 +267,13 @@ export interface GrantView {
   schema_id: Hex;
   created_at: number;
   expires_at: number;
+  /** Extension: whose word made it. */
+  consent: ConsentKind;
 }
 
 export interface AccessCheck {
   has_access: boolean;
-  grants: { grant_id: Hex; schema_id: Hex; expires_at: number }[];
+  grants: { grant_id: Hex; schema_id: Hex; expires_at: number; consent: ConsentKind }[];
 }
 
 export type HealthStatus = "ok" | "degraded" | "down";

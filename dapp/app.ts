@@ -19,6 +19,8 @@ export interface CreateDappOptions {
   /** Base URL of the rollup HTTP server (/finish, /notice, /report, /exception). */
   rollupUrl: string;
   log?: (line: string) => void;
+  /** DAPP_CHAIN_ID and DAPP_ADDRESS: the domain of owners' signed consents under Rollups v1. */
+  application?: { chainId: number; address: Address };
 }
 
 export interface Dapp {
@@ -58,7 +60,7 @@ export function createDapp(options: CreateDappOptions): Dapp {
     exception: async (payload: Hex) => checkAnswer("/exception", await transport.post("/exception", payloadBody(payload))),
   };
 
-  const dispatcher = createDispatcher({ db: options.db, admins: options.admins, outputs, log });
+  const dispatcher = createDispatcher({ db: options.db, admins: options.admins, outputs, log, ...(options.application === undefined ? {} : { application: options.application }) });
   // deroll treats anything but an explicit "accept" as a rejection; the dispatcher never throws.
   app.addAdvanceHandler((data) => dispatcher.advance(data));
   app.addInspectHandler((data) => dispatcher.inspect(data));

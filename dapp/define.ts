@@ -24,6 +24,11 @@ export interface InputMetadata {
   /** Block time in seconds: the only "now" on the advance path. */
   timestamp: number;
   blockNumber: number;
+  /**
+   * The chain and application signed consents are bound to (common/consent.ts): a v2 input's own
+   * metadata, else the dapp's configuration (DAPP_CHAIN_ID, DAPP_ADDRESS); null when neither names them.
+   */
+  consentDomain: { chainId: number; application: Address } | null;
 }
 
 export interface AdvanceContext {
@@ -39,7 +44,11 @@ export interface AdvanceContext {
  */
 export type SenderRule =
   | { role: Role; ownerMay?: (params: unknown) => boolean }
-  | { owner: true }
+  /**
+   * The owner, or an operator naming it in `params.owner`. With `signedConsent`, params that carry the
+   * owner's signed `consent` may come from anyone: the kind must check that signature before it writes.
+   */
+  | { owner: true; signedConsent?: true }
   /** Who may send it depends on the row it acts on: the kind's apply checks the sender itself. */
   | { byRow: true };
 
@@ -88,11 +97,16 @@ function authorize(ctx: AdvanceContext, rule: SenderRule, params: unknown): Addr
     throw new InputRejection("UNAUTHORIZED_SENDER", `sender ${sender} does not hold the ${rule.role} role`);
   }
   const owner = relayedOwner(params);
+  if (rule.signedConsent === true && hasConsent(params) && owner !== undefined) return owner;
   if (owner === undefined || owner === sender) return sender;
   if (!ctx.roles.has(sender, "operator")) {
     throw new InputRejection("UNAUTHORIZED_SENDER", `sender ${sender} may not act for owner ${owner}: operator role needed`);
   }
   return owner;
+}
+
+function hasConsent(params: unknown): boolean {
+  return typeof params === "object" && params !== null && "consent" in params && params.consent !== undefined;
 }
 
 function relayedOwner(params: unknown): Address | undefined {

@@ -44,6 +44,15 @@ export interface V2AdvanceMetadata {
   input_index: number;
 }
 
+/**
+ * The chain and application an owner's signature must be bound to: a v2 node says them in every input's
+ * metadata; under v1 they come from the dapp's configuration.
+ */
+function consentDomainOf(metadata: AdvanceRequest["metadata"], configured: DispatcherOptions["application"]): InputMetadata["consentDomain"] {
+  if ("app_contract" in metadata) return { chainId: metadata.chain_id, application: normalizeAddress(metadata.app_contract) };
+  return configured === undefined ? null : { chainId: configured.chainId, application: configured.address.toLowerCase() as Address };
+}
+
 /** The block's time in seconds, under either node's name for it. */
 export function blockTimestamp(metadata: AdvanceRequest["metadata"]): number {
   return "timestamp" in metadata ? metadata.timestamp : metadata.block_timestamp;
@@ -69,6 +78,8 @@ export interface DispatcherOptions {
   outputs: RollupOutputs;
   /** One line per processed input; nothing secret is passed. */
   log?: (line: string) => void;
+  /** Where this dapp runs (DAPP_CHAIN_ID, DAPP_ADDRESS): what a v1 input's metadata does not say. */
+  application?: { chainId: number; address: Address };
 }
 
 export interface Dispatcher {
@@ -116,6 +127,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       sender: normalizeAddress(metadata.msg_sender),
       timestamp: blockTimestamp(metadata),
       blockNumber: metadata.block_number,
+      consentDomain: consentDomainOf(metadata, options.application),
     };
     let kind = "-";
     let sent: Output[];

@@ -31,7 +31,7 @@ if (config.admins.length === 0) log("warning: DAPP_ADMINS is empty, so no one ca
 log(`node ${process.version} on ${process.arch}; database ${config.dbPath}; rollup server ${config.rollupUrl}; ${config.admins.length} admin(s)`);
 log.flush();
 
-const dapp = createDapp({ db, admins: config.admins, rollupUrl: config.rollupUrl, log });
+const dapp = createDapp({ db, admins: config.admins, rollupUrl: config.rollupUrl, log, ...(config.application === undefined ? {} : { application: config.application }) });
 
 const stop = new AbortController();
 for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -25,6 +25,7 @@ export function schemaDetail(row: SchemaRow, includeDescription: boolean): Schem
     proof: row.proof,
     attestor_quorum: row.attestorQuorum,
     validity_period: row.validityPeriod,
+    require_signed_consent: row.requireSignedConsent,
   };
 }
 
@@ -71,6 +72,7 @@ export function grantView(row: GrantRow): GrantView {
     schema_id: bytesToHex(row.schemaId),
     created_at: row.createdAt,
     expires_at: row.expiresAt,
+    consent: row.consent,
   };
 }
 

@@ -105,6 +105,7 @@ function rejection(error: DappErrorReport["error"] | undefined, status: string, 
   if (code === "NOT_OWNER") return new ApiError("NOT_OWNER", "The caller is not the data owner");
   if (code === "GRANT_NOT_FOUND") return new ApiError("NOT_FOUND", `Grant not found: ${message}`);
   if (code === "ATTESTATION_NOT_FOUND") return new ApiError("ATTESTATION_NOT_FOUND", `Attestation not found: ${message}`);
+  if (code === "CONSENT_REJECTED") return new ApiError("CONSENT_REJECTED", "The rollup refused the owner's consent", { reason: message });
   if (code === "ALREADY_REVOKED") return new ApiError("ALREADY_REVOKED", `The attestation was already revoked: ${message}`);
   if (code === "SCHEMA_NOT_FOUND") {
     return new ApiError("SCHEMA_NOT_FOUND", "Provider schema not found", { schema_id: options.schemaId ?? "" });

@@ -52,6 +52,10 @@ export const schemaRegistrationSchema = z.object({
     .max(MAX_VALIDITY_PERIOD)
     .optional()
     .openapi({ description: "extension: seconds each attestation of the schema stays valid (its expiresAt = its timestamp + this); absent: attestations never expire" }),
+  requireSignedConsent: z
+    .boolean()
+    .optional()
+    .openapi({ description: "extension: grants and revokes of the schema's data need the owner's own consent (its EIP-712 signature, or sent from its wallet); the api's relay alone is refused" }),
 }).superRefine((body, ctx) => {
   for (const issue of proofSchemaIssues(body)) ctx.addIssue({ code: "custom", ...issue });
 }).openapi("SchemaRegistration");
@@ -130,6 +134,7 @@ export function adminRoutes(services: ApiServices, clientOf: ClientAddressOf) {
         // A quorum of 1 stays out too: single-attestor schemas keep their ids.
         ...(body.proof === "attestor" && body.attestorQuorum !== undefined && body.attestorQuorum > 1 ? { attestorQuorum: body.attestorQuorum } : {}),
         ...(body.validityPeriod === undefined ? {} : { validityPeriod: body.validityPeriod }),
+        ...(body.requireSignedConsent === true ? { requireSignedConsent: true } : {}),
       };
       await services.write("register_schema", {
         ...content,

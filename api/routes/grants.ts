@@ -3,6 +3,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { addressSchema } from "../../common/address.ts";
 import { writeIdOf } from "../../common/ids.ts";
 import { nativeKeccakHex } from "../../common/native-keccak.ts";
+import { consentDomain } from "../../common/consent.ts";
+import type { Hex } from "viem";
 import { requireRole, type AuthVariables } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
@@ -24,15 +26,29 @@ import {
 } from "../operations.ts";
 import { HEX32_RE, hex32Schema, jsonBody } from "../validation.ts";
 
+/** The owner's EIP-712 signature of a grant or a revoke (common/consent.ts): the rollup checks it, not the api. */
+export const consentSchema = z
+  .object({
+    nonce: hex32Schema.openapi({ description: "32 random bytes, used once" }),
+    deadline: z.number().int().nonnegative().openapi({ description: "Unix seconds after which the rollup refuses the signature (block time)" }),
+    signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "a 0x-prefixed 65-byte hex signature"),
+  })
+  .openapi("SignedConsent", {
+    description: "extension: the owner's EIP-712 signature (domain: GET /api/core/consent/domain; types Grant and RevokeGrant, docs/consent.md); the grant is then recorded as signed",
+  });
+
 const grantSchema = z.object({
   requester: addressSchema,
   schemaId: hex32Schema,
   expiresAt: z.number().int().positive().openapi({ description: "Unix seconds, in the future" }),
+  consent: consentSchema.optional(),
 });
 
+const consentKind = z.enum(["signed", "owner", "relayed"]).describe("extension: whose word made it — the owner's signature, the owner's own wallet, or the api's relay");
+
 const WRITE_ERRORS = ["ROLLUP_REJECTED", "ROLLUP_UNAVAILABLE", "INPUT_TX_FAILED", "RPC_UNAVAILABLE", "INSUFFICIENT_FUNDS", "NONCE_TOO_LOW"] as const;
-const grantTraits: OperationTraits = { group: "grants", auth: "user", body: true, errors: ["SCHEMA_NOT_FOUND", ...WRITE_ERRORS] };
-const revokeTraits: OperationTraits = { group: "grants", auth: "user", errors: ["NOT_OWNER", "NOT_FOUND", ...WRITE_ERRORS] };
+const grantTraits: OperationTraits = { group: "grants", auth: "user", body: true, errors: ["SCHEMA_NOT_FOUND", "CONSENT_REJECTED", ...WRITE_ERRORS] };
+const revokeTraits: OperationTraits = { group: "grants", auth: "user", errors: ["NOT_OWNER", "NOT_FOUND", "CONSENT_REJECTED", ...WRITE_ERRORS] };
 const accessTraits: OperationTraits = { group: "grants", errors: ["INVALID_PARAMETER", "ROLLUP_UNAVAILABLE"] };
 
 export const grantRoute = createRoute({
@@ -52,7 +68,10 @@ export const revokeRoute = createRoute({
   path: "/api/core/grant/{grantId}",
   summary: "Revoke one of the token owner's grants",
   ...operationTraits(revokeTraits),
-  request: { params: z.object({ grantId: idParam("grant id") }) },
+  request: {
+    params: z.object({ grantId: idParam("grant id") }),
+    body: { required: false, content: { "application/json": { schema: z.object({ consent: consentSchema.optional() }) } } },
+  },
   responses: {
     200: jsonContent(emptyEnvelope, "Revoked"),
     ...errorResponses(revokeTraits),
@@ -75,12 +94,24 @@ export const accessRoute = createRoute({
       envelope(
         z.object({
           hasAccess: z.boolean(),
-          grants: z.array(z.object({ grantId: id32, schemaId: id32, expiresAt: unixSeconds })),
+          grants: z.array(z.object({ grantId: id32, schemaId: id32, expiresAt: unixSeconds, consent: consentKind })),
         }),
       ),
       "The live grants",
     ),
     ...errorResponses(accessTraits),
+  },
+});
+
+export const consentDomainRoute = createRoute({
+  method: "get",
+  path: "/api/core/consent/domain",
+  summary:
+    "Extension: the EIP-712 domain an owner signs a grant or a revoke in (this chain, this application); the types are Grant(address owner,address requester,bytes32 schemaId,uint64 expiresAt,bytes32 nonce,uint64 deadline) and RevokeGrant(address owner,bytes32 grantId,bytes32 nonce,uint64 deadline)",
+  ...operationTraits({ group: "grants" }),
+  responses: {
+    200: jsonContent(envelope(z.object({ name: z.string(), version: z.string(), chainId: z.number().int(), verifyingContract: addressOut })), "The domain"),
+    ...errorResponses({ group: "grants" }),
   },
 });
 
@@ -98,9 +129,9 @@ export const grantsOfRoute = createRoute({
     200: jsonContent(
       envelope(
         z.object({
-          given: z.array(z.object({ grantId: id32, requester: addressOut, schemaId: id32, createdAt: unixSeconds, expiresAt: unixSeconds })),
+          given: z.array(z.object({ grantId: id32, requester: addressOut, schemaId: id32, createdAt: unixSeconds, expiresAt: unixSeconds, consent: consentKind })),
           received: z
-            .array(z.object({ grantId: id32, owner: addressOut, schemaId: id32, expiresAt: unixSeconds }))
+            .array(z.object({ grantId: id32, owner: addressOut, schemaId: id32, expiresAt: unixSeconds, consent: consentKind }))
             .describe(`live grants from owners the api saw grant this address (grant notices), at most ${MAX_GRANTORS} owners`),
         }),
       ),
@@ -115,17 +146,24 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const user = requireRole(services.config.jwtSecret, "user");
   return router<{ Variables: AuthVariables }>()
     .openapi({ ...grantRoute, middleware: [limited, user, jsonBody] }, async (c) => {
-      const { requester, schemaId, expiresAt } = c.req.valid("json");
+      const { requester, schemaId, expiresAt, consent } = c.req.valid("json");
       if (expiresAt <= services.now()) {
         throw new ApiError("INVALID_REQUEST", "expiresAt must be in the future", {
           field: "expiresAt",
           issue: "must be a Unix time (seconds) later than now",
         });
       }
-      // The api's wallet relays as operator, naming the token's address as the owner.
+      // The api's wallet relays as operator, naming the token's address as the owner; with the owner's
+      // signature the rollup checks the consent itself and records the grant as signed.
       const submitted = await services.write(
         "grant_access",
-        { requester, schema_id: schemaId, expires_at: expiresAt, owner: c.get("auth").sub },
+        {
+          requester,
+          schema_id: schemaId,
+          expires_at: expiresAt,
+          owner: c.get("auth").sub,
+          ...(consent === undefined ? {} : { consent: { nonce: consent.nonce, deadline: consent.deadline, signature: consent.signature as Hex } }),
+        },
         { schemaId },
       );
       return c.json(
@@ -140,9 +178,14 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       const { grantId } = c.req.valid("param");
       // Grant ids are hashes: anything else names no grant.
       if (!HEX32_RE.test(grantId)) throw new ApiError("NOT_FOUND", `Grant not found: ${grantId}`);
+      // The body is optional (the specification's revoke has none): validated when sent, else undefined.
+      const body = c.req.valid("json") as { consent?: z.infer<typeof consentSchema> } | undefined;
+      const given = body?.consent;
+      const consent = given === undefined ? undefined : { nonce: given.nonce as Hex, deadline: given.deadline, signature: given.signature as Hex };
       await services.write("revoke_grant", {
         grant_id: grantId.toLowerCase() as `0x${string}`,
         owner: c.get("auth").sub,
+        ...(consent === undefined ? {} : { consent }),
       });
       return c.json({ success: true as const }, 200);
     })
@@ -156,18 +199,22 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       const received = [];
       for (const owner of services.catalog.grantorsOf(address).slice(0, MAX_GRANTORS)) {
         const access = await services.reader.query("check_access", { owner, requester: address, at: now });
-        for (const g of access.grants) received.push({ grantId: g.grant_id, owner, schemaId: g.schema_id, expiresAt: g.expires_at });
+        for (const g of access.grants) received.push({ grantId: g.grant_id, owner, schemaId: g.schema_id, expiresAt: g.expires_at, consent: g.consent });
       }
       return c.json(
         {
           success: true as const,
           data: {
-            given: given.map((g) => ({ grantId: g.grant_id, requester: g.requester, schemaId: g.schema_id, createdAt: g.created_at, expiresAt: g.expires_at })),
+            given: given.map((g) => ({ grantId: g.grant_id, requester: g.requester, schemaId: g.schema_id, createdAt: g.created_at, expiresAt: g.expires_at, consent: g.consent })),
             received,
           },
         },
         200,
       );
+    })
+    .openapi({ ...consentDomainRoute, middleware: [limited] }, (c) => {
+      const domain = consentDomain(services.config.chainId, services.config.dappAddress);
+      return c.json({ success: true as const, data: { name: String(domain.name), version: String(domain.version), chainId: services.config.chainId, verifyingContract: services.config.dappAddress.toLowerCase() } }, 200);
     })
     .openapi({ ...accessRoute, middleware: [limited] }, async (c) => {
       const { owner, requester } = c.req.valid("param");
@@ -181,7 +228,7 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
           success: true as const,
           data: {
             hasAccess: result.has_access,
-            grants: result.grants.map((g) => ({ grantId: g.grant_id, schemaId: g.schema_id, expiresAt: g.expires_at })),
+            grants: result.grants.map((g) => ({ grantId: g.grant_id, schemaId: g.schema_id, expiresAt: g.expires_at, consent: g.consent })),
           },
         },
         200,

@@ -39,6 +39,7 @@ export const schemaRoute = createRoute({
           data_keys: z.array(z.string()),
           freshness_half_life: z.number(),
           validity_period: z.number().int().positive().nullable().describe("seconds each attestation stays valid, null: they never expire"),
+          require_signed_consent: z.boolean().describe("grants and revokes need the owner's own consent (the api's relay alone is refused)"),
           bucket_counts: z
             .record(z.string(), z.record(z.string(), z.number().int().nonnegative()))
             .describe("per bucketed field, attestations per label, as the api has read them from the rollup's notices"),
@@ -90,6 +91,7 @@ export function schemaRoutes(services: ApiServices, clientOf: ClientAddressOf) {
             data_keys: s.data_keys,
             freshness_half_life: s.freshness_half_life,
             validity_period: s.validity_period,
+            require_signed_consent: s.require_signed_consent,
             bucket_counts: services.catalog.bucketCounts(schemaId),
           },
         },

@@ -32,6 +32,8 @@ export const schemas = sqliteTable(
     attestorQuorum: integer("attestor_quorum").notNull().default(1),
     /** Seconds an attestation stays valid after its time; null: it never expires. */
     validityPeriod: integer("validity_period"),
+    /** Grants and revokes of its data need the owner's own consent (signed, or sent from its wallet). */
+    requireSignedConsent: integer("require_signed_consent", { mode: "boolean" }).notNull().default(false),
   },
   (t) => [uniqueIndex("schemas_schema_id_uq").on(t.schemaId)],
 );
@@ -93,6 +95,11 @@ export const grants = sqliteTable(
     expiresAt: integer("expires_at").notNull(),
     /** Timestamp of the revoking input; null while the grant stands. */
     revokedAt: integer("revoked_at"),
+    /**
+     * Whose word made it: "signed" (the owner's EIP-712 signature), "owner" (sent from the owner's own
+     * wallet) or "relayed" (an operator naming the owner). Grants made before this was kept are "relayed".
+     */
+    consent: text("consent", { enum: ["signed", "owner", "relayed"] }).notNull().default("relayed"),
   },
   (t) => [
     uniqueIndex("grants_grant_id_uq").on(t.grantId),
@@ -115,6 +122,17 @@ export const revocations = sqliteTable("revocations", {
   reason: text("reason").notNull(),
   supersededBy: blob("superseded_by", { mode: "buffer" }),
 });
+
+/** Nonces of the owners' signed consents, each used once: a signature is never applied twice. */
+export const consentNonces = sqliteTable(
+  "consent_nonces",
+  {
+    owner: blob("owner", { mode: "buffer" }).notNull(),
+    nonce: blob("nonce", { mode: "buffer" }).notNull(),
+    inputIndex: integer("input_index").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.owner, t.nonce] })],
+);
 
 /**
  * Every attestor claim an attestation has used, by the digest its signature covers: a claim proves one

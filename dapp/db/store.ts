@@ -8,7 +8,7 @@ import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Hex } from "viem";
 import type { Role } from "../../common/wire.ts";
 import type { DappDatabase } from "./open.ts";
-import { attestations, encryptionKeys, grants, meta, revocations, roles, schemas, tlsAttestors, usedClaims } from "./schema.ts";
+import { attestations, consentNonces, encryptionKeys, grants, meta, revocations, roles, schemas, tlsAttestors, usedClaims } from "./schema.ts";
 
 export type SchemaRow = typeof schemas.$inferSelect;
 export type AttestationRow = typeof attestations.$inferSelect;
@@ -127,6 +127,7 @@ export function createStore(db: DappDatabase) {
       proof: ph("proof"),
       attestorQuorum: ph("attestorQuorum"),
       validityPeriod: ph("validityPeriod"),
+      requireSignedConsent: ph("requireSignedConsent"),
     }).prepare(),
 
     keyById: db.select({ id: encryptionKeys.id }).from(encryptionKeys).where(eq(encryptionKeys.keyId, ph("id"))).prepare(),
@@ -217,7 +218,10 @@ export function createStore(db: DappDatabase) {
       schemaId: ph("schemaId"),
       createdAt: ph("createdAt"),
       expiresAt: ph("expiresAt"),
+      consent: ph("consent"),
     }).prepare(),
+    nonceUse: db.select({ inputIndex: consentNonces.inputIndex }).from(consentNonces).where(and(eq(consentNonces.owner, ph("owner")), eq(consentNonces.nonce, ph("nonce")))).prepare(),
+    useNonce: db.insert(consentNonces).values({ owner: ph("owner"), nonce: ph("nonce"), inputIndex: ph("inputIndex") }).prepare(),
     revokeGrant: db.update(grants).set({ revokedAt: sql`${ph("revokedAt")}` }).where(eq(grants.id, ph("id"))).prepare(),
 
     hasRole: db
@@ -312,6 +316,9 @@ export function createStore(db: DappDatabase) {
     /** Grants neither revoked nor expired at `now` (a grant expires at its expires_at second). */
     activeGrants: (owner: Buffer, requester: Buffer, now: number): GrantRow[] => q.activeGrants.all({ owner, requester, now }),
     insertGrant: (row: NewRow<Omit<GrantRow, "revokedAt">>): void => void q.insertGrant.run(row),
+    /** The input that used this nonce of `owner`'s signed consent, if one did. */
+    nonceUsedBy: (owner: Buffer, nonce: Buffer): number | undefined => q.nonceUse.get({ owner, nonce })?.inputIndex,
+    useNonce: (owner: Buffer, nonce: Buffer, inputIndex: number): void => void q.useNonce.run({ owner, nonce, inputIndex }),
     revokeGrant: (id: number, revokedAt: number): void => void q.revokeGrant.run({ id, revokedAt }),
 
     /** Whether `address` holds `role` through a row (an admin row holds every role). */

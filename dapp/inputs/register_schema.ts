@@ -20,6 +20,8 @@ export const params = z.object({
   attestorQuorum: z.int().min(1).max(MAX_QUORUM).optional(),
   /** Seconds an attestation of the schema stays valid (at most 100 years); absent: attestations never expire. */
   validityPeriod: z.int().min(1).max(MAX_VALIDITY_PERIOD).optional(),
+  /** Grants and revokes of the schema's data need the owner's own consent: relayed ones are refused. */
+  requireSignedConsent: z.boolean().optional(),
 }).superRefine((p, ctx) => {
   for (const issue of proofSchemaIssues(p)) ctx.addIssue({ code: "custom", ...issue });
 });
@@ -49,6 +51,7 @@ export default defineInput({
       proof: p.proof ?? "none",
       attestorQuorum: p.attestorQuorum ?? 1,
       validityPeriod: p.validityPeriod ?? null,
+      requireSignedConsent: p.requireSignedConsent === true,
     });
     return [{ event: "schema:registered", data: { schema_id: schemaId } }];
   },

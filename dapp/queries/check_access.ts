@@ -15,6 +15,7 @@ export default defineQuery({
       grant_id: bytesToHex(g.grantId),
       schema_id: bytesToHex(g.schemaId),
       expires_at: g.expiresAt,
+      consent: g.consent,
     }));
     return { has_access: grants.length > 0, grants };
   },

@@ -259,7 +259,7 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
         },
       };
     case "dapp": {
-      const env = { ROLLUP_HTTP_SERVER_URL: urls.rollupHttp, DAPP_ADMINS: s.dappAdmins, DATA_DIR: s.dataDir };
+      const env = { ROLLUP_HTTP_SERVER_URL: urls.rollupHttp, DAPP_ADMINS: s.dappAdmins, DATA_DIR: s.dataDir, DAPP_ADDRESS: s.dappAddress };
       if (typeof s.dappCommand === "string") return { file: "/bin/sh", args: ["-c", s.dappCommand], env };
       const [file, ...args] = s.dappCommand;
       if (file === undefined) throw new Error("the dapp command is empty");
@@ -332,6 +332,19 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
       };
     }
   }
+}
+
+/** The chain id the JSON-RPC at `url` answers. */
+async function chainIdAt(url: string): Promise<number> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const answer = (await response.json()) as { result?: string };
+  if (typeof answer.result !== "string") throw new Error(`${url} did not answer eth_chainId`);
+  return Number.parseInt(answer.result, 16);
 }
 
 // ---- readiness ----
@@ -478,9 +491,12 @@ export class Supervisor {
     if (this.running.has(piece)) return;
     const command = pieceCommand(piece, this.settings);
     if (command === undefined) throw new Error(`${piece} is not part of this stack`);
+    // A v1 dapp is told the chain owners sign consent on (a v2 input says it): the chain's own answer,
+    // so a validator's dapp and the claimer's judge the same signatures alike.
+    const chain = kindOf(piece) === "dapp" ? { DAPP_CHAIN_ID: String(await chainIdAt(stackUrls(this.settings).rpc)) } : {};
     const child = spawn(command.file, command.args, {
       cwd: this.settings.root,
-      env: { ...process.env, ...command.env, ...this.settings.env },
+      env: { ...process.env, ...command.env, ...chain, ...this.settings.env },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });

@@ -27,6 +27,7 @@ const grant = (n: number, expiresAt: number, over: Partial<GrantView> = {}): Gra
   schema_id: SCHEMA,
   created_at: 1,
   expires_at: expiresAt,
+  consent: "relayed",
   ...over,
 });
 

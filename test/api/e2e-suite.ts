@@ -13,6 +13,7 @@ import type { RunningApi } from "../../api/main.ts";
 import { classifyChainError, type ChainErrorContext } from "../../api/rollup/submitter.ts";
 import { openSealed } from "../../common/seal.ts";
 import { AttestationApiError, AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
+import { signGrantConsent, signRevokeConsent } from "../../client/consent.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { canonicalJson } from "../../common/canonical.ts";
 import { keyIdOf, schemaIdOf } from "../../common/ids.ts";
@@ -172,6 +173,7 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
         data_keys: content.dataKeys,
         freshness_half_life: content.freshnessHalfLife,
         validity_period: null,
+        require_signed_consent: false,
         bucket_counts: {},
       });
       // Registering identical content again answers the same id.
@@ -498,7 +500,8 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
 
       expect(await owner.access(USER_A, USER_B)).toEqual({
         hasAccess: true,
-        grants: [{ grantId: granted.grantId, schemaId, expiresAt: expires }],
+        // The api relayed it on the token's word (consent "relayed"); a signed grant says "signed".
+        grants: [{ grantId: granted.grantId, schemaId, expiresAt: expires, consent: "relayed" }],
       });
       expect(await owner.access(USER_B, USER_A)).toEqual({ hasAccess: false, grants: [] });
 
@@ -532,9 +535,9 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
       const granted = await asClient(userA).grant({ requester, schemaId, expiresAt: expiresAt() });
       await events.waitFor((e) => e.event === "grant:created" && e.data.grantId === granted.grantId);
       const ofA = await asClient(anon).grantsOf(USER_A);
-      expect(ofA.given).toContainEqual({ grantId: granted.grantId, requester: requester.toLowerCase(), schemaId, createdAt: expect.any(Number), expiresAt: expect.any(Number) });
+      expect(ofA.given).toContainEqual({ grantId: granted.grantId, requester: requester.toLowerCase(), schemaId, createdAt: expect.any(Number), expiresAt: expect.any(Number), consent: "relayed" });
       const ofRequester = await asClient(anon).grantsOf(requester);
-      expect(ofRequester).toEqual({ given: [], received: [{ grantId: granted.grantId, owner: a, schemaId, expiresAt: expect.any(Number) }] });
+      expect(ofRequester).toEqual({ given: [], received: [{ grantId: granted.grantId, owner: a, schemaId, expiresAt: expect.any(Number), consent: "relayed" }] });
     });
 
     it("concurrent writes from the one wallet never collide", async () => {
@@ -564,6 +567,46 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
       await events.waitFor((e) => e.event === "grant:created" && e.data.grantId === fromA.grantId);
       expect(filtered.received.filter((e) => e.event === "grant:created" && e.data.owner !== b)).toHaveLength(0);
       await filtered.close();
+    });
+  });
+
+  describe("consent the owner signs", () => {
+    const owner = privateKeyToAccount(USER_A_KEY);
+
+    it("the domain names this chain and application; a signed grant is recorded as signed, a relayed one as relayed", async () => {
+      const domain = await asClient(anon).consentDomain();
+      expect(domain).toEqual({ name: "Attestation rollup", version: "1", chainId: 31337, verifyingContract: stack.addresses.dapp.toLowerCase() });
+      const requester = privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as Hex;
+      const grant = { requester, schemaId, expiresAt: Math.floor(Date.now() / 1000) + 3600 };
+      const consent = await signGrantConsent(owner, domain, grant);
+      const signed = await asClient(userA).grant({ ...grant, consent });
+      const relayed = await asClient(userA).grant({ ...grant, requester: privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as Hex });
+      const given = (await asClient(anon).grantsOf(USER_A)).given;
+      expect(given.find((g) => g.grantId === signed.grantId)?.consent).toBe("signed");
+      expect(given.find((g) => g.grantId === relayed.grantId)?.consent).toBe("relayed");
+      expect((await asClient(anon).access(USER_A, requester)).grants).toEqual([expect.objectContaining({ grantId: signed.grantId, consent: "signed" })]);
+      // The same signature again: the rollup refuses its nonce, the api says why.
+      await asClient(userA).revokeGrant(signed.grantId);
+      const replay = await failure(asClient(userA).grant({ ...grant, consent }));
+      expect([replay.status, replay.code, replay.details?.reason]).toEqual([403, "CONSENT_REJECTED", expect.stringContaining(`consent: nonce ${consent.nonce} was already used`)]);
+    });
+
+    it("a schema that requires the owner's consent: the api's relay alone is refused; the owner's signature grants and revokes", async () => {
+      const content = { ...schemaContent("consent.example"), requireSignedConsent: true };
+      const strict = (await asClient(admin).registerSchema(content)).schema_id;
+      expect((await asClient(anon).schema(strict)).require_signed_consent).toBe(true);
+      const domain = await asClient(anon).consentDomain();
+      const grant = { requester: USER_B.toLowerCase() as Hex, schemaId: strict, expiresAt: Math.floor(Date.now() / 1000) + 3600 };
+      const relayed = await failure(asClient(userA).grant(grant));
+      expect([relayed.status, relayed.code, relayed.details?.reason]).toEqual([403, "CONSENT_REJECTED", expect.stringContaining("an operator's word is refused")]);
+      // Signed by someone else than the token's owner: refused too.
+      const forged = await failure(asClient(userA).grant({ ...grant, consent: await signGrantConsent(privateKeyToAccount(generatePrivateKey()), domain, grant) }));
+      expect([forged.code, forged.details?.reason]).toEqual(["CONSENT_REJECTED", expect.stringContaining("not by the owner")]);
+      const granted = await asClient(userA).grant({ ...grant, consent: await signGrantConsent(owner, domain, grant) });
+      const unsignedRevoke = await failure(asClient(userA).revokeGrant(granted.grantId));
+      expect(unsignedRevoke.code).toBe("CONSENT_REJECTED");
+      await asClient(userA).revokeGrant(granted.grantId, await signRevokeConsent(owner, domain, granted.grantId));
+      expect((await asClient(anon).access(USER_A, USER_B)).grants.map((g) => g.grantId)).not.toContain(granted.grantId);
     });
   });
 

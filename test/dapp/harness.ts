@@ -25,11 +25,11 @@ export interface Harness {
   close(options?: { keepDb?: boolean }): Promise<void>;
 }
 
-export async function startHarness(options: { dbPath?: string; admins?: Address[]; db?: DappDatabase } = {}): Promise<Harness> {
+export async function startHarness(options: { dbPath?: string; admins?: Address[]; db?: DappDatabase; application?: { chainId: number; address: Address } } = {}): Promise<Harness> {
   const db = options.db ?? openDatabase({ path: options.dbPath ?? ":memory:" });
   const server = new RollupServer(50);
   const url = await server.listen();
-  const dapp = createDapp({ db, admins: options.admins ?? [ADMIN], rollupUrl: url });
+  const dapp = createDapp({ db, admins: options.admins ?? [ADMIN], rollupUrl: url, ...(options.application === undefined ? {} : { application: options.application }) });
   const stop = new AbortController();
   const running = dapp.run({ signal: stop.signal, retryDelayMs: 50 });
   let clock = T0;

@@ -112,7 +112,7 @@ describe("answered queries", () => {
       name: "provider_schema",
       type: "provider_schema",
       params: { schema_id: s2 },
-      expected: () => ({ ...summary2, data_keys: ["score", "age"], freshness_half_life: 86400, domain: SCHEMA_2.domain, proof: "none", attestor_quorum: 1, validity_period: null }),
+      expected: () => ({ ...summary2, data_keys: ["score", "age"], freshness_half_life: 86400, domain: SCHEMA_2.domain, proof: "none", attestor_quorum: 1, validity_period: null, require_signed_consent: false }),
     },
     {
       name: "provider_schema with description, id in upper case",
@@ -130,6 +130,7 @@ describe("answered queries", () => {
         proof: "none",
         attestor_quorum: 1,
         validity_period: null,
+        require_signed_consent: false,
       }),
     },
     {
@@ -159,7 +160,7 @@ describe("answered queries", () => {
       name: "check_access at the latest input's time: the short grant has expired",
       type: "check_access",
       params: { owner: ALICE, requester: BOB },
-      expected: () => ({ has_access: true, grants: [{ grant_id: grantId("grantLong"), schema_id: s1, expires_at: T0 + 10_000 }] }),
+      expected: () => ({ has_access: true, grants: [{ grant_id: grantId("grantLong"), schema_id: s1, expires_at: T0 + 10_000, consent: "owner" }] }),
     },
     {
       name: "check_access at a given time",
@@ -168,8 +169,8 @@ describe("answered queries", () => {
       expected: () => ({
         has_access: true,
         grants: [
-          { grant_id: grantId("grantShort"), schema_id: s2, expires_at: T0 + 107 },
-          { grant_id: grantId("grantLong"), schema_id: s1, expires_at: T0 + 10_000 },
+          { grant_id: grantId("grantShort"), schema_id: s2, expires_at: T0 + 107, consent: "owner" },
+          { grant_id: grantId("grantLong"), schema_id: s1, expires_at: T0 + 10_000, consent: "owner" },
         ],
       }),
     },
@@ -186,15 +187,15 @@ describe("answered queries", () => {
       type: "grants_by_owner",
       params: { owner: ALICE },
       expected: () => [
-        { grant_id: grantId("grantShort"), requester: BOB, schema_id: s2, created_at: T0 + 7, expires_at: T0 + 107 },
-        { grant_id: grantId("grantLong"), requester: BOB, schema_id: s1, created_at: T0 + 8, expires_at: T0 + 10_000 },
+        { grant_id: grantId("grantShort"), requester: BOB, schema_id: s2, created_at: T0 + 7, expires_at: T0 + 107, consent: "owner" },
+        { grant_id: grantId("grantLong"), requester: BOB, schema_id: s1, created_at: T0 + 8, expires_at: T0 + 10_000, consent: "owner" },
       ],
     },
     {
       name: "grants_by_owner, paginated",
       type: "grants_by_owner",
       params: { owner: ALICE, limit: 1 },
-      expected: () => [{ grant_id: grantId("grantShort"), requester: BOB, schema_id: s2, created_at: T0 + 7, expires_at: T0 + 107 }],
+      expected: () => [{ grant_id: grantId("grantShort"), requester: BOB, schema_id: s2, created_at: T0 + 7, expires_at: T0 + 107, consent: "owner" }],
     },
     { name: "health", type: "health", params: {}, expected: () => ({ status: "ok", database: "ok", processed_inputs: 10 }) },
     { name: "health without params", type: "health", expected: () => ({ status: "ok", database: "ok", processed_inputs: 10 }) },

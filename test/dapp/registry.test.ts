@@ -20,8 +20,9 @@ describe("registries", () => {
       register_encryption_key: { role: "admin" },
       // The owner itself may send an attestation that carries attestors' signed claims.
       create_attestation: { role: "attestor", ownerMay: expect.any(Function) },
-      grant_access: { owner: true },
-      revoke_grant: { owner: true },
+      // With the owner's signed consent, anyone may send them (the kind checks the signature).
+      grant_access: { owner: true, signedConsent: true },
+      revoke_grant: { owner: true, signedConsent: true },
       set_role: { role: "admin" },
       set_tls_attestor: { role: "admin" },
       // Its owner, its attester, an attestor that proved it or an admin: known only from the row.

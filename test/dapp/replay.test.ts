@@ -73,6 +73,7 @@ describe("replay", () => {
     reopened.$client.close();
     expect(Object.fromEntries(tables.map((t) => [t.table, t.rows]))).toEqual({
       attestations: 20,
+      consent_nonces: 0,
       encryption_keys: 1,
       grants: 2,
       meta: 1,

@@ -92,6 +92,9 @@ const FIELDS: { kind: (typeof INPUT_KINDS)[number]; field: string; type: FieldTy
   { kind: "register_schema", field: "proof", type: "string", pattern: true },
   { kind: "register_schema", field: "attestorQuorum", type: "integer" },
   { kind: "register_schema", field: "validityPeriod", type: "integer" },
+  { kind: "register_schema", field: "requireSignedConsent", type: "boolean" },
+  { kind: "grant_access", field: "consent", type: "object" },
+  { kind: "revoke_grant", field: "consent", type: "object" },
   { kind: "revoke_attestation", field: "attestation_id", type: "string", pattern: true },
   { kind: "revoke_attestation", field: "reason", type: "string", max: 256 },
   { kind: "revoke_attestation", field: "superseded_by", type: "string", pattern: true },
@@ -324,7 +327,7 @@ describe("advance payloads that decode but must not apply", () => {
   });
 
   it("a missing required field is INVALID_PARAMS naming it", { timeout: scaledTimeout(60_000) }, async () => {
-    const required = FIELDS.filter((f) => !["name", "description", "owner", "proof", "proofs", "attestorQuorum", "validityPeriod", "reason", "superseded_by"].includes(f.field));
+    const required = FIELDS.filter((f) => !["name", "description", "owner", "proof", "proofs", "attestorQuorum", "validityPeriod", "requireSignedConsent", "consent", "reason", "superseded_by"].includes(f.field));
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...required), async (f) => {
         const params: Record<string, unknown> = VALID[f.kind]();
