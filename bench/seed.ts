@@ -104,6 +104,7 @@ export function schemaRow(): NewRow<SchemaRow> {
     freshnessHalfLife: BENCH_SCHEMA.freshnessHalfLife,
     validityPeriod: null,
     requireSignedConsent: false,
+    sealing: "admin",
     createdAt: T0 - 1,
     proof: "none",
     attestorQuorum: 1,

@@ -27,6 +27,12 @@ export const CONSENT_TYPES = {
     { name: "nonce", type: "bytes32" },
     { name: "deadline", type: "uint64" },
   ],
+  OwnerKey: [
+    { name: "owner", type: "address" },
+    { name: "keyId", type: "bytes32" },
+    { name: "nonce", type: "bytes32" },
+    { name: "deadline", type: "uint64" },
+  ],
 } as const;
 
 export type ConsentKind = keyof typeof CONSENT_TYPES;
@@ -36,6 +42,14 @@ export interface GrantConsent {
   requester: Address;
   schemaId: Hex;
   expiresAt: number;
+  nonce: Hex;
+  deadline: number;
+}
+
+/** An owner's NaCl key, registered so data is sealed to it (keyId: keccak256 of its 32 bytes). */
+export interface OwnerKeyConsent {
+  owner: Address;
+  keyId: Hex;
   nonce: Hex;
   deadline: number;
 }
@@ -66,8 +80,20 @@ export function revokeTypedData(domain: TypedDataDomain, consent: RevokeConsent)
   };
 }
 
+export function ownerKeyTypedData(domain: TypedDataDomain, consent: OwnerKeyConsent) {
+  return {
+    domain,
+    types: { OwnerKey: CONSENT_TYPES.OwnerKey },
+    primaryType: "OwnerKey" as const,
+    message: { ...consent, deadline: BigInt(consent.deadline) },
+  };
+}
+
+export type ConsentTypedData = ReturnType<typeof grantTypedData> | ReturnType<typeof revokeTypedData> | ReturnType<typeof ownerKeyTypedData>;
+
 /** The address that signed (lower-case), or undefined when the bytes are no signature of this typed data. */
-export function consentSigner(typed: ReturnType<typeof grantTypedData> | ReturnType<typeof revokeTypedData>, signature: Hex): Address | undefined {
-  const digest = typed.primaryType === "Grant" ? hashTypedData(typed) : hashTypedData(typed as ReturnType<typeof revokeTypedData>);
+export function consentSigner(typed: ConsentTypedData, signature: Hex): Address | undefined {
+  const digest =
+    typed.primaryType === "Grant" ? hashTypedData(typed) : typed.primaryType === "RevokeGrant" ? hashTypedData(typed) : hashTypedData(typed);
   return recoverDigestSigner(digest, signature);
 }

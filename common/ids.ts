@@ -19,6 +19,8 @@ export interface SchemaContent {
   validityPeriod?: number;
   /** Part of the content when true, so schemas that take relayed grants keep their ids. */
   requireSignedConsent?: boolean;
+  /** Part of the content unless "admin" (the default), so admin-sealed schemas keep their ids. */
+  sealing?: "admin" | "owner" | "owner+admin";
 }
 
 export function schemaIdOf(content: SchemaContent): Hex {
@@ -28,6 +30,7 @@ export function schemaIdOf(content: SchemaContent): Hex {
   const validity = {
     ...(content.validityPeriod !== undefined ? { validityPeriod: content.validityPeriod } : {}),
     ...(content.requireSignedConsent === true ? { requireSignedConsent: true } : {}),
+    ...(content.sealing !== undefined && content.sealing !== "admin" ? { sealing: content.sealing } : {}),
   };
   const canonical = canonicalJson(content.proof === "attestor" ? { ...base, proof: "attestor", ...quorum, ...validity } : { ...base, ...validity });
   return keccak256(stringToBytes(canonical));

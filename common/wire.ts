@@ -16,6 +16,8 @@ export const INPUT_KINDS = [
   "set_role",
   "set_tls_attestor",
   "revoke_attestation",
+  "register_owner_key",
+  "share_keys",
 ] as const;
 export type InputKind = (typeof INPUT_KINDS)[number];
 
@@ -30,6 +32,8 @@ export const QUERY_TYPES = [
   "tls_attestors",
   "encryption_key",
   "verify",
+  "owner_key",
+  "content_key",
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
@@ -60,6 +64,8 @@ export interface InputParams {
     validityPeriod?: number;
     /** Extension: grants and revokes of the schema's data need the owner's own consent (signed, or from its wallet). */
     requireSignedConsent?: boolean;
+    /** Extension: whose keys open its attestations' data (default "admin", the specification's; docs/consent.md). */
+    sealing?: Sealing;
   };
   register_encryption_key: { publicKey: string; algorithm: "nacl-box" };
   create_attestation: {
@@ -75,7 +81,11 @@ export interface InputParams {
     proofs?: TlsProof[];
   };
   /** Extension: `consent`, the owner's EIP-712 signature (common/consent.ts); then anyone may send it, naming `owner`. */
-  grant_access: { requester: Address; schema_id: Hex; expires_at: number; owner?: Address; consent?: SignedConsent };
+  grant_access: { requester: Address; schema_id: Hex; expires_at: number; owner?: Address; consent?: SignedConsent; keys?: SharedKey[] };
+  /** Extension: an owner's own NaCl key, sent from its wallet or with its signature (an operator's word is not enough). */
+  register_owner_key: { public_key: string; algorithm: "nacl-box"; owner?: Address; consent?: SignedConsent };
+  /** Extension: more content keys for a standing grant (attestations made after it); none for a revoked one. */
+  share_keys: { grant_id: Hex; keys: SharedKey[]; owner?: Address };
   revoke_grant: { grant_id: Hex; owner?: Address; consent?: SignedConsent };
   set_role: { address: Address; role: Role; enabled: boolean };
   /** Trusts (or with enabled: false, stops trusting) a TLS attestor's signing address. */
@@ -93,6 +103,17 @@ export interface SignedConsent {
   /** Unix seconds; judged by the input's block time. */
   deadline: number;
   signature: Hex;
+}
+
+/** Whose keys open an attestation's data: the admin's registered key, the owner's own key, or both. */
+export const SEALINGS = ["admin", "owner", "owner+admin"] as const;
+export type Sealing = (typeof SEALINGS)[number];
+
+/** A content key an owner shares with a grant's requester, sealed to the requester's key (common/content-seal.ts). */
+export interface SharedKey {
+  attestation_id: Hex;
+  /** 0x hex of the 104-byte sealed content key. */
+  sealed_key: Hex;
 }
 
 /** Whose word made a grant: the owner's signature, the owner's own wallet, or an operator naming the owner. */
@@ -165,7 +186,9 @@ export type NoticeEvent =
   | { event: "schema:registered"; data: { schema_id: Hex } }
   | { event: "key:registered"; data: { keyId: Hex } }
   | { event: "attestor:registered"; data: { address: Address; name: string } }
-  | { event: "attestor:removed"; data: { address: Address } };
+  | { event: "attestor:removed"; data: { address: Address } }
+  | { event: "owner_key:registered"; data: { owner: Address; keyId: Hex } }
+  | { event: "keys:shared"; data: { grantId: Hex; owner: Address; requester: Address; attestations: Hex[] } };
 
 /** Codes of a rejected advance input, reported as `{"error": {"code", "message"}}`. */
 export const DAPP_ERROR_CODES = [
@@ -213,6 +236,8 @@ export interface SchemaDetail extends SchemaSummary {
   validity_period: number | null;
   /** Extension: grants and revokes need the owner's own consent (relayed ones are refused). */
   require_signed_consent: boolean;
+  /** Extension: whose keys open its attestations' data. */
+  sealing: Sealing;
 }
 
 export interface AttestationView {
@@ -302,6 +327,31 @@ export interface QueryResults {
   tls_attestors: TlsAttestorView[];
   encryption_key: EncryptionKeyView;
   verify: VerifyResult;
+  owner_key: OwnerKeyView;
+  content_key: ContentKeyView;
+}
+
+/** An owner's newest own key (query `owner_key`, an extension). */
+export interface OwnerKeyView {
+  owner: Address;
+  key_id: Hex;
+  /** Base64 of the 32-byte NaCl public key. */
+  public_key: string;
+  algorithm: "nacl-box";
+  created_at: number;
+}
+
+/**
+ * The content key of an owner-sealed attestation that its owner shared with `requester` (query
+ * `content_key`): only while a grant of the attestation's schema from its owner stands at `at`.
+ */
+export interface ContentKeyView {
+  attestation_id: Hex;
+  requester: Address;
+  grant_id: Hex;
+  /** The requester's key it is sealed to. */
+  key_id: Hex;
+  sealed_key: Hex;
 }
 
 /** Why `verify` found no attestation that qualifies (about the owner's newest one of the schema). */

@@ -6,7 +6,7 @@
  */
 import type { Address, Hex } from "viem";
 import { z } from "zod";
-import { consentDomain, consentSigner, grantTypedData, revokeTypedData, type GrantConsent, type RevokeConsent } from "../common/consent.ts";
+import { consentDomain, consentSigner, grantTypedData, ownerKeyTypedData, revokeTypedData, type ConsentTypedData, type GrantConsent, type OwnerKeyConsent, type RevokeConsent } from "../common/consent.ts";
 import type { ConsentKind, SignedConsent } from "../common/wire.ts";
 import { hexToBuffer } from "./db/bytes.ts";
 import type { AdvanceContext } from "./define.ts";
@@ -25,7 +25,7 @@ export const signedConsentParam = z.object({
 const reject = (message: string): InputRejection => new InputRejection("CONSENT_REJECTED", `consent: ${message}`);
 
 /** Checks the owner's signature of `what` and spends its nonce; throws CONSENT_REJECTED naming the problem. */
-function check(ctx: AdvanceContext, owner: Address, consent: SignedConsent, typed: ReturnType<typeof grantTypedData> | ReturnType<typeof revokeTypedData>): void {
+function check(ctx: AdvanceContext, owner: Address, consent: SignedConsent, typed: ConsentTypedData): void {
   const { input, store } = ctx;
   if (input.consentDomain === null) {
     throw reject("this rollup does not know its chain id and application address (DAPP_CHAIN_ID, DAPP_ADDRESS), so it cannot check a signature");
@@ -54,6 +54,12 @@ export function checkRevokeConsent(ctx: AdvanceContext, consent: SignedConsent, 
   const domain = domainOf(ctx);
   const message = { ...revoke, nonce: consent.nonce, deadline: consent.deadline };
   check(ctx, revoke.owner, consent, revokeTypedData(domain ?? {}, message));
+}
+
+export function checkOwnerKeyConsent(ctx: AdvanceContext, consent: SignedConsent, key: Omit<OwnerKeyConsent, "nonce" | "deadline">): void {
+  const domain = domainOf(ctx);
+  const message = { ...key, nonce: consent.nonce, deadline: consent.deadline };
+  check(ctx, key.owner, consent, ownerKeyTypedData(domain ?? {}, message));
 }
 
 /**

@@ -26,6 +26,7 @@ export function schemaDetail(row: SchemaRow, includeDescription: boolean): Schem
     attestor_quorum: row.attestorQuorum,
     validity_period: row.validityPeriod,
     require_signed_consent: row.requireSignedConsent,
+    sealing: row.sealing,
   };
 }
 

@@ -1,4 +1,7 @@
-/** The explorer's only source of data: the api's public endpoints (same origin) and the rate-limit headers they carry. */
+/**
+ * The explorer's only source of data: the api's public endpoints (same origin) and the rate-limit headers
+ * they carry. Its only writes are an owner's grants and revokes, each carrying the owner's wallet signature.
+ */
 
 export interface RateState {
   limit: number;
@@ -10,12 +13,14 @@ export interface RateState {
 /** The last rate-limit headers seen per endpoint group path, shown on the node view. */
 export const rateStates = new Map<string, RateState>();
 
-/** An error answered by the api: its code and message are shown as they are. */
+/** An error answered by the api: its code, message and details are shown as they are. */
 export class ApiFailure extends Error {
+  override readonly name = "ApiFailure";
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -24,11 +29,11 @@ export class ApiFailure extends Error {
 interface Envelope<T> {
   success: boolean;
   data?: T;
-  error?: { code: string; message: string };
+  error?: { code: string; message: string; details?: Record<string, unknown> };
 }
 
-export async function getRaw(path: string): Promise<Response> {
-  const response = await fetch(path, { headers: { accept: "application/json" } });
+async function request(path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Response> {
+  const response = await fetch(path, { ...init, headers: { accept: "application/json", ...init.headers } });
   const limit = response.headers.get("x-ratelimit-limit");
   if (limit !== null) {
     rateStates.set(path.replace(/0x[0-9a-fA-F]+/g, ":id"), {
@@ -41,18 +46,45 @@ export async function getRaw(path: string): Promise<Response> {
   return response;
 }
 
-/** GET an enveloped endpoint and return its data, or throw the api's error. */
-export async function get<T>(path: string): Promise<T> {
-  const response = await getRaw(path);
-  let body: Envelope<T>;
+export function getRaw(path: string): Promise<Response> {
+  return request(path);
+}
+
+async function unwrap<T>(path: string, response: Response): Promise<Envelope<T>> {
   try {
-    body = (await response.json()) as Envelope<T>;
+    return (await response.json()) as Envelope<T>;
   } catch {
     throw new ApiFailure(response.status, "BAD_RESPONSE", `${path} answered HTTP ${response.status} without JSON`);
   }
-  if (!response.ok || body.success !== true || body.data === undefined) {
-    throw new ApiFailure(response.status, body.error?.code ?? "ERROR", body.error?.message ?? `HTTP ${response.status}`);
-  }
+}
+
+function failureOf(response: Response, body: Envelope<unknown>): ApiFailure {
+  return new ApiFailure(response.status, body.error?.code ?? "ERROR", body.error?.message ?? `HTTP ${response.status}`, body.error?.details ?? {});
+}
+
+/** GET an enveloped endpoint and return its data, or throw the api's error. */
+export async function get<T>(path: string): Promise<T> {
+  const response = await request(path);
+  const body = await unwrap<T>(path, response);
+  if (!response.ok || body.success !== true || body.data === undefined) throw failureOf(response, body);
+  return body.data;
+}
+
+/**
+ * Send a JSON body to an enveloped endpoint, with a user token when one is given (the caller holds it in
+ * memory: nothing here stores it). Resolves to the data, or undefined for an answer with none.
+ */
+export async function send<T>(method: "POST" | "DELETE", path: string, options: { token?: string; body?: unknown } = {}): Promise<T | undefined> {
+  const headers: Record<string, string> = {};
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers["content-type"] = "application/json";
+  const response = await request(path, {
+    method,
+    headers,
+    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+  });
+  const body = await unwrap<T>(path, response);
+  if (!response.ok || body.success !== true) throw failureOf(response, body);
   return body.data;
 }
 

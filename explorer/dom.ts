@@ -94,6 +94,22 @@ export function statusBadge(status: "valid" | "revoked" | "expired"): HTMLElemen
   return badge(status, status === "valid" ? "ok" : status === "revoked" ? "bad" : "warn");
 }
 
+/** Whose word made a grant: the owner's EIP-712 signature, the owner's own transaction, or the api's relay on a token. */
+export type ConsentKind = "signed" | "owner" | "relayed";
+
+const CONSENT_TITLES: Record<ConsentKind, string> = {
+  signed: "the owner signed this consent (EIP-712); the rollup checked the signature",
+  owner: "the owner's own wallet sent it to the rollup",
+  relayed: "the api relayed it on the word of the owner's token",
+};
+
+export function consentBadge(kind: ConsentKind): HTMLElement {
+  const element = badge(kind, kind === "signed" ? "ok" : kind === "owner" ? "info" : "warn");
+  element.title = CONSENT_TITLES[kind] ?? kind;
+  element.dataset.consent = kind;
+  return element;
+}
+
 /** Freshness as a percentage: 1 is made just now, 0.5 one half-life ago. */
 export function freshnessText(freshness: number): string {
   return `${(freshness * 100).toFixed(freshness >= 0.995 || freshness < 0.01 ? 0 : 1)}%`;

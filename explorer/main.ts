@@ -1,6 +1,7 @@
 /**
  * The explorer: hash routes (shareable URLs) to one view each. Every view reads only the api's public
- * endpoints and WebSocket; a failure is shown on the page, never a blank one.
+ * endpoints and WebSocket; a failure is shown on the page, never a blank one. The only writes are an
+ * owner's grants and revokes, signed by the owner's own browser wallet (wallet.ts).
  */
 import { ApiFailure } from "./api.ts";
 import { ADDRESS_RE, h, ID_RE, problem } from "./dom.ts";
@@ -9,9 +10,20 @@ import { attestationView } from "./views/attestation.ts";
 import { liveView } from "./views/live.ts";
 import { nodeView } from "./views/node.ts";
 import { schemasView, schemaView } from "./views/schemas.ts";
+import { OwnerWallet } from "./wallet.ts";
 
 let cleanup: (() => void) | undefined;
 let generation = 0;
+let wallet: OwnerWallet | undefined;
+
+/**
+ * The browser's wallet, once one is there: some inject `window.ethereum` after the page's scripts run.
+ * One per page, so a connection and its token last across views, and in this page's memory only.
+ */
+function ownerWallet(): OwnerWallet | undefined {
+  if (wallet === undefined && window.ethereum !== undefined) wallet = new OwnerWallet(window.ethereum);
+  return wallet;
+}
 
 async function render(): Promise<void> {
   cleanup?.();
@@ -31,7 +43,7 @@ async function render(): Promise<void> {
     const [name, arg] = parts;
     if (name === undefined || name === "schemas") await schemasView(view);
     else if (name === "schema" && arg !== undefined) await schemaView(view, arg);
-    else if (name === "address" && arg !== undefined) await addressView(view, arg, query);
+    else if (name === "address" && arg !== undefined) await addressView(view, arg, query, ownerWallet());
     else if (name === "attestation" && arg !== undefined) await attestationView(view, arg);
     else if (name === "live") cleanup = liveView(view, query);
     else if (name === "node") await nodeView(view);

@@ -34,6 +34,11 @@ export const schemas = sqliteTable(
     validityPeriod: integer("validity_period"),
     /** Grants and revokes of its data need the owner's own consent (signed, or sent from its wallet). */
     requireSignedConsent: integer("require_signed_consent", { mode: "boolean" }).notNull().default(false),
+    /**
+     * Whose keys open its attestations' data: "admin" (the registered encryption key, the specification's
+     * way), "owner" (the owner's own key, common/owner-sealed.ts) or "owner+admin" (both).
+     */
+    sealing: text("sealing", { enum: ["admin", "owner", "owner+admin"] }).notNull().default("admin"),
   },
   (t) => [uniqueIndex("schemas_schema_id_uq").on(t.schemaId)],
 );
@@ -122,6 +127,35 @@ export const revocations = sqliteTable("revocations", {
   reason: text("reason").notNull(),
   supersededBy: blob("superseded_by", { mode: "buffer" }),
 });
+
+/** Owners' own NaCl keys (register_owner_key), newest last: data of an owner-sealing schema is sealed to the newest. */
+export const ownerKeys = sqliteTable(
+  "owner_keys",
+  {
+    id: integer("id").primaryKey(),
+    inputIndex: integer("input_index").notNull(),
+    itemIndex: integer("item_index"),
+    owner: blob("owner", { mode: "buffer" }).notNull(),
+    keyId: blob("key_id", { mode: "buffer" }).notNull(),
+    publicKey: blob("public_key", { mode: "buffer" }).notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("owner_keys_owner_idx").on(t.owner, t.id)],
+);
+
+/** Content keys an owner shared with a grant's requester, each sealed to the requester's key. */
+export const grantKeys = sqliteTable(
+  "grant_keys",
+  {
+    grantId: blob("grant_id", { mode: "buffer" }).notNull(),
+    attestationId: blob("attestation_id", { mode: "buffer" }).notNull(),
+    /** The requester's key it is sealed to (its newest when shared). */
+    keyId: blob("key_id", { mode: "buffer" }).notNull(),
+    sealedKey: blob("sealed_key", { mode: "buffer" }).notNull(),
+    inputIndex: integer("input_index").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.grantId, t.attestationId] }), index("grant_keys_attestation_idx").on(t.attestationId)],
+);
 
 /** Nonces of the owners' signed consents, each used once: a signature is never applied twice. */
 export const consentNonces = sqliteTable(

@@ -8,7 +8,7 @@ import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Hex } from "viem";
 import type { Role } from "../../common/wire.ts";
 import type { DappDatabase } from "./open.ts";
-import { attestations, consentNonces, encryptionKeys, grants, meta, revocations, roles, schemas, tlsAttestors, usedClaims } from "./schema.ts";
+import { attestations, consentNonces, encryptionKeys, grantKeys, grants, meta, ownerKeys, revocations, roles, schemas, tlsAttestors, usedClaims } from "./schema.ts";
 
 export type SchemaRow = typeof schemas.$inferSelect;
 export type AttestationRow = typeof attestations.$inferSelect;
@@ -28,6 +28,8 @@ export type AttestationRead = Omit<AttestationRow, "attestationId" | "schemaId" 
   revocationInput: number | null;
 };
 export type RevocationRow = typeof revocations.$inferSelect;
+export type OwnerKeyRow = typeof ownerKeys.$inferSelect;
+export type GrantKeyRow = typeof grantKeys.$inferSelect;
 export type TlsAttestorRow = typeof tlsAttestors.$inferSelect;
 export type GrantRow = typeof grants.$inferSelect;
 export type KeyRow = typeof encryptionKeys.$inferSelect;
@@ -128,7 +130,25 @@ export function createStore(db: DappDatabase) {
       attestorQuorum: ph("attestorQuorum"),
       validityPeriod: ph("validityPeriod"),
       requireSignedConsent: ph("requireSignedConsent"),
+      sealing: ph("sealing"),
     }).prepare(),
+    ownerKey: db.select().from(ownerKeys).where(eq(ownerKeys.owner, ph("owner"))).orderBy(desc(ownerKeys.id)).limit(1).prepare(),
+    insertOwnerKey: db.insert(ownerKeys).values({
+      inputIndex: ph("inputIndex"),
+      itemIndex: ph("itemIndex"),
+      owner: ph("owner"),
+      keyId: ph("keyId"),
+      publicKey: ph("publicKey"),
+      createdAt: ph("createdAt"),
+    }).prepare(),
+    grantKey: db.select().from(grantKeys).where(and(eq(grantKeys.grantId, ph("grantId")), eq(grantKeys.attestationId, ph("attestationId")))).prepare(),
+    insertGrantKey: db.insert(grantKeys).values({
+      grantId: ph("grantId"),
+      attestationId: ph("attestationId"),
+      keyId: ph("keyId"),
+      sealedKey: ph("sealedKey"),
+      inputIndex: ph("inputIndex"),
+    }).onConflictDoUpdate({ target: [grantKeys.grantId, grantKeys.attestationId], set: { keyId: sql`excluded.key_id`, sealedKey: sql`excluded.sealed_key`, inputIndex: sql`excluded.input_index` } }).prepare(),
 
     keyById: db.select({ id: encryptionKeys.id }).from(encryptionKeys).where(eq(encryptionKeys.keyId, ph("id"))).prepare(),
     latestKey: db.select().from(encryptionKeys).orderBy(desc(encryptionKeys.id)).limit(1).prepare(),
@@ -316,6 +336,12 @@ export function createStore(db: DappDatabase) {
     /** Grants neither revoked nor expired at `now` (a grant expires at its expires_at second). */
     activeGrants: (owner: Buffer, requester: Buffer, now: number): GrantRow[] => q.activeGrants.all({ owner, requester, now }),
     insertGrant: (row: NewRow<Omit<GrantRow, "revokedAt">>): void => void q.insertGrant.run(row),
+    /** The owner's newest key (register_owner_key), or undefined when it registered none. */
+    ownerKey: (owner: Buffer): OwnerKeyRow | undefined => q.ownerKey.get({ owner }),
+    insertOwnerKey: (row: NewRow<OwnerKeyRow>): void => void q.insertOwnerKey.run(row),
+    grantKey: (grantId: Buffer, attestationId: Buffer): GrantKeyRow | undefined => q.grantKey.get({ grantId, attestationId }),
+    /** Shares (or shares again, for the requester's newer key) one content key with a grant's requester. */
+    putGrantKey: (row: GrantKeyRow): void => void q.insertGrantKey.run(row),
     /** The input that used this nonce of `owner`'s signed consent, if one did. */
     nonceUsedBy: (owner: Buffer, nonce: Buffer): number | undefined => q.nonceUse.get({ owner, nonce })?.inputIndex,
     useNonce: (owner: Buffer, nonce: Buffer, inputIndex: number): void => void q.useNonce.run({ owner, nonce, inputIndex }),

@@ -6,6 +6,9 @@ import { writeIdOf } from "../../common/ids.ts";
 import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { InputRejection } from "../errors.ts";
+import { parseOwnerSealed } from "../../common/owner-sealed.ts";
+import { bytesToHex } from "../../common/hex.ts";
+import type { Store } from "../db/store.ts";
 import { checkAttestationProofs, proofsParam } from "../proof.ts";
 import { bytes32, fieldRecord, LIMITS, shortText } from "./fields.ts";
 
@@ -21,6 +24,30 @@ export const params = z.object({
     .refine((v) => Object.keys(v).length <= LIMITS.bucketFields, `at most ${LIMITS.bucketFields} fields`),
   proofs: proofsParam.optional(),
 });
+
+/**
+ * For a schema that seals to the owner, the data must be in the owner-sealed form with a box for the
+ * owner's newest key (and, for "owner+admin", the newest admin key): otherwise whoever attests could seal
+ * it to a key of its own. The boxes themselves are opaque here; a wrong one only hurts its sender.
+ */
+function checkOwnerSealing(store: Store, sealing: "owner" | "owner+admin", schemaId: Hex, owner: Address, encryptedData: string): void {
+  const parsed = parseOwnerSealed(hexToBuffer(encryptedData));
+  if (typeof parsed === "string") throw new InputRejection("INVALID_PARAMS", `encrypted_data: schema ${schemaId} seals to the owner's key: ${parsed}`);
+  const ownerKey = store.ownerKey(hexToBuffer(owner));
+  if (ownerKey === undefined) throw new InputRejection("INVALID_PARAMS", `encrypted_data: schema ${schemaId} seals to the owner's key, and ${owner} has registered none (register_owner_key)`);
+  const wanted = [bytesToHex(ownerKey.keyId)];
+  if (sealing === "owner+admin") {
+    const admin = store.latestKey();
+    if (admin === undefined) throw new InputRejection("INVALID_PARAMS", `encrypted_data: schema ${schemaId} seals to the admin's key too, and none is registered`);
+    wanted.push(bytesToHex(admin.keyId));
+  }
+  const sealedTo = new Set(parsed.recipients.map((r) => r.keyId));
+  const missing = wanted.filter((id) => !sealedTo.has(id));
+  if (missing.length > 0) throw new InputRejection("INVALID_PARAMS", `encrypted_data: not sealed to key ${missing.join(", ")} (schema ${schemaId} seals to ${sealing === "owner" ? "the owner's newest key" : "the owner's newest key and the admin's"})`);
+  if (parsed.recipients.length !== wanted.length) {
+    throw new InputRejection("INVALID_PARAMS", `encrypted_data: sealed to ${parsed.recipients.length} keys; schema ${schemaId} seals to exactly ${wanted.length}`);
+  }
+}
 
 /** An owner may record its own attestation when it carries signed claims (proven on the owner's side). */
 function carriesProofs(raw: unknown): boolean {
@@ -46,6 +73,7 @@ export default defineInput({
         throw new InputRejection("INVALID_PARAMS", `bucket_values.${field}: "${label}" is not one of the field's labels`);
       }
     }
+    if (schema.sealing !== "admin") checkOwnerSealing(store, schema.sealing, p.schema_id, p.owner, p.encrypted_data);
     const attestationId = writeIdOf("create_attestation", input.index, input.item);
     // Proofs, when present, are checked whatever the schema; a schema with proof "attestor" requires them.
     if (p.proofs === undefined && schema.proof === "attestor") {

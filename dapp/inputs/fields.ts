@@ -24,6 +24,21 @@ export const bytes32 = z
 
 export const fieldName = z.string().min(1).max(LIMITS.shortText);
 
+const NACL_BOX_PUBLIC_KEY_BYTES = 32;
+
+/** A NaCl public key in canonical base64 only, so one key has one textual form and one id. */
+export const naclPublicKey = z
+  .string()
+  .max(64)
+  .transform((text, ctx) => {
+    const bytes = Buffer.from(text, "base64");
+    if (bytes.length !== NACL_BOX_PUBLIC_KEY_BYTES || bytes.toString("base64") !== text) {
+      ctx.addIssue({ code: "custom", message: `expected the base64 of a ${NACL_BOX_PUBLIC_KEY_BYTES}-byte NaCl public key` });
+      return z.NEVER;
+    }
+    return new Uint8Array(bytes);
+  });
+
 /**
  * A map keyed by bucket field names. zod drops a `__proto__` key without a word; the sender would
  * think it set a field, so it is refused instead.

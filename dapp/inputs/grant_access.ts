@@ -7,6 +7,7 @@ import { checkGrantConsent, signedConsentParam, unsignedConsent } from "../conse
 import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { InputRejection } from "../errors.ts";
+import { keepSharedKeys, sharedKeysParam } from "../shared-keys.ts";
 import { bytes32 } from "./fields.ts";
 
 export const params = z
@@ -17,6 +18,8 @@ export const params = z
     owner: addressSchema.optional(),
     /** Extension: the owner's EIP-712 signature of this grant; then anyone may send it. */
     consent: signedConsentParam.optional(),
+    /** Extension: content keys of the owner's attestations, sealed on its side to the requester's key. */
+    keys: sharedKeysParam.optional(),
   })
   .refine((p) => p.consent === undefined || p.owner !== undefined, { message: "required with consent", path: ["owner"] });
 
@@ -55,6 +58,7 @@ export default defineInput({
       expiresAt: p.expires_at,
       consent,
     });
+    if (p.keys !== undefined) keepSharedKeys(store, { grantId: hexToBuffer(grantId), owner, requester: p.requester, schemaId: schemaKey }, p.keys, input.index);
     return [{ event: "grant:created", data: { grantId, owner, requester: p.requester } }];
   },
 });

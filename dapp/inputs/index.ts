@@ -4,10 +4,12 @@ import createAttestation from "./create_attestation.ts";
 import grantAccess from "./grant_access.ts";
 import registerEncryptionKey from "./register_encryption_key.ts";
 import registerSchema from "./register_schema.ts";
+import registerOwnerKey from "./register_owner_key.ts";
 import revokeAttestation from "./revoke_attestation.ts";
 import revokeGrant from "./revoke_grant.ts";
 import setRole from "./set_role.ts";
 import setTlsAttestor from "./set_tls_attestor.ts";
+import shareKeys from "./share_keys.ts";
 
 /** Every advance input kind; the record type makes a missing kind a compile error, and a test checks it too. */
 export const INPUTS: Readonly<Record<InputKind, InputModule>> = {
@@ -19,4 +21,6 @@ export const INPUTS: Readonly<Record<InputKind, InputModule>> = {
   set_role: setRole,
   set_tls_attestor: setTlsAttestor,
   revoke_attestation: revokeAttestation,
+  register_owner_key: registerOwnerKey,
+  share_keys: shareKeys,
 };

@@ -3,24 +3,10 @@ import { keyIdOf } from "../../common/ids.ts";
 import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { InputRejection } from "../errors.ts";
-
-const NACL_BOX_PUBLIC_KEY_BYTES = 32;
-
-/** Canonical base64 only, so one key has one textual form and one id. */
-const publicKey = z
-  .string()
-  .max(64)
-  .transform((text, ctx) => {
-    const bytes = Buffer.from(text, "base64");
-    if (bytes.length !== NACL_BOX_PUBLIC_KEY_BYTES || bytes.toString("base64") !== text) {
-      ctx.addIssue({ code: "custom", message: `expected the base64 of a ${NACL_BOX_PUBLIC_KEY_BYTES}-byte NaCl public key` });
-      return z.NEVER;
-    }
-    return new Uint8Array(bytes);
-  });
+import { naclPublicKey } from "./fields.ts";
 
 export const params = z.object({
-  publicKey,
+  publicKey: naclPublicKey,
   algorithm: z.literal("nacl-box"),
 });
 

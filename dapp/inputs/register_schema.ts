@@ -5,6 +5,7 @@ import { MAX_QUORUM, PROOF_KINDS, proofSchemaIssues } from "../../common/tls-cla
 import { hexToBuffer } from "../db/bytes.ts";
 import { defineInput } from "../define.ts";
 import { MAX_VALIDITY_PERIOD } from "../../common/validity.ts";
+import { SEALINGS } from "../../common/wire.ts";
 import { bucketDefinitions, LIMITS, shortText } from "./fields.ts";
 
 export const params = z.object({
@@ -22,6 +23,8 @@ export const params = z.object({
   validityPeriod: z.int().min(1).max(MAX_VALIDITY_PERIOD).optional(),
   /** Grants and revokes of the schema's data need the owner's own consent: relayed ones are refused. */
   requireSignedConsent: z.boolean().optional(),
+  /** Whose keys open its attestations' data: the admin's registered key (default), the owner's, or both. */
+  sealing: z.enum(SEALINGS).optional(),
 }).superRefine((p, ctx) => {
   for (const issue of proofSchemaIssues(p)) ctx.addIssue({ code: "custom", ...issue });
 });
@@ -52,6 +55,7 @@ export default defineInput({
       attestorQuorum: p.attestorQuorum ?? 1,
       validityPeriod: p.validityPeriod ?? null,
       requireSignedConsent: p.requireSignedConsent === true,
+      sealing: p.sealing ?? "admin",
     });
     return [{ event: "schema:registered", data: { schema_id: schemaId } }];
   },

@@ -10,6 +10,8 @@ import providerSchema from "./provider_schema.ts";
 import encryptionKey from "./encryption_key.ts";
 import tlsAttestors from "./tls_attestors.ts";
 import verify from "./verify.ts";
+import ownerKey from "./owner_key.ts";
+import contentKey from "./content_key.ts";
 
 /** Every inspect query type; the record type makes a missing type a compile error, and a test checks it too. */
 export const QUERIES: Readonly<Record<QueryType, QueryModule>> = {
@@ -23,4 +25,6 @@ export const QUERIES: Readonly<Record<QueryType, QueryModule>> = {
   tls_attestors: tlsAttestors,
   encryption_key: encryptionKey,
   verify,
+  owner_key: ownerKey,
+  content_key: contentKey,
 };

@@ -27,6 +27,9 @@ describe("registries", () => {
       set_tls_attestor: { role: "admin" },
       // Its owner, its attester, an attestor that proved it or an admin: known only from the row.
       revoke_attestation: { byRow: true },
+      // Only the owner's word registers its key: its wallet, or its signature (an operator's relay is refused in the kind).
+      register_owner_key: { owner: true, signedConsent: true },
+      share_keys: { owner: true },
     });
   });
 });

@@ -2,17 +2,20 @@
  * The explorer in a real headless Chromium (Debian's /usr/bin/chromium through playwright-core, nothing
  * downloaded) against the real stack: every view shows data made here, a claim made while the live view
  * is open appears in it, bad URLs show their message, and no page logs a console error beyond the
- * expected not-found answers. Screenshots of each view go to test-results/screenshots/.
+ * expected not-found answers. An owner grants and revokes with its own wallet: no extension runs here, so a
+ * second page carries an injected EIP-1193 provider whose requests a viem account in this process answers.
+ * Screenshots of each view go to test-results/screenshots/.
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import nacl from "tweetnacl";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
-import type { Hex } from "viem";
+import type { Address, Hex, TypedDataDefinition } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttestationClient } from "../../client/index.ts";
-import { TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
+import { TEST_JWT_SECRET, tokenFor, USER_A, USER_A_KEY, USER_B } from "../support/api-fixtures.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 
@@ -74,10 +77,7 @@ beforeAll(async () => {
     ],
   });
   page = context.pages()[0] ?? (await context.newPage());
-  page.on("console", (message) => {
-    if (message.type() === "error") consoleErrors.push(`${page.url()}: ${message.text()}`);
-  });
-  page.on("pageerror", (error) => consoleErrors.push(`${page.url()}: ${error.message}`));
+  watchConsole(page);
 });
 
 afterAll(async () => {
@@ -96,13 +96,94 @@ function claim() {
 }
 
 /** Opens a view by its shareable URL and waits for it to finish loading. */
-async function open(hash: string): Promise<void> {
-  await page.goto(`${stack.urls.api}/${hash}`);
-  await page.locator("#view .view").waitFor();
+async function open(hash: string, on: Page = page): Promise<void> {
+  await on.goto(`${stack.urls.api}/${hash}`);
+  await on.locator("#view .view").waitFor();
 }
 
-async function shot(name: string): Promise<void> {
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+async function shot(name: string, on: Page = page): Promise<void> {
+  await on.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+function watchConsole(on: Page): void {
+  on.on("console", (message) => {
+    if (message.type() === "error") consoleErrors.push(`${on.url()}: ${message.text()}`);
+  });
+  on.on("pageerror", (error) => consoleErrors.push(`${on.url()}: ${error.message}`));
+}
+
+/**
+ * The browser wallet of the wallet tests: an EIP-1193 provider in the page whose every request goes to
+ * `answerWallet` here, where a viem account signs as a wallet extension would. Only the wallet page has it,
+ * so the first page stays a browser without a wallet.
+ */
+const WALLET_SHIM = `
+window.ethereum = {
+  async request({ method, params }) {
+    const reply = await window.testWalletRequest(method, JSON.stringify(params ?? []));
+    if (reply.error !== undefined) throw Object.assign(new Error(reply.error.message), { code: reply.error.code });
+    return reply.result;
+  },
+  on() {},
+  removeListener() {},
+};`;
+
+/** The account the wallet holds now: the tests switch it, then reload the page (a new page memory). */
+let walletAccount: PrivateKeyAccount = privateKeyToAccount(USER_A_KEY);
+/** The methods the page asked the wallet for, in order. */
+const walletCalls: string[] = [];
+let walletChainId = 0;
+/** When set, the wallet's user declines the next signature (EIP-1193 code 4001). */
+let walletDeclines = false;
+
+type WalletReply = { result: unknown } | { error: { code: number; message: string } };
+
+async function answerWallet(method: string, paramsJson: string): Promise<WalletReply> {
+  walletCalls.push(method);
+  const params = JSON.parse(paramsJson) as unknown[];
+  const account = walletAccount;
+  // As a wallet does: it signs only for its own account.
+  const notMine = (address: unknown): WalletReply | undefined =>
+    typeof address === "string" && address.toLowerCase() === account.address.toLowerCase()
+      ? undefined
+      : { error: { code: 4100, message: `the wallet holds ${account.address}, not ${String(address)}` } };
+  if (walletDeclines && method.includes("sign")) {
+    walletDeclines = false;
+    return { error: { code: 4001, message: "User rejected the request." } };
+  }
+  switch (method) {
+    case "eth_requestAccounts":
+    case "eth_accounts":
+      return { result: [account.address] };
+    case "eth_chainId":
+      return { result: `0x${walletChainId.toString(16)}` };
+    case "personal_sign": {
+      const [data, address] = params;
+      return notMine(address) ?? { result: await account.signMessage({ message: { raw: data as Hex } }) };
+    }
+    case "eth_signTypedData_v4": {
+      const [address, json] = params;
+      const refused = notMine(address);
+      if (refused !== undefined) return refused;
+      const typed = JSON.parse(String(json)) as { types: Record<string, unknown>; domain: unknown; primaryType: string; message: unknown };
+      // viem derives EIP712Domain from the domain itself and refuses it among the types.
+      const { EIP712Domain: _domainType, ...types } = typed.types;
+      return { result: await account.signTypedData({ ...typed, types } as unknown as TypedDataDefinition) };
+    }
+    default:
+      return { error: { code: 4200, message: `the test wallet does not support ${method}` } };
+  }
+}
+
+interface GivenGrant {
+  grantId: Hex;
+  requester: Address;
+  consent: "signed" | "owner" | "relayed";
+}
+
+async function grantsGiven(owner: string): Promise<GivenGrant[]> {
+  const body = (await (await fetch(`${stack.urls.api}/api/core/grants/${owner}`)).json()) as { data: { given: GivenGrant[] } };
+  return body.data.given;
 }
 
 describe("the explorer", () => {
@@ -126,8 +207,12 @@ describe("the explorer", () => {
     await open(`#/address/${USER_A}`);
     await expect(page.locator("#view").textContent()).resolves.toContain("Attestations (1)");
     await expect(page.locator(`a[href="#/attestation/${claimId}"]`).count()).resolves.toBe(1);
-    // The grant the suite made: given by this address, received by the other.
+    // The grant the suite made: given by this address, received by the other, relayed by the api on a token.
     await expect(page.locator("#view").textContent()).resolves.toContain("Grants given (1)");
+    await expect(page.locator("#grants-given [data-consent]").getAttribute("data-consent")).resolves.toBe("relayed");
+    // This browser has no wallet: the card says one is needed, and no revoke is offered.
+    await expect(page.locator("#wallet-needed").textContent()).resolves.toContain("needs an Ethereum wallet");
+    await expect(page.locator("[data-revoke]").count()).resolves.toBe(0);
     await page.locator('input[name="requester"]').fill(USER_B);
     await page.locator('button:text("Check access")').click();
     await page.locator("#access-result").waitFor();
@@ -212,6 +297,105 @@ describe("the explorer", () => {
     }
     // The api's own routes are untouched by the site beside them.
     expect((await fetch(`${stack.urls.api}/api/core/schemas`)).status).toBe(200);
+  });
+
+  describe("an owner's own wallet", () => {
+    let walletPage: Page;
+
+    beforeAll(async () => {
+      const domain = (await (await fetch(`${stack.urls.api}/api/core/consent/domain`)).json()) as { data: { chainId: number } };
+      walletChainId = domain.data.chainId;
+      walletPage = await context.newPage();
+      watchConsole(walletPage);
+      await walletPage.exposeFunction("testWalletRequest", answerWallet);
+      await walletPage.addInitScript(WALLET_SHIM);
+    });
+
+    afterAll(async () => {
+      await walletPage?.close();
+    });
+
+    it("tells a wallet connected as another address that it is not the owner", async () => {
+      walletAccount = privateKeyToAccount(generatePrivateKey());
+      await open(`#/address/${USER_A}`, walletPage);
+      await walletPage.locator("#wallet-connect").click();
+      await walletPage.locator("#wallet-status").waitFor();
+      await expect(walletPage.locator("#wallet-status").textContent()).resolves.toContain("which is not this address");
+      await expect(walletPage.locator("#grant-form").count()).resolves.toBe(0);
+      await expect(walletPage.locator("[data-revoke]").count()).resolves.toBe(0);
+      // Connecting asks for nothing to be signed.
+      expect(walletCalls).toEqual(["eth_requestAccounts"]);
+    });
+
+    it("grants with the owner's signature (listed as signed), then revokes with it", async () => {
+      walletAccount = privateKeyToAccount(USER_A_KEY);
+      walletCalls.length = 0;
+      // A reload is a new page memory: no connection, no token.
+      await walletPage.reload();
+      await walletPage.locator("#view .view").waitFor();
+      await walletPage.locator("#wallet-connect").click();
+      await walletPage.locator("#grant-form").waitFor();
+      await expect(walletPage.locator("#wallet-status").textContent()).resolves.toContain("(this address)");
+      // The connected owner is offered a signed revoke of each grant it gave.
+      await expect(walletPage.locator("#grants-given [data-revoke]").count()).resolves.toBeGreaterThan(0);
+
+      const requester = privateKeyToAccount(generatePrivateKey()).address;
+      await walletPage.locator('input[name="grant-requester"]').fill(requester);
+      await walletPage.locator('select[name="grant-schema"]').selectOption(schemaId);
+      await walletPage.locator('input[name="grant-days"]').fill("7");
+      await walletPage.locator('button:text("Sign and grant")').click();
+      await walletPage.locator("#grant-id").waitFor({ timeout: 60_000 });
+      const grantId = (await walletPage.locator("#grant-id").textContent()) as Hex;
+      expect(grantId).toMatch(/^0x[0-9a-f]{64}$/);
+      // Signed in once (SIWE), then the Grant's typed data on the rollup's chain.
+      expect(walletCalls).toEqual(["eth_requestAccounts", "personal_sign", "eth_chainId", "eth_signTypedData_v4"]);
+
+      // Listed as signed: on the page, by the api's grants of the owner, and by its access check.
+      const revoke = walletPage.locator(`[data-revoke="${grantId}"]`);
+      await revoke.waitFor();
+      const row = walletPage.locator("#grants-given tbody tr", { has: revoke });
+      await expect(row.locator("[data-consent]").getAttribute("data-consent")).resolves.toBe("signed");
+      const listed = (await grantsGiven(USER_A)).find((g) => g.grantId === grantId);
+      expect(listed?.consent).toBe("signed");
+      expect(listed?.requester.toLowerCase()).toBe(requester.toLowerCase());
+      const access = (await (await fetch(`${stack.urls.api}/api/core/access/${USER_A}/${requester}`)).json()) as { data: { grants: { grantId: Hex; consent: string }[] } };
+      expect(access.data.grants).toEqual([expect.objectContaining({ grantId, consent: "signed" })]);
+      // The token lived in the page's memory only.
+      await expect(walletPage.evaluate("JSON.stringify([localStorage.length, sessionStorage.length, document.cookie])")).resolves.toBe('[0,0,""]');
+      await shot("address-wallet", walletPage);
+
+      walletCalls.length = 0;
+      await revoke.click();
+      await walletPage.locator("#revoke-result").waitFor({ timeout: 60_000 });
+      // Still signed in: only the RevokeGrant is signed.
+      expect(walletCalls).toEqual(["eth_chainId", "eth_signTypedData_v4"]);
+      await expect(walletPage.locator(`[data-revoke="${grantId}"]`).count()).resolves.toBe(0);
+      expect((await grantsGiven(USER_A)).map((g) => g.grantId)).not.toContain(grantId);
+    });
+
+    it("says so when the user declines to sign a revoke", async () => {
+      walletDeclines = true;
+      const relayed = walletPage.locator('#grants-given tbody tr:has([data-consent="relayed"]) [data-revoke]');
+      await relayed.click();
+      await walletPage.locator('#grants-given [role="alert"]').waitFor();
+      await expect(walletPage.locator('#grants-given [role="alert"]').textContent()).resolves.toBe("You declined the revoke's signature in your wallet.");
+      // Nothing was sent: the grant stands.
+      await expect(walletPage.locator('#grants-given [data-consent="relayed"]').count()).resolves.toBe(1);
+    });
+
+    it("shows the api's error code and message when the rollup refuses a grant", async () => {
+      // The suite's live grant to USER_B on this schema makes a second one a duplicate.
+      await walletPage.locator('input[name="grant-requester"]').fill(USER_B);
+      await walletPage.locator('select[name="grant-schema"]').selectOption(schemaId);
+      await walletPage.locator('button:text("Sign and grant")').click();
+      const error = walletPage.locator('#grant-access .outcome [role="alert"]');
+      await error.waitFor({ timeout: 60_000 });
+      await expect(error.textContent()).resolves.toMatch(/^ROLLUP_REJECTED: The rollup rejected the input \(DUPLICATE: /);
+      // The browser notes the api's 422 answer on the console; nothing else may be there.
+      const unexpected = consoleErrors.filter((line) => !/status of 422/.test(line));
+      consoleErrors.length = 0;
+      consoleErrors.push(...unexpected);
+    });
   });
 
   it("logged no console errors on those pages", () => {

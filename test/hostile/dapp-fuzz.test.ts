@@ -46,6 +46,9 @@ const VALID: { [K in (typeof INPUT_KINDS)[number]]: () => Record<string, unknown
   set_tls_attestor: () => ({ address: BOB, enabled: true, name: "fuzz attestor" }),
   // The attestation setup makes (input 5), revoked by its attester.
   revoke_attestation: () => ({ attestation_id: inputIdOf("create_attestation", 5), reason: "fuzz" }),
+  register_owner_key: () => ({ public_key: Buffer.alloc(32, 9).toString("base64"), algorithm: "nacl-box" }),
+  // Well-formed; its grant's schema seals to the admin, so the dapp refuses it for what it says, not its form.
+  share_keys: () => ({ grant_id: aliceGrant, keys: [{ attestation_id: inputIdOf("create_attestation", 5), sealed_key: `0x${"ab".repeat(104)}` }] }),
 };
 const SENDER: Record<(typeof INPUT_KINDS)[number], Address> = {
   register_schema: ADMIN,
@@ -56,6 +59,8 @@ const SENDER: Record<(typeof INPUT_KINDS)[number], Address> = {
   set_role: ADMIN,
   set_tls_attestor: ADMIN,
   revoke_attestation: ATTESTOR,
+  register_owner_key: ALICE,
+  share_keys: ALICE,
 };
 
 type FieldType = "string" | "number" | "integer" | "boolean" | "object" | "array";
@@ -98,6 +103,15 @@ const FIELDS: { kind: (typeof INPUT_KINDS)[number]; field: string; type: FieldTy
   { kind: "revoke_attestation", field: "attestation_id", type: "string", pattern: true },
   { kind: "revoke_attestation", field: "reason", type: "string", max: 256 },
   { kind: "revoke_attestation", field: "superseded_by", type: "string", pattern: true },
+  { kind: "register_schema", field: "sealing", type: "string", pattern: true },
+  { kind: "register_owner_key", field: "public_key", type: "string", pattern: true },
+  { kind: "register_owner_key", field: "algorithm", type: "string", pattern: true },
+  { kind: "register_owner_key", field: "owner", type: "string", pattern: true },
+  { kind: "register_owner_key", field: "consent", type: "object" },
+  { kind: "grant_access", field: "keys", type: "array" },
+  { kind: "share_keys", field: "grant_id", type: "string", pattern: true },
+  { kind: "share_keys", field: "keys", type: "array" },
+  { kind: "share_keys", field: "owner", type: "string", pattern: true },
 ];
 
 const scalarOrContainer = fc.oneof(
@@ -327,7 +341,9 @@ describe("advance payloads that decode but must not apply", () => {
   });
 
   it("a missing required field is INVALID_PARAMS naming it", { timeout: scaledTimeout(60_000) }, async () => {
-    const required = FIELDS.filter((f) => !["name", "description", "owner", "proof", "proofs", "attestorQuorum", "validityPeriod", "requireSignedConsent", "consent", "reason", "superseded_by"].includes(f.field));
+    const optional = ["name", "description", "owner", "proof", "proofs", "attestorQuorum", "validityPeriod", "requireSignedConsent", "consent", "reason", "superseded_by", "sealing"];
+    // A grant may carry keys; sharing them is what share_keys is for.
+    const required = FIELDS.filter((f) => !optional.includes(f.field) && !(f.kind === "grant_access" && f.field === "keys"));
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...required), async (f) => {
         const params: Record<string, unknown> = VALID[f.kind]();
