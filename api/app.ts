@@ -22,6 +22,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { proofRoutes } from "./routes/proofs.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
 import { validityRoutes } from "./routes/validity.ts";
+import { keyRoutes } from "./routes/keys.ts";
 import type { ApiServices } from "./services.ts";
 
 export interface ApiOptions {
@@ -81,6 +82,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
   app.route("/", attestationDataRoutes(services, clientOf));
   app.route("/", proofRoutes(services, clientOf));
   app.route("/", validityRoutes(services, clientOf));
+  app.route("/", keyRoutes(services, clientOf));
   app.route("/", grantRoutes(services, clientOf));
   app.route("/", authRoutes(services, clientOf));
   const document = openApiDocument(services.version);

@@ -42,6 +42,8 @@ export const API_ERROR_STATUS = {
   RPC_UNAVAILABLE: 503,
   INSUFFICIENT_FUNDS: 503,
   ENCRYPTION_KEY_MISSING: 503,
+  /** Extension (docs/consent.md): the schema seals to the owner's key, and the owner has registered none. */
+  OWNER_KEY_MISSING: 409,
   /** Extension (DECISIONS.md section 13): the attestation's epoch is not claimed yet; sent with Retry-After. */
   PROOF_NOT_READY: 409,
 } as const;

@@ -10,11 +10,12 @@ import { attestationInputRoute, attestationRoute, attestationsByOwnerRoute, clai
 import { attestorsRoute, registerAttestorRoute } from "./routes/attestors.ts";
 import { loginRoute, nonceRoute } from "./routes/auth.ts";
 import { attestationDataRoute } from "./routes/data.ts";
-import { accessRoute, consentDomainRoute, grantRoute, grantsOfRoute, revokeRoute } from "./routes/grants.ts";
+import { accessRoute, consentDomainRoute, grantRoute, grantsOfRoute, revokeRoute, shareKeysRoute } from "./routes/grants.ts";
 import { healthcheckRoute, healthRoute, statusRoute } from "./routes/health.ts";
 import { proofRoute, revocationProofRoute } from "./routes/proofs.ts";
 import { schemaRoute, schemasRoute } from "./routes/schemas.ts";
 import { revokeAttestationRoute, verifyRoute } from "./routes/validity.ts";
+import { ownerKeyRoute, registerOwnerKeyRoute } from "./routes/keys.ts";
 
 export const openApiRoute = createRoute({
   method: "get",
@@ -52,6 +53,9 @@ export const API_ROUTES = [
   accessRoute,
   grantsOfRoute,
   consentDomainRoute,
+  registerOwnerKeyRoute,
+  ownerKeyRoute,
+  shareKeysRoute,
   nonceRoute,
   loginRoute,
   openApiRoute,

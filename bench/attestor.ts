@@ -137,7 +137,7 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
       proveOnUserSide({
         request: { url: provider.url("/balance") },
         schema,
-        encryptionKey: publicKey,
+        sealTo: { kind: "admin", publicKey },
         owner: USER.toLowerCase() as `0x${string}`,
         attestorUrls: stack.urls.attestors,
         mode,

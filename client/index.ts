@@ -263,6 +263,18 @@ export class AttestationClient {
   async revokeGrant(grantId: string, consent?: SignedConsent): Promise<void> {
     await this.ok(this.api.DELETE("/api/core/grant/{grantId}", { params: { path: { grantId } }, ...(consent === undefined ? {} : { body: { consent } }) }));
   }
+  /** Extension: registers the token owner's own NaCl key, with its signature (client/keys.ts signOwnerKey). */
+  async registerOwnerKey(publicKey: string, consent: SignedConsent): Promise<Data<"/api/core/owner-key", "post">> {
+    return (await this.ok(this.api.POST("/api/core/owner-key", { body: { publicKey, consent } }))).data;
+  }
+  /** Extension: an address's newest own key. */
+  async ownerKey(address: string): Promise<Data<"/api/core/owner-key/{address}", "get">> {
+    return (await this.ok(this.api.GET("/api/core/owner-key/{address}", { params: { path: { address: address as Address } } }))).data;
+  }
+  /** Extension: more content keys for one of the token owner's standing grants (client/keys.ts shareContentKeys). */
+  async shareKeys(grantId: string, keys: { attestationId: Hex; sealedKey: Hex }[]): Promise<Data<"/api/core/grant/{grantId}/keys", "post">> {
+    return (await this.ok(this.api.POST("/api/core/grant/{grantId}/keys", { params: { path: { grantId } }, body: { keys } }))).data;
+  }
   /** Extension: the EIP-712 domain owners sign grants and revokes in (client/consent.ts). */
   async consentDomain(): Promise<ConsentDomain> {
     return (await this.ok(this.api.GET("/api/core/consent/domain"))).data;

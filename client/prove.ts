@@ -1,8 +1,9 @@
 /**
- * A claim proven on the user's own machine (docs/provider.md#proving-on-the-users-side): prover processes
+ * A claim proven on the user's own machine (docs/provider.md#proving-on-the-users-side-npm-run-prove): prover processes
  * (attestor/prover.ts, AGPL-3.0, separate processes) open the TLS session to the provider through each of
  * the schema's quorum of attestors, with the request's secret headers; the attestors sign that the field's
- * value lies in its bucket; the data is sealed here for the rollup's registered key. What leaves the
+ * value lies in its bucket; the data is sealed here, for the rollup's registered key or, where the schema
+ * seals to the owner, for the owner's own key (docs/consent.md). What leaves the
  * machine is the signed claims, the sealed data and the bucket: the credentials travel only inside the TLS
  * sessions to the provider, and the value nowhere. The result goes to the api (`claimProven`) or straight
  * to the InputBox from the owner's wallet (`create_attestation` with `proofs`).
@@ -14,6 +15,7 @@ import type { BucketDefinition } from "../common/buckets.ts";
 import { failureCode, ProverPool, spawnProver, type FailureCode, type ProverSpawner } from "../common/prover-pool.ts";
 import type { ProveFailure, ProveSuccess } from "../common/prover-protocol.ts";
 import { readBodyField } from "../common/revealed-response.ts";
+import { sealToOwner } from "../common/content-seal.ts";
 import { sealForKey } from "../common/seal.ts";
 import { sealedContent } from "../common/sealed-content.ts";
 import { proofFieldProblem, type ProofMode, type TlsProof } from "../common/tls-claim.ts";
@@ -29,11 +31,22 @@ export interface ProvingSchema {
   dataKeys: readonly string[];
 }
 
+/**
+ * Whom a claim's data is sealed to (base64 NaCl public keys): the rollup's registered key (`encryption_key`,
+ * the specification's way), or the owner's newest own key first (`owner_key`) and, for "owner+admin", the
+ * rollup's key after it; the dapp checks exactly these recipients.
+ */
+export type SealingKeys = { kind: "admin"; publicKey: string } | { kind: "owner"; publicKeys: readonly [string, ...string[]] };
+
+export function sealWith(keys: SealingKeys, plaintext: Uint8Array): Hex {
+  return keys.kind === "admin" ? sealForKey(plaintext, keys.publicKey) : sealToOwner(plaintext, keys.publicKeys);
+}
+
 export interface ProveOnUserSideOptions {
   request: { url: string; method?: "GET" | "POST"; headers?: Record<string, string> };
   schema: ProvingSchema;
-  /** Base64 of the registered NaCl public key (the rollup's `encryption_key` query). */
-  encryptionKey: string;
+  /** Whom the data is sealed to, as the schema's `sealing` says. */
+  sealTo: SealingKeys;
   /** The attestation's owner: bound into every claim, and the one who may record it. */
   owner: Address;
   /** The attestors to prove through: the first `schema.quorum` of them are used. */
@@ -149,7 +162,7 @@ export async function proveOnUserSide(o: ProveOnUserSideOptions): Promise<UserPr
     schemaId: schema.schemaId,
     field: schema.field,
     bucket: first.label,
-    encryptedData: sealForKey(plaintext, o.encryptionKey),
+    encryptedData: sealWith(o.sealTo, plaintext),
     proofs: proven.map(({ claim, signature }) => ({ claim, signature })),
     attestors: proven.map((p) => p.attestor.toLowerCase() as Address),
     stats: { ms: Math.max(...proven.map((p) => p.ms)), proverPeakRssBytes: Math.max(...proven.map((p) => p.maxRssBytes)) },

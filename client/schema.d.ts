@@ -324,6 +324,11 @@ export interface paths {
                                 validity_period: number | null;
                                 /** @description grants and revokes need the owner's own consent (the api's relay alone is refused) */
                                 require_signed_consent: boolean;
+                                /**
+                                 * @description whose keys open its attestations' data: admin, owner, or owner+admin
+                                 * @enum {string}
+                                 */
+                                sealing: "admin" | "owner" | "owner+admin";
                                 /** @description per bucketed field, attestations per label, as the api has read them from the rollup's notices */
                                 bucket_counts: {
                                     [key: string]: {
@@ -929,7 +934,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Error: NONCE_TOO_LOW */
+                /** @description Error: OWNER_KEY_MISSING, NONCE_TOO_LOW */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1016,7 +1021,7 @@ export interface paths {
                         field: string;
                         /** @description the label the claims prove the value lies in */
                         bucket: string;
-                        /** @description the data sealed on the user's side for the registered key (as encrypted_data) */
+                        /** @description the data sealed on the user's side for the registered key, or for the owner's own key where the schema seals to the owner (as encrypted_data) */
                         encryptedData: `0x${string}`;
                         /** @description one signed claim per attestor of the schema's quorum */
                         proofs: components["schemas"]["SignedTlsClaim"][];
@@ -1385,8 +1390,10 @@ export interface paths {
                                 schemaId: `0x${string}`;
                                 /** @description 0x-prefixed 20-byte hex address */
                                 owner: `0x${string}`;
-                                /** @description 0x hex: ephemeral public key (32) | nonce (24) | nacl.box ciphertext */
+                                /** @description 0x hex: ephemeral public key (32) | nonce (24) | nacl.box ciphertext; for a schema that seals to the owner, the owner-sealed form (docs/consent.md) */
                                 encrypted_data: string;
+                                /** @description extension, owner-sealed data read by a grantee: the content key its owner sealed to the requester's key; the requester opens the data on its side (npm run open) */
+                                sealedKey?: string;
                                 /** @description the opened plaintext; present only when ENCRYPTION_SECRET_KEY is configured */
                                 data?: {
                                     [key: string]: unknown;
@@ -2212,6 +2219,11 @@ export interface paths {
                         /** @description Unix seconds, in the future */
                         expiresAt: number;
                         consent?: components["schemas"]["SignedConsent"];
+                        /** @description extension, for schemas that seal to the owner: content keys of the owner's attestations, sealed on its side to the requester's key */
+                        keys?: {
+                            attestationId: `0x${string}`;
+                            sealedKey: `0x${string}`;
+                        }[];
                     };
                 };
             };
@@ -2734,6 +2746,387 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/core/owner-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extension: register the token owner's own NaCl public key, with its EIP-712 signature of OwnerKey(address owner,bytes32 keyId,bytes32 nonce,uint64 deadline) (keyId = keccak256 of the key's 32 bytes); data of schemas that seal to the owner is sealed to it */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description base64 of a 32-byte NaCl (X25519) public key */
+                        publicKey: string;
+                        consent: components["schemas"]["SignedConsent"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Registered */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                keyId: `0x${string}`;
+                                /** @description 0x-prefixed 32-byte hex id */
+                                txHash: `0x${string}`;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: INVALID_KEY_FORMAT, INVALID_REQUEST */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: AUTH_MISSING, AUTH_INVALID */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: CONSENT_REJECTED, AUTH_INSUFFICIENT */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: NONCE_TOO_LOW */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_REJECTED */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INPUT_TX_FAILED */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE, RPC_UNAVAILABLE, INSUFFICIENT_FUNDS */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/owner-key/{address}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension: an address's newest own key (what its data and the content keys shared with it are sealed to) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description the key's owner */
+                    address: `0x${string}`;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The key */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 20-byte hex address */
+                                owner: `0x${string}`;
+                                /** @description 0x-prefixed 32-byte hex id */
+                                keyId: `0x${string}`;
+                                publicKey: string;
+                                /** @enum {string} */
+                                algorithm: "nacl-box";
+                                /** @description Unix seconds */
+                                createdAt: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: INVALID_PARAMETER */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/grant/{grantId}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extension: more content keys for one of the token owner's standing grants (attestations made after it); a revoked or expired grant takes none */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description grant id */
+                    grantId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description extension, for schemas that seal to the owner: content keys of the owner's attestations, sealed on its side to the requester's key */
+                        keys: {
+                            attestationId: `0x${string}`;
+                            sealedKey: `0x${string}`;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Shared */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                grantId: `0x${string}`;
+                                /** @description 0x-prefixed 32-byte hex id */
+                                txHash: `0x${string}`;
+                                shared: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: INVALID_REQUEST */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: AUTH_MISSING, AUTH_INVALID */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: NOT_OWNER, AUTH_INSUFFICIENT */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: NOT_FOUND, ATTESTATION_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: NONCE_TOO_LOW */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_REJECTED */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INPUT_TX_FAILED */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE, RPC_UNAVAILABLE, INSUFFICIENT_FUNDS */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/core/auth/nonce": {
         parameters: {
             query?: never;
@@ -2942,7 +3335,7 @@ export interface components {
             success: false;
             error: {
                 /** @enum {string} */
-                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "CONSENT_REJECTED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ALREADY_REVOKED" | "NOT_REVOKED" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "PROOF_NOT_READY";
+                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "CONSENT_REJECTED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ALREADY_REVOKED" | "NOT_REVOKED" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "OWNER_KEY_MISSING" | "PROOF_NOT_READY";
                 message: string;
                 details?: {
                     [key: string]: unknown;
@@ -2975,6 +3368,11 @@ export interface components {
             validityPeriod?: number;
             /** @description extension: grants and revokes of the schema's data need the owner's own consent (its EIP-712 signature, or sent from its wallet); the api's relay alone is refused */
             requireSignedConsent?: boolean;
+            /**
+             * @description extension: whose keys open its attestations' data — "admin" (the registered encryption key; default), "owner" (the owner's own key, POST /api/core/owner-key; the api needs no secret key to serve grantees) or "owner+admin"
+             * @enum {string}
+             */
+            sealing?: "admin" | "owner" | "owner+admin";
         };
         AttestorRegistration: {
             /** @description the address the attestor signs claims with */

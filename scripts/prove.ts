@@ -12,11 +12,11 @@ import { decodeJwt } from "jose";
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { AttestationApiError, AttestationClient } from "../client/index.ts";
-import { attestationInput, proveOnUserSide, UserProveError, type ProvingSchema } from "../client/prove.ts";
+import { attestationInput, proveOnUserSide, UserProveError, type ProvingSchema, type SealingKeys } from "../client/prove.ts";
 import { hexToUtf8 } from "../common/hex.ts";
 import { writeIdOf } from "../common/ids.ts";
 import { PROOF_MODES, type ProofMode } from "../common/tls-claim.ts";
-import type { EncryptionKeyView, InspectEnvelope, QueryResults } from "../common/wire.ts";
+import type { InspectEnvelope, QueryResults, Sealing } from "../common/wire.ts";
 import { loadEndpoints, parseArgs, parseSender, runScript, UsageError } from "./lib/cli.ts";
 import { RollupClient, type Sender } from "./lib/rollup-client.ts";
 
@@ -58,6 +58,17 @@ async function query<T extends keyof QueryResults>(client: RollupClient, type: T
     throw new Error(`the rollup refused ${type}: ${envelope.exception_payload === null ? "no report" : hexToUtf8(envelope.exception_payload)}`);
   }
   return JSON.parse(hexToUtf8(report.payload)) as QueryResults[T];
+}
+
+/** The keys the schema's data is sealed to, read from the rollup; undefined when the owner has registered none. */
+async function sealingKeysOf(client: RollupClient, sealing: Sealing, owner: Address): Promise<SealingKeys | undefined> {
+  const admin = async () => (await query(client, "encryption_key", {})).public_key;
+  if (sealing === "admin") return { kind: "admin", publicKey: await admin() };
+  const envelope = await client.inspect({ type: "owner_key", params: { owner } });
+  const report = envelope.reports[0];
+  if (envelope.status !== "Accepted" || report === undefined) return undefined;
+  const own = (JSON.parse(hexToUtf8(report.payload)) as QueryResults["owner_key"]).public_key;
+  return { kind: "owner", publicKeys: sealing === "owner+admin" ? [own, await admin()] : [own] };
 }
 
 runScript(async () => {
@@ -110,7 +121,11 @@ runScript(async () => {
   if (field === undefined) throw new UsageError(`--field is required: schema ${schemaId} buckets ${fields.join(", ")}`);
   const definition = schema.bucket_definitions[field];
   if (definition === undefined) throw new UsageError(`schema ${schemaId} has no bucket definition for ${field}`);
-  const encryptionKey: EncryptionKeyView = await query(rollup, "encryption_key", {});
+  const sealTo = await sealingKeysOf(rollup, schema.sealing, owner);
+  if (sealTo === undefined) {
+    console.error(`OWNER_KEY_MISSING: schema ${schema.schema_id} seals data to its owner's key, and ${owner} has registered none (npm run consent -- key)`);
+    return 1;
+  }
   const provingSchema: ProvingSchema = {
     schemaId: schema.schema_id,
     domain: schema.domain,
@@ -132,7 +147,7 @@ runScript(async () => {
     proven = await proveOnUserSide({
       request: { url, method, headers: Object.fromEntries(headers.values.map(headerOf)) },
       schema: provingSchema,
-      encryptionKey: encryptionKey.public_key,
+      sealTo,
       owner,
       attestorUrls,
       mode,

@@ -9,11 +9,11 @@ import type { ProofMode } from "../../common/tls-claim.ts";
 import { ApiError } from "../errors.ts";
 import { DEFAULT_PROVIDER_MAX_BODY_BYTES, DEFAULT_PROVIDER_TIMEOUT_MS, fetchProviderJson, readNumericField } from "../provider/index.ts";
 import { fetchProven } from "../provider/proven.ts";
-import { sealForKey } from "../../common/seal.ts";
 import { sealedContent } from "../../common/sealed-content.ts";
 import { invalidParameter } from "../validation.ts";
 import { recordAttestation, type RecordedClaim } from "./record.ts";
-import { assertSameDefinition, catchUp, chooseSchema } from "./schema.ts";
+import { assertSameDefinition, chooseSchema } from "./schema.ts";
+import { sealerFor } from "./seal.ts";
 import type { ClaimServices } from "./services.ts";
 
 export interface ClaimRequest {
@@ -40,9 +40,7 @@ export async function makeClaim(services: ClaimServices, request: ClaimRequest):
   const { field, boundaries, labels } = request.bucketDefinition;
   const schema = await chooseSchema(services, request.provider, host, field, request.schemaId);
   assertSameDefinition(schema, field, { boundaries, labels });
-  if (services.catalog.latestKey === undefined) await catchUp(services);
-  const key = services.catalog.latestKey;
-  if (key === undefined) throw new ApiError("ENCRYPTION_KEY_MISSING", "No encryption key is registered");
+  const seal = await sealerFor(services, schema, request.owner);
 
   if (schema.proof === "attestor") {
     const mode = request.proofMode ?? services.config.attestor.mode;
@@ -62,7 +60,7 @@ export async function makeClaim(services: ClaimServices, request: ClaimRequest):
         schemaId: schema.schemaId,
         owner: request.owner,
         provider: request.provider,
-        encryptedData: sealForKey(sealedContent(proven.body, schema.dataKeys, field, proven.value), key.publicKey),
+        encryptedData: seal(sealedContent(proven.body, schema.dataKeys, field, proven.value)),
         field,
         bucket: proven.label,
         proofs: proven.proofs,
@@ -91,7 +89,7 @@ export async function makeClaim(services: ClaimServices, request: ClaimRequest):
       schemaId: schema.schemaId,
       owner: request.owner,
       provider: request.provider,
-      encryptedData: sealForKey(sealedContent(fetched.body, schema.dataKeys, field, value), key.publicKey),
+      encryptedData: seal(sealedContent(fetched.body, schema.dataKeys, field, value)),
       field,
       bucket,
     },

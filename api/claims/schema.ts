@@ -5,7 +5,7 @@
 import type { Hex } from "viem";
 import { sameBucketDefinition, type BucketDefinition } from "../../common/buckets.ts";
 import type { ProofKind } from "../../common/tls-claim.ts";
-import type { SchemaDetail } from "../../common/wire.ts";
+import type { Sealing, SchemaDetail } from "../../common/wire.ts";
 import { ApiError } from "../errors.ts";
 import type { ClaimServices } from "./services.ts";
 
@@ -17,6 +17,8 @@ export interface ChosenSchema {
   proof: ProofKind;
   /** How many distinct attestors must sign (1 unless the schema requires proof by a quorum). */
   quorum: number;
+  /** Whose keys its data is sealed to (docs/consent.md). */
+  sealing: Sealing;
 }
 
 /**
@@ -50,6 +52,7 @@ export async function chooseSchema(services: ClaimServices, provider: string, ho
     dataKeys: chosen.content.dataKeys,
     proof: chosen.content.proof ?? "none",
     quorum: chosen.content.attestorQuorum ?? 1,
+    sealing: chosen.content.sealing ?? "admin",
   };
 }
 
@@ -67,6 +70,7 @@ export async function namedSchema(services: ClaimServices, provider: string, hos
       data_keys: known.dataKeys,
       proof: known.proof ?? "none",
       attestor_quorum: known.attestorQuorum ?? 1,
+      sealing: known.sealing ?? "admin",
     });
   }
   return checkedSchema(schemaId, provider, host, field, await services.reader.query("provider_schema", { schema_id: schemaId }));
@@ -77,7 +81,7 @@ function checkedSchema(
   provider: string,
   host: string | undefined,
   field: string,
-  schema: Pick<SchemaDetail, "provider_type" | "domain" | "bucket_definitions" | "data_keys" | "proof" | "attestor_quorum">,
+  schema: Pick<SchemaDetail, "provider_type" | "domain" | "bucket_definitions" | "data_keys" | "proof" | "attestor_quorum" | "sealing">,
 ): ChosenSchema {
   if (schema.provider_type !== provider) {
     throw new ApiError("INVALID_REQUEST", `Schema ${schemaId} is for provider ${schema.provider_type}`, {
@@ -90,7 +94,7 @@ function checkedSchema(
   }
   const definition = schema.bucket_definitions[field];
   if (definition === undefined) throw noDefinition(schemaId, field);
-  return { schemaId, domain: schema.domain, definition, dataKeys: schema.data_keys, proof: schema.proof, quorum: schema.attestor_quorum };
+  return { schemaId, domain: schema.domain, definition, dataKeys: schema.data_keys, proof: schema.proof, quorum: schema.attestor_quorum, sealing: schema.sealing };
 }
 
 /** The claim's definition must be the schema's for the field (DECISIONS.md section 4). */

@@ -108,6 +108,8 @@ function rejection(envelope: InspectEnvelope, params: Record<string, unknown>): 
       claim_id: String(params.attestation_id),
     });
   }
+  if (message.startsWith("no key registered for")) return new ApiError("NOT_FOUND", `No key registered for ${String(params.owner)}`, { owner: String(params.owner) });
+  if (message.startsWith("no content key of attestation")) return new ApiError("NO_GRANT_FOUND", "No standing grant shares this attestation's content key with this requester", { owner: "", requester: String(params.requester) });
   // The one parameter only the rollup can judge: a minimum bucket is checked against the schema's labels.
   const minimum = /^invalid query: min_bucket(?:\.[^:]*)?: (.*)$/s.exec(message);
   if (minimum !== null) {

@@ -4,6 +4,7 @@ import { bucketDefinitionProblem } from "../../common/buckets.ts";
 import { keyIdOf, type SchemaContent } from "../../common/ids.ts";
 import { MAX_QUORUM, PROOF_KINDS, proofSchemaIssues } from "../../common/tls-claim.ts";
 import { MAX_VALIDITY_PERIOD } from "../../common/validity.ts";
+import { SEALINGS } from "../../common/wire.ts";
 import { requireRole } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
@@ -56,6 +57,10 @@ export const schemaRegistrationSchema = z.object({
     .boolean()
     .optional()
     .openapi({ description: "extension: grants and revokes of the schema's data need the owner's own consent (its EIP-712 signature, or sent from its wallet); the api's relay alone is refused" }),
+  sealing: z
+    .enum(SEALINGS)
+    .optional()
+    .openapi({ description: 'extension: whose keys open its attestations\' data — "admin" (the registered encryption key; default), "owner" (the owner\'s own key, POST /api/core/owner-key; the api needs no secret key to serve grantees) or "owner+admin"' }),
 }).superRefine((body, ctx) => {
   for (const issue of proofSchemaIssues(body)) ctx.addIssue({ code: "custom", ...issue });
 }).openapi("SchemaRegistration");
@@ -135,6 +140,7 @@ export function adminRoutes(services: ApiServices, clientOf: ClientAddressOf) {
         ...(body.proof === "attestor" && body.attestorQuorum !== undefined && body.attestorQuorum > 1 ? { attestorQuorum: body.attestorQuorum } : {}),
         ...(body.validityPeriod === undefined ? {} : { validityPeriod: body.validityPeriod }),
         ...(body.requireSignedConsent === true ? { requireSignedConsent: true } : {}),
+        ...(body.sealing === undefined || body.sealing === "admin" ? {} : { sealing: body.sealing }),
       };
       await services.write("register_schema", {
         ...content,

@@ -67,6 +67,7 @@ const claimTraits: OperationTraits = {
   errors: [
     "SCHEMA_NOT_FOUND",
     "ENCRYPTION_KEY_MISSING",
+    "OWNER_KEY_MISSING",
     "INVALID_PARAMETER",
     "PROVIDER_UNAVAILABLE",
     "PROVIDER_AUTH_FAILED",
@@ -124,7 +125,7 @@ const provenClaimSchema = z.object({
     .max(2 + 2 * 16 * 1024)
     .regex(/^0x(?:[0-9a-fA-F]{2})+$/, "expected non-empty 0x-prefixed hex bytes")
     .transform((s) => s as Hex)
-    .openapi({ description: "the data sealed on the user's side for the registered key (as encrypted_data)" }),
+    .openapi({ description: "the data sealed on the user's side for the registered key, or for the owner's own key where the schema seals to the owner (as encrypted_data)" }),
   proofs: z.array(signedClaimSchema).min(1).max(MAX_QUORUM).openapi({ description: "one signed claim per attestor of the schema's quorum" }),
 });
 

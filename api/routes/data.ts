@@ -11,6 +11,11 @@ import type { GrantView } from "../../common/wire.ts";
 import { requireRole, type AuthVariables } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
+import nacl from "tweetnacl";
+import { hexToBytes } from "../../common/hex.ts";
+import { keyIdOf } from "../../common/ids.ts";
+import { openOwnerSealed } from "../../common/content-seal.ts";
+import { isOwnerSealed, parseOwnerSealed } from "../../common/owner-sealed.ts";
 import { openSealed } from "../../common/seal.ts";
 import type { ApiServices } from "../services.ts";
 import { HEX32_RE } from "../validation.ts";
@@ -36,7 +41,11 @@ export const attestationDataRoute = createRoute({
           claimId: id32,
           schemaId: id32,
           owner: addressOut,
-          encrypted_data: z.string().openapi({ description: "0x hex: ephemeral public key (32) | nonce (24) | nacl.box ciphertext" }),
+          encrypted_data: z.string().openapi({ description: "0x hex: ephemeral public key (32) | nonce (24) | nacl.box ciphertext; for a schema that seals to the owner, the owner-sealed form (docs/consent.md)" }),
+          sealedKey: z
+            .string()
+            .optional()
+            .openapi({ description: "extension, owner-sealed data read by a grantee: the content key its owner sealed to the requester's key; the requester opens the data on its side (npm run open)" }),
           data: z
             .record(z.string(), z.unknown())
             .optional()
@@ -75,7 +84,10 @@ export function decideGrant(grants: readonly GrantView[], requester: string, sch
  * of the plaintext, which is exactly what must not leak from a failed open.
  */
 export function openJsonObject(sealed: string, secretKey: Uint8Array): Record<string, unknown> {
-  const bytes = openSealed(sealed, secretKey);
+  return jsonObjectOf(openSealed(sealed, secretKey));
+}
+
+function jsonObjectOf(bytes: Uint8Array): Record<string, unknown> {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
@@ -99,6 +111,17 @@ export function openJsonObject(sealed: string, secretKey: Uint8Array): Record<st
     });
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * Owner-sealed data the admin key opens too ("owner+admin"), as a JSON object; undefined when the data is
+ * sealed to the owner alone (the api holds no key that opens it, by design).
+ */
+function openAsAdmin(sealed: Hex, secretKey: Uint8Array): Record<string, unknown> | undefined {
+  const adminKeyId = keyIdOf(nacl.box.keyPair.fromSecretKey(secretKey).publicKey);
+  const parsed = parseOwnerSealed(hexToBytes(sealed));
+  if (typeof parsed === "string" || !parsed.recipients.some((r) => r.keyId === adminKeyId)) return undefined;
+  return jsonObjectOf(openOwnerSealed(sealed, secretKey, { keyId: adminKeyId }));
 }
 
 export function attestationDataRoutes(services: ApiServices, clientOf: ClientAddressOf) {
@@ -133,12 +156,26 @@ export function attestationDataRoutes(services: ApiServices, clientOf: ClientAdd
       }
     }
     const secretKey = services.config.encryptionSecretKey;
+    const ownerSealed = isOwnerSealed(hexToBytes(view.encrypted_data));
+    // Owner-sealed data: the api opens nothing of its own; a grantee gets the content key its owner
+    // sealed for it (only while the grant stands), and opens the data itself.
+    let sealedKey: Hex | undefined;
+    if (ownerSealed && requester !== owner) {
+      try {
+        sealedKey = (await services.reader.query("content_key", { attestation_id: view.attestation_id, requester, at: services.now() })).sealed_key;
+      } catch (error) {
+        if (!(error instanceof ApiError && error.code === "NO_GRANT_FOUND")) throw error;
+        throw new ApiError("NO_GRANT_FOUND", "The owner has shared no key of this attestation's data with this requester (a grant with keys, or share_keys)", { owner, requester });
+      }
+    }
+    const opened = secretKey === undefined ? undefined : ownerSealed ? openAsAdmin(view.encrypted_data, secretKey) : openJsonObject(view.encrypted_data, secretKey);
     const data = {
       claimId: view.attestation_id,
       schemaId: view.schema_id,
       owner,
       encrypted_data: view.encrypted_data,
-      ...(secretKey === undefined ? {} : { data: openJsonObject(view.encrypted_data, secretKey) }),
+      ...(sealedKey === undefined ? {} : { sealedKey }),
+      ...(opened === undefined ? {} : { data: opened }),
     };
     return c.json({ success: true as const, data }, 200);
   });

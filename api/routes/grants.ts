@@ -37,12 +37,27 @@ export const consentSchema = z
     description: "extension: the owner's EIP-712 signature (domain: GET /api/core/consent/domain; types Grant and RevokeGrant, docs/consent.md); the grant is then recorded as signed",
   });
 
+/** Content keys the owner sealed on its side for the requester's key (client/keys.ts), one per attestation. */
+const sharedKeysSchema = z
+  .array(
+    z.object({
+      attestationId: hex32Schema,
+      sealedKey: z.string().regex(/^0x[0-9a-fA-F]{208}$/, "the 0x hex of a 104-byte sealed content key"),
+    }),
+  )
+  .min(1)
+  .max(256)
+  .openapi({ description: "extension, for schemas that seal to the owner: content keys of the owner's attestations, sealed on its side to the requester's key" });
+
 const grantSchema = z.object({
   requester: addressSchema,
   schemaId: hex32Schema,
   expiresAt: z.number().int().positive().openapi({ description: "Unix seconds, in the future" }),
   consent: consentSchema.optional(),
+  keys: sharedKeysSchema.optional(),
 });
+
+const toSharedKeys = (keys: z.infer<typeof sharedKeysSchema>) => keys.map((k) => ({ attestation_id: k.attestationId.toLowerCase() as Hex, sealed_key: k.sealedKey.toLowerCase() as Hex }));
 
 const consentKind = z.enum(["signed", "owner", "relayed"]).describe("extension: whose word made it — the owner's signature, the owner's own wallet, or the api's relay");
 
@@ -103,6 +118,20 @@ export const accessRoute = createRoute({
   },
 });
 
+const shareTraits: OperationTraits = { group: "grants", auth: "user", body: true, errors: ["NOT_OWNER", "NOT_FOUND", "ATTESTATION_NOT_FOUND", ...WRITE_ERRORS] };
+
+export const shareKeysRoute = createRoute({
+  method: "post",
+  path: "/api/core/grant/{grantId}/keys",
+  summary: "Extension: more content keys for one of the token owner's standing grants (attestations made after it); a revoked or expired grant takes none",
+  ...operationTraits(shareTraits),
+  request: { params: z.object({ grantId: idParam("grant id") }), ...jsonRequest(z.object({ keys: sharedKeysSchema })) },
+  responses: {
+    200: jsonContent(envelope(z.object({ grantId: id32, txHash: id32, shared: z.number().int() })), "Shared"),
+    ...errorResponses(shareTraits),
+  },
+});
+
 export const consentDomainRoute = createRoute({
   method: "get",
   path: "/api/core/consent/domain",
@@ -146,7 +175,7 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const user = requireRole(services.config.jwtSecret, "user");
   return router<{ Variables: AuthVariables }>()
     .openapi({ ...grantRoute, middleware: [limited, user, jsonBody] }, async (c) => {
-      const { requester, schemaId, expiresAt, consent } = c.req.valid("json");
+      const { requester, schemaId, expiresAt, consent, keys } = c.req.valid("json");
       if (expiresAt <= services.now()) {
         throw new ApiError("INVALID_REQUEST", "expiresAt must be in the future", {
           field: "expiresAt",
@@ -163,6 +192,7 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
           expires_at: expiresAt,
           owner: c.get("auth").sub,
           ...(consent === undefined ? {} : { consent: { nonce: consent.nonce, deadline: consent.deadline, signature: consent.signature as Hex } }),
+          ...(keys === undefined ? {} : { keys: toSharedKeys(keys) }),
         },
         { schemaId },
       );
@@ -211,6 +241,13 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
         },
         200,
       );
+    })
+    .openapi({ ...shareKeysRoute, middleware: [limited, user, jsonBody] }, async (c) => {
+      const { grantId } = c.req.valid("param");
+      if (!HEX32_RE.test(grantId)) throw new ApiError("NOT_FOUND", `Grant not found: ${grantId}`);
+      const { keys } = c.req.valid("json");
+      const submitted = await services.write("share_keys", { grant_id: grantId.toLowerCase() as Hex, keys: toSharedKeys(keys), owner: c.get("auth").sub });
+      return c.json({ success: true as const, data: { grantId: grantId.toLowerCase(), txHash: submitted.txHash, shared: keys.length } }, 200);
     })
     .openapi({ ...consentDomainRoute, middleware: [limited] }, (c) => {
       const domain = consentDomain(services.config.chainId, services.config.dappAddress);

@@ -1,4 +1,5 @@
 /** Endpoints 4–5: provider schemas, read from the rollup and shaped into the api's view. */
+import { SEALINGS } from "../../common/wire.ts";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Hex } from "viem";
 import type { SchemaSummary } from "../../common/wire.ts";
@@ -40,6 +41,7 @@ export const schemaRoute = createRoute({
           freshness_half_life: z.number(),
           validity_period: z.number().int().positive().nullable().describe("seconds each attestation stays valid, null: they never expire"),
           require_signed_consent: z.boolean().describe("grants and revokes need the owner's own consent (the api's relay alone is refused)"),
+          sealing: z.enum(SEALINGS).describe("whose keys open its attestations' data: admin, owner, or owner+admin"),
           bucket_counts: z
             .record(z.string(), z.record(z.string(), z.number().int().nonnegative()))
             .describe("per bucketed field, attestations per label, as the api has read them from the rollup's notices"),
@@ -92,6 +94,7 @@ export function schemaRoutes(services: ApiServices, clientOf: ClientAddressOf) {
             freshness_half_life: s.freshness_half_life,
             validity_period: s.validity_period,
             require_signed_consent: s.require_signed_consent,
+            sealing: s.sealing,
             bucket_counts: services.catalog.bucketCounts(schemaId),
           },
         },

@@ -18,6 +18,7 @@ import { connectEvents, type AttestationProof } from "../../client/index.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { binRange } from "../../common/range-pattern.ts";
 import { openSealed } from "../../common/seal.ts";
+import { boxKeyPairOf, openAttestedData } from "../../client/keys.ts";
 import { canonicalJson } from "../../common/canonical.ts";
 import { claimIdentifier, claimParameters, claimSignText, type TlsClaim, type TlsProof } from "../../common/tls-claim.ts";
 import { attestorKeyName } from "../../scripts/lib/stack.ts";
@@ -110,10 +111,10 @@ async function ownerAttestationCount(owner: string): Promise<number> {
   return ((await call("GET", `/api/core/attestations/${owner}`)).body.data as unknown as unknown[]).length;
 }
 
-/** `npm run prove` as a user runs it, against this stack. */
-function prove(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+/** `npm run <script>` as a user runs it, against this stack. */
+function script(name: "prove" | "consent" | "open", args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/prove.ts", ...args], {
+    const child = spawn(process.execPath, ["--import", "tsx", `scripts/${name}.ts`, ...args], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? "",
@@ -132,6 +133,7 @@ function prove(args: string[]): Promise<{ status: number | null; stdout: string;
     child.on("close", (status) => resolve({ status, stdout, stderr }));
   });
 }
+const prove = (args: string[]) => script("prove", args);
 
 beforeAll(async () => {
   pki = createTestPki();
@@ -349,6 +351,44 @@ describe("proving on the user's side (npm run prove)", () => {
     expect(empty.status).toBe(1);
     expect(empty.stderr).toMatch(/^ZKTLS_PROOF_FAILED: zkTLS proof failed: extraction failed: no value at data\.balance/);
   }, 120_000);
+});
+
+describe("a proven schema that seals to the owner (docs/consent.md)", () => {
+  const sealedSchema = { ...schema, flowType: "balance-owner-sealed", sealing: "owner" as const };
+  const sealedSchemaId = schemaIdOf(sealedSchema);
+  let secretFile: string;
+  beforeAll(async () => {
+    expect((await call("POST", "/api/core/provider-schema", adminToken, sealedSchema)).body.data).toEqual({ schema_id: sealedSchemaId });
+    secretFile = join(stack.dataDir, "user-b-owner.secret");
+  });
+
+  it("the user seals on its side for its own key (npm run consent -- key), and opens it with npm run open; the admin's key does not", async () => {
+    const missing = await prove(["--url", provider.url("/balance"), "--schema", sealedSchemaId, "--header", `Authorization: ${SENTINEL}`, "--key", USER_B_KEY]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain(`OWNER_KEY_MISSING: schema ${sealedSchemaId} seals data to its owner's key, and ${USER_B.toLowerCase()} has registered none`);
+
+    const token = await tokenFor("user", USER_B);
+    const key = await script("consent", ["key", "--key", USER_B_KEY, "--secret-file", secretFile, "--token", token, "--api", stack.urls.api]);
+    expect(key.status, key.stderr).toBe(0);
+    expect(key.stdout).toMatch(new RegExp(`^key 0x[0-9a-f]{64} registered for ${USER_B}`));
+    expect(key.stderr).toContain(`its secret key is in ${secretFile}`);
+
+    const run = await prove(["--url", provider.url("/balance"), "--schema", sealedSchemaId, "--header", `Authorization: ${SENTINEL}`, "--key", USER_B_KEY]);
+    expect(run.status, run.stderr).toBe(0);
+    const { claimId } = JSON.parse(run.stdout) as { claimId: Hex };
+    const opened = await script("open", [claimId, "--token", token, "--secret-file", secretFile, "--api", stack.urls.api]);
+    expect(opened.status, opened.stderr).toBe(0);
+    expect(JSON.parse(opened.stdout)).toEqual({ claimId, owner: USER_B.toLowerCase(), schemaId: sealedSchemaId, data: { "data.currency": "EUR", [field]: Number(VALUE) } });
+
+    // The admin's registered key opens the specification's sealing, not this one.
+    const sealed = (await call("GET", `/api/core/attestation/${claimId}/data`, token)).body.data as { encrypted_data: Hex; data?: unknown };
+    expect(sealed.data).toBeUndefined();
+    expect(() => openAttestedData(sealed.encrypted_data, boxKeyPairOf(Buffer.from(recipient.secretKey).toString("base64")))).toThrow();
+    // Another user's token gets no key to it.
+    const stranger = await script("open", [claimId, "--token", userToken, "--secret-file", secretFile, "--api", stack.urls.api]);
+    expect(stranger.status).toBe(1);
+    expect(stranger.stderr).toMatch(/^NO_GRANT_FOUND: /);
+  }, 180_000);
 });
 
 describe("the value, searched for where the public can read", () => {

@@ -14,6 +14,7 @@ import { classifyChainError, type ChainErrorContext } from "../../api/rollup/sub
 import { openSealed } from "../../common/seal.ts";
 import { AttestationApiError, AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
 import { signGrantConsent, signRevokeConsent } from "../../client/consent.ts";
+import { boxKeyPairOf, newBoxKeyPair, openAttestedData, shareContentKeys, signOwnerKey } from "../../client/keys.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { canonicalJson } from "../../common/canonical.ts";
 import { keyIdOf, schemaIdOf } from "../../common/ids.ts";
@@ -174,6 +175,7 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
         freshness_half_life: content.freshnessHalfLife,
         validity_period: null,
         require_signed_consent: false,
+        sealing: "admin",
         bucket_counts: {},
       });
       // Registering identical content again answers the same id.
@@ -607,6 +609,73 @@ export function apiEndToEndSuite({ replicas, rollups = "v1" }: ApiEndToEndOption
       expect(unsignedRevoke.code).toBe("CONSENT_REJECTED");
       await asClient(userA).revokeGrant(granted.grantId, await signRevokeConsent(owner, domain, granted.grantId));
       expect((await asClient(anon).access(USER_A, USER_B)).grants.map((g) => g.grantId)).not.toContain(granted.grantId);
+    });
+  });
+
+  describe("data only the owner and its grantees open", () => {
+    const owner = privateKeyToAccount(USER_A_KEY);
+    const requester = privateKeyToAccount(HARDHAT_KEYS[2]);
+    const ownerKeys = newBoxKeyPair();
+    const requesterKeys = newBoxKeyPair();
+    let sealed: Hex;
+    const sealedClaim = () => ({ ...claimFor("/owner-balance", { authorization: "Bearer owner-secret" }), schemaId: sealed });
+
+    it("a schema that seals to the owner: no claim before the owner's key; the owner registers its key on its own word", async () => {
+      sealed = (await asClient(admin).registerSchema({ ...schemaContent("127.0.0.1"), sealing: "owner" })).schema_id;
+      expect((await asClient(anon).schema(sealed)).sealing).toBe("owner");
+      provider.route("/owner-balance", { kind: "json", value: { data: { balance: "4321.5", currency: "CHF" } } });
+      const missing = await failure(asClient(userA).claim(sealedClaim()));
+      expect([missing.status, missing.code, missing.details]).toEqual([409, "OWNER_KEY_MISSING", { owner: a, schema_id: sealed }]);
+      const unknown = await failure(asClient(anon).ownerKey(a));
+      expect([unknown.status, unknown.code]).toEqual([404, "NOT_FOUND"]);
+
+      const domain = await asClient(anon).consentDomain();
+      // Signed by another wallet than the token's: the rollup refuses, nothing is registered.
+      const forged = await failure(asClient(userA).registerOwnerKey(ownerKeys.publicKey, await signOwnerKey(requester, domain, ownerKeys.keyId)));
+      expect([forged.status, forged.code]).toEqual([403, "CONSENT_REJECTED"]);
+      expect(await asClient(userA).registerOwnerKey(ownerKeys.publicKey, await signOwnerKey(owner, domain, ownerKeys.keyId))).toEqual({
+        keyId: ownerKeys.keyId,
+        txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      });
+      expect(await asClient(anon).ownerKey(a)).toEqual({ owner: a, keyId: ownerKeys.keyId, publicKey: ownerKeys.publicKey, algorithm: "nacl-box", createdAt: expect.any(Number) });
+      await asClient(userB).registerOwnerKey(requesterKeys.publicKey, await signOwnerKey(requester, domain, requesterKeys.keyId));
+      const bad = await failure(asClient(userB).registerOwnerKey("not-a-key", await signOwnerKey(requester, domain, requesterKeys.keyId)));
+      expect([bad.status, bad.code]).toEqual([400, "INVALID_KEY_FORMAT"]);
+    });
+
+    it("the owner opens its data with its own key, the admin's key does not; a grant with keys lets the requester open it, until revoked", async () => {
+      const first = await asClient(userA).claim(sealedClaim());
+      const own = await asClient(userA).attestationData(first.claimId);
+      // The api holds no key to this data: it serves the sealed bytes, never the plaintext.
+      expect(own).not.toHaveProperty("data");
+      expect(openAttestedData(own.encrypted_data as Hex, ownerKeys)).toEqual({ "data.currency": "CHF", "data.balance": 4321.5 });
+      expect(() => openAttestedData(own.encrypted_data as Hex, boxKeyPairOf(Buffer.from(recipient.secretKey).toString("base64")))).toThrow();
+
+      const noGrant = await failure(asClient(userB).attestationData(first.claimId));
+      expect(noGrant.code).toBe("NO_GRANT_FOUND");
+      const domain = await asClient(anon).consentDomain();
+      const grant = { requester: b as Hex, schemaId: sealed, expiresAt: Math.floor(Date.now() / 1000) + 3600 };
+      const keys = shareContentKeys(ownerKeys, requesterKeys.publicKey, [{ claimId: first.claimId, encryptedData: own.encrypted_data as Hex }]);
+      const granted = await asClient(userA).grant({ ...grant, consent: await signGrantConsent(owner, domain, grant), keys });
+      const read = await asClient(userB).attestationData(first.claimId);
+      expect(read).not.toHaveProperty("data");
+      expect(openAttestedData(read.encrypted_data as Hex, requesterKeys, read.sealedKey as Hex)).toEqual({ "data.currency": "CHF", "data.balance": 4321.5 });
+
+      // An attestation made after the grant: no key for it until the owner shares one.
+      const second = await asClient(userA).claim(sealedClaim());
+      expect((await failure(asClient(userB).attestationData(second.claimId))).code).toBe("NO_GRANT_FOUND");
+      const secondData = await asClient(userA).attestationData(second.claimId);
+      const more = shareContentKeys(ownerKeys, requesterKeys.publicKey, [{ claimId: second.claimId, encryptedData: secondData.encrypted_data as Hex }]);
+      const stranger = await failure(asClient(userB).shareKeys(granted.grantId, more));
+      expect([stranger.status, stranger.code]).toEqual([403, "NOT_OWNER"]);
+      expect(await asClient(userA).shareKeys(granted.grantId, more)).toEqual({ grantId: granted.grantId, txHash: expect.any(String), shared: 1 });
+      const later = await asClient(userB).attestationData(second.claimId);
+      expect(openAttestedData(later.encrypted_data as Hex, requesterKeys, later.sealedKey as Hex)).toMatchObject({ "data.balance": 4321.5 });
+
+      await asClient(userA).revokeGrant(granted.grantId);
+      expect((await failure(asClient(userB).attestationData(first.claimId))).code).toBe("NO_GRANT_FOUND");
+      const afterRevoke = await failure(asClient(userA).shareKeys(granted.grantId, more));
+      expect([afterRevoke.status, afterRevoke.code, afterRevoke.message]).toEqual([404, "NOT_FOUND", expect.stringContaining(granted.grantId)]);
     });
   });
 

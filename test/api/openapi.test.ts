@@ -21,7 +21,7 @@ describe("GET /api/core/openapi.json", () => {
     // The 13 endpoints of the specification, the two auth endpoints, the attestation-data, proof, input,
     // grants-of-an-address, attestor (register, list) and user-proven claim extensions, the validity ones
     // (revoke, revocation proof, verify), the consent domain and the document itself.
-    expect(new Set(served).size).toBe(27);
+    expect(new Set(served).size).toBe(30);
     for (const route of served) {
       const [method, path] = route.split(" ") as [string, string];
       expect(doc.paths[path]?.[method], route).toBeDefined();

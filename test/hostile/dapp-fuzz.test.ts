@@ -437,7 +437,7 @@ describe("advance payloads that decode but must not apply", () => {
 describe("inspect queries (volume; the devnode's HTTP path is in stack-hostile)", () => {
   it("any payload: one report, or a rejection with a specified message; never a state change", { timeout: scaledTimeout(60_000) }, async () => {
     const before = fullDigest(d.db.$client);
-    const PREFIXES = ["invalid query: ", "unknown query type: ", "missing required parameter: ", "schema not found: ", "attestation not found: "];
+    const PREFIXES = ["invalid query: ", "unknown query type: ", "missing required parameter: ", "schema not found: ", "attestation not found: ", "no key registered for 0x", "no content key of attestation 0x"];
     const params = fc.dictionary(
       fc.constantFrom("schema_id", "owner", "requester", "attestation_id", "limit", "offset", "at", "include_description"),
       fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constantFrom(s1, ALICE, -1, 0, 1000, 1001, 2 ** 53, "0x")),

@@ -98,14 +98,32 @@ describe("the built bundle", () => {
     expect(decodeReport(await stack.inspect({ type: "attestations_by_owner", params: { owner } }))).toHaveLength(1);
     expect(decodeReport(await stack.inspect({ type: "check_access", params: { owner, requester } }))).toEqual({
       has_access: true,
-      grants: [{ grant_id: grantId, schema_id: schemaId, expires_at: 4_102_444_800 }],
+      grants: [{ grant_id: grantId, schema_id: schemaId, expires_at: 4_102_444_800, consent: "owner" }],
     });
     expect(decodeReport(await stack.inspect({ type: "grants_by_owner", params: { owner } }))).toHaveLength(1);
     expect(decodeReport(await stack.inspect({ type: "health", params: {} }))).toMatchObject({ status: "ok", database: "ok" });
 
+    expect(decodeReport(await stack.inspect({ type: "encryption_key", params: {} }))).toMatchObject({ algorithm: "nacl-box" });
+    expect(decodeReport(await stack.inspect({ type: "tls_attestors", params: {} }))).toEqual([]);
+    expect(decodeReport(await stack.inspect({ type: "verify", params: { owner, schema_id: schemaId } }))).toMatchObject({
+      valid: true,
+      attestation: { attestation_id: claimId },
+    });
+
+    const ownerKey = Buffer.from(nacl.box.keyPair.fromSecretKey(new Uint8Array(32).fill(9)).publicKey).toString("base64");
+    const registered = await stack.send({ type: "register_owner_key", params: { public_key: ownerKey, algorithm: "nacl-box" } }, 1);
+    expect(registered.status).toBe("ACCEPTED");
+    expect(decodeReport(await stack.inspect({ type: "owner_key", params: { owner } }))).toMatchObject({ owner, public_key: ownerKey });
+
     const revoke = await stack.send({ type: "revoke_grant", params: { grant_id: grantId } }, 1);
     expect(revoke.status).toBe("ACCEPTED");
     expect(decodeReport(await stack.inspect({ type: "grants_by_owner", params: { owner } }))).toEqual([]);
+
+    const withdrawn = await stack.send({ type: "revoke_attestation", params: { attestation_id: claimId, reason: "closed" } }, 1);
+    expect(withdrawn.status).toBe("ACCEPTED");
+    expect(decodeReport(await stack.inspect({ type: "attestation", params: { attestation_id: claimId } }))).toMatchObject({
+      revocation: { reason: "closed" },
+    });
   });
 
   it("rejects a bad input with its report and a bad query with its message", async () => {
