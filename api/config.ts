@@ -9,7 +9,7 @@ import { z } from "zod";
 import { secretInDataDir } from "../common/data-secret.ts";
 import { configAddressSchema, flagSchema, httpUrlSchema, portSchema } from "../common/env.ts";
 import { PROOF_MODES } from "../common/tls-claim.ts";
-import { LOG_LEVELS, type LogLevel } from "./log.ts";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log.ts";
 import type { AttestorSettings } from "./provider/attestor.ts";
 
 /** Hardhat account #0: the local stack makes it the dapp's admin. */
@@ -91,6 +91,8 @@ const envSchema = z.object({
     }),
   PROVER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key").optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
+  // JSON lines for a collector by default; `npm start` sets plain, one readable line per event.
+  LOG_FORMAT: z.enum(LOG_FORMATS).default("json"),
   // Replicas share rate limits and login nonces here (docs/operations.md); unset, each process keeps its own.
   REDIS_URL: z.string().regex(/^rediss?:\/\/[^\s]+$/, "expected a redis:// or rediss:// URL").optional(),
   // A name for this process in logs and metrics (`npm start -- --api-replicas N` sets api-1, api-2, ...).
@@ -134,6 +136,7 @@ export interface ApiConfig {
   attestor: AttestorSettings;
   /** The structured log's level (api/log.ts). */
   logLevel: LogLevel;
+  logFormat: LogFormat;
   /** Where replicas share rate limits and login nonces; undefined keeps them in this process. */
   redisUrl: string | undefined;
   /** This process's name among replicas (logs, metrics, the X-Api-Replica header). */
@@ -188,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     writeBatch: { maxItems: e.WRITE_BATCH_MAX_ITEMS, maxBytes: e.WRITE_BATCH_MAX_BYTES, inFlight: e.WRITE_IN_FLIGHT },
     ...(e.ENCRYPTION_SECRET_KEY === undefined ? {} : { encryptionSecretKey: e.ENCRYPTION_SECRET_KEY }),
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     redisUrl: e.REDIS_URL,
     replica: e.API_REPLICA,
     replicaCount: e.API_REPLICA_COUNT,

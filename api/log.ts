@@ -1,25 +1,79 @@
 /**
- * The api's structured log (docs/operations.md): JSON lines through pino, one logger made at start from
- * LOG_LEVEL and handed to what logs. Every request gets an id (the client's sane `X-Request-Id`, else a new
- * one), answered in `X-Request-Id` and written on its lines, so a claim can be followed from its request to
- * its input index and notice.
+ * The api's log (docs/operations.md): pino, one logger made at start from LOG_LEVEL and LOG_FORMAT and
+ * handed to what logs. `json` writes JSON lines for a log collector (the api's default: production runs it
+ * alone); `plain` writes one readable line per event (`npm start` sets it, beside the devnode's and the
+ * dapp's lines). Every request gets an id (the client's sane `X-Request-Id`, else a new one), answered in
+ * `X-Request-Id` and written on its lines, so a claim can be followed from its request to its input index
+ * and notice, in either format.
  */
 import { createMiddleware } from "hono/factory";
-import { pino, type DestinationStream, type Logger } from "pino";
+import { destination, pino, type DestinationStream, type Logger } from "pino";
 
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ["json", "plain"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 export type ApiLogger = Logger;
 
 export interface RequestIdVariables {
   requestId: string;
 }
 
-export function createApiLogger(level: LogLevel, destination?: DestinationStream, replica = "api"): ApiLogger {
+const LEVEL_NAMES: Record<number, string> = { 10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL" };
+/** pino's own fields, said once at the start of a plain line (or not at all). */
+const FRAME = new Set(["level", "time", "pid", "hostname", "service", "replica", "msg", "err"]);
+
+function plainValue(value: unknown): string {
+  if (typeof value === "string") return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
+  return JSON.stringify(value) ?? String(value);
+}
+
+/**
+ * One JSON record as a plain line: `[api] INFO request method=GET route=/api/core/claim status=200 ms=35.2
+ * reqId=...`. An error adds its type and message, and at level error its stack on the lines below, which
+ * is what a person reading a terminal needs to find the fault.
+ */
+export function plainLogLine(record: Record<string, unknown>): string {
+  const who = typeof record.replica === "string" ? `[${record.replica}]` : "[api]";
+  const level = LEVEL_NAMES[Number(record.level)] ?? String(record.level);
+  const fields = Object.entries(record)
+    .filter(([key]) => !FRAME.has(key))
+    .map(([key, value]) => `${key}=${plainValue(value)}`);
+  let line = [who, level, String(record.msg ?? ""), ...fields].filter((part) => part !== "").join(" ");
+  const err = record.err as { type?: unknown; message?: unknown; stack?: unknown } | undefined;
+  if (err !== undefined && err !== null) {
+    line += ` err=${plainValue(`${String(err.type ?? "Error")}: ${String(err.message ?? "")}`)}`;
+    if (Number(record.level) >= 50 && typeof err.stack === "string") line += `\n${err.stack.split("\n").slice(1).join("\n")}`;
+  }
+  return `${line}\n`;
+}
+
+/** A destination that turns pino's JSON lines into plain ones before they reach `out`. */
+function plainDestination(out: DestinationStream): DestinationStream {
+  return {
+    write(chunk: string) {
+      for (const text of chunk.split("\n")) {
+        if (text === "") continue;
+        let record: Record<string, unknown>;
+        try {
+          record = JSON.parse(text) as Record<string, unknown>;
+        } catch {
+          out.write(`${text}\n`);
+          continue;
+        }
+        out.write(plainLogLine(record));
+      }
+    },
+  };
+}
+
+export function createApiLogger(level: LogLevel, options: { format?: LogFormat; destination?: DestinationStream; replica?: string } = {}): ApiLogger {
+  const replica = options.replica ?? "api";
   // Replicas write into one log stream: each line names the replica that wrote it.
   const base = replica === "api" ? { service: "api" } : { service: "api", replica };
-  const options = { level, base, timestamp: pino.stdTimeFunctions.isoTime };
-  return destination === undefined ? pino(options) : pino(options, destination);
+  const pinoOptions = { level, base, timestamp: pino.stdTimeFunctions.isoTime };
+  if (options.format === "plain") return pino(pinoOptions, plainDestination(options.destination ?? destination({ fd: 1, sync: true })));
+  return options.destination === undefined ? pino(pinoOptions) : pino(pinoOptions, options.destination);
 }
 
 /** Ids a client may choose: short tokens, so a header can neither flood a log nor forge its structure. */

@@ -75,7 +75,7 @@ const ATTESTOR_SET_MAX_AGE_MS = 1_000;
 
 export function createServices(config: ApiConfig, overrides: { now?: () => number; logDestination?: DestinationStream } = {}): ApiServices {
   const now = overrides.now ?? (() => Math.floor(Date.now() / 1000));
-  const logger = createApiLogger(config.logLevel, overrides.logDestination, config.replica);
+  const logger = createApiLogger(config.logLevel, { format: config.logFormat, replica: config.replica, ...(overrides.logDestination === undefined ? {} : { destination: overrides.logDestination }) });
   const reader = new RollupReader({ rollupUrl: config.rollupUrl, ...(config.rollups === "v2" ? { v2Application: config.dappAddress } : {}) });
   const proofs: ApiServices["proofs"] =
     config.rollups === "v2"

@@ -1,6 +1,6 @@
 /**
  * Bench-only entry point: the devnode's own rollup model, rollup HTTP server, query server and record
- * (devnode/model.ts, rollup-server.ts, query-server.ts, store.ts), with no chain. Instead of the chain
+ * (devnode/model.ts, rollup-server.ts, v1/node-server.ts, store.ts), with no chain. Instead of the chain
  * follower, the bench feeds `create_attestation` inputs over IPC; they are recorded and queued exactly
  * as the follower records and queues what it reads from the InputBox. The devnode's public behaviour is
  * untouched: this file only composes its parts.
@@ -12,9 +12,9 @@ import type { AddressInfo } from "node:net";
 import type { Hex } from "viem";
 import { z } from "zod";
 import { jsonToHex } from "../common/hex.ts";
-import { createGraphqlApi } from "../devnode/graphql.ts";
+import { createGraphqlApi } from "../devnode/v1/graphql.ts";
 import { RollupModel, type AdvanceSink } from "../devnode/model.ts";
-import { createQueryServer } from "../devnode/query-server.ts";
+import { createQueryServer } from "../devnode/v1/node-server.ts";
 import { createRollupServer } from "../devnode/rollup-server.ts";
 import { DevnodeStore, type AdvanceOutputs, type CompletionStatus, type InputRecord } from "../devnode/store.ts";
 import { attestationParams, BENCH_ADMIN, fedOwner } from "./inputs.ts";

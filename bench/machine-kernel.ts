@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { basename, join } from "node:path";
-import { runQuietly as run, withArchiveView } from "../scripts/lib/riscv64.ts";
+import { runQuietly as run, withArchiveView } from "../toolkit/riscv64.ts";
 
 const SOURCE_PACKAGE = "linux-source-6.12";
 const HOST_TOOLS: Record<string, string> = { "riscv64-linux-gnu-gcc": "gcc-riscv64-linux-gnu", flex: "flex", bison: "bison", bc: "bc", make: "make" };

@@ -11,7 +11,7 @@ import { inputIdOf } from "../common/ids.ts";
 import { jsonToHex } from "../common/hex.ts";
 import { hexToBuffer } from "../dapp/db/bytes.ts";
 import { openDatabase } from "../dapp/db/open.ts";
-import { startProgress } from "../scripts/lib/progress.ts";
+import { startProgress } from "../toolkit/progress.ts";
 import { createStore, type AttestationRow, type NewRow, type SchemaRow } from "../dapp/db/store.ts";
 import { createDispatcher } from "../dapp/dispatch.ts";
 import {

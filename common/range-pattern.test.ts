@@ -5,7 +5,6 @@ import { bucketOf, type BucketDefinition } from "./buckets.ts";
 import {
   binRange,
   bucketOfSpelling,
-  decimalOfNumber,
   numberRangePattern,
   spellingInRange,
   type DecimalRange,
@@ -238,37 +237,6 @@ const NON_SPELLINGS = [
   "1.", ".5", "+5", "1e", "--1", "0x10", "1_000", "Infinity", "NaN", "1,5", " 5", "5 ", "5\n", "", "-", "e5",
   "1e+", "1.5.5", "-.5", "1e5.5", "１", "١", "0.5e", "5e--1",
 ];
-
-describe("decimalOfNumber", () => {
-  it.each([
-    [1e21, "1000000000000000000000"],
-    [1e-7, "0.0000001"],
-    [-0, "0"],
-    [-2.5, "-2.5"],
-    [0.1, "0.1"],
-    [123.456, "123.456"],
-    [2.5e-8, "0.000000025"],
-    [-1.5e22, "-15000000000000000000000"],
-  ])("%s -> %s", (n, text) => {
-    expect(decimalOfNumber(n)).toBe(text);
-  });
-
-  it("rejects non-finite numbers", () => {
-    expect(() => decimalOfNumber(Number.NaN)).toThrow();
-    expect(() => decimalOfNumber(Number.POSITIVE_INFINITY)).toThrow();
-  });
-
-  it("round-trips every finite double", () => {
-    fc.assert(
-      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (x) => {
-        const text = decimalOfNumber(x);
-        expect(text).toMatch(/^-?(?:0|[1-9][0-9]*)(?:\.[0-9]*[1-9])?$/);
-        expect(Number(text)).toBe(x === 0 ? 0 : x);
-      }),
-      { numRuns: 2000 },
-    );
-  });
-});
 
 describe("binRange", () => {
   it.each([

@@ -2,6 +2,8 @@
  * The devnode's view of the chain: it makes sure the InputBox is there, brings a fresh local chain back
  * in line with the record (re-submitting the recorded inputs from their original senders), and follows
  * `InputAdded` events for the dapp, recording each new input and queueing it for the dapp in order.
+ * What differs between the Rollups versions' InputBoxes (their code, their logs, what a v2 record keeps
+ * of an input) the version passes in as an InputBoxDialect (v1/inputs.ts, v2/inputs.ts).
  */
 import {
   BaseError,
@@ -10,6 +12,7 @@ import {
   createWalletClient,
   defineChain,
   http,
+  parseAbi,
   parseEther,
   ResponseBodyTooLargeError,
   type Address,
@@ -20,12 +23,9 @@ import {
 import { messageOf } from "../common/errors.ts";
 import type { DevnodeConfig } from "./config.ts";
 import { subscribeNewHeads, type HeadSubscription } from "./heads.ts";
-import { inputAddedEvent, inputBoxAbi, inputBoxRuntimeBytecode, v2InputAddedEvent } from "./inputbox.ts";
+import type { Log } from "./log.ts";
 import type { RollupModel } from "./model.ts";
 import type { DevnodeStore, InputRecord } from "./store.ts";
-import { v2Artifact } from "./v2/contracts.ts";
-import { decodeEvmAdvance } from "./v2/inputs.ts";
-import type { V2Input, V2Store } from "./v2/record.ts";
 
 /** Larger block ranges are split: public RPC endpoints cap eth_getLogs ranges. */
 const MAX_LOG_RANGE = 10_000n;
@@ -50,20 +50,43 @@ type ChainSettings = Pick<
   "rpcUrl" | "chainMode" | "inputBoxAddress" | "dappAddress" | "inputBoxBlock" | "pollIntervalMs" | "wsRpcUrl" | "rollups"
 >;
 
+/**
+ * The two InputBox calls the follower makes. v1 and v2 declare them alike (`addInput(address, bytes)`,
+ * `getNumberOfInputs(address)`), so they encode and decode the same on either version's InputBox.
+ */
+const inputBoxCalls = parseAbi([
+  "function addInput(address app, bytes payload) returns (bytes32)",
+  "function getNumberOfInputs(address app) view returns (uint256)",
+]);
+
 /** An input as the InputBox's log tells it, before the record's checks. */
-interface LoggedInput {
+export interface LoggedInput {
   index: number;
   sender: Address;
   payload: Hex;
   blockNumber: bigint;
-  /** v2 only: the EvmAdvance carries what v1 must fetch from the block. */
-  v2?: { timestamp: number; prevRandao: Hex; txHash: Hex };
+  txHash: Hex;
+  /** The block's timestamp (seconds) when the log carries it (v2's EvmAdvance); otherwise it is read from the block (v1). */
+  timestamp?: number;
+  /** The version's own fields of the input's record (v2: prevrandao, transaction, outputs hash), kept beside InputRecord's. */
+  extra?: object;
+}
+
+/** Where a version's InputBox differs: passed in by the version, so the follower imports none. */
+export interface InputBoxDialect {
+  /** The InputBox's runtime code, placed at its address on a managed chain that lacks it. */
+  runtimeBytecode(): Hex;
+  /** The dapp's inputs the InputBox at `inputBox` logged in blocks [fromBlock, toBlock], in order. */
+  logged(client: PublicClient, range: { inputBox: Address; dapp: Address; fromBlock: bigint; toBlock: bigint }): Promise<LoggedInput[]>;
+  /**
+   * A recorded input the chain now holds in another block (a fresh chain took it again when re-submitted).
+   * Absent when nothing the record keeps follows an input's block (v1); a v2 epoch is a range of blocks.
+   */
+  moved?(index: number, blockNumber: number, txHash: Hex): void;
 }
 
 /** While new blocks are pushed, the poll only catches what a lost notification would miss. */
 const SUBSCRIBED_POLL_MS = 1_000;
-
-export type Log = (message: string) => void;
 
 /** The chain at `rpcUrl` as viem needs it to sign and send: its id asked once, the rest generic. */
 export async function chainAt(rpcUrl: string): Promise<Chain> {
@@ -108,6 +131,7 @@ export class InputFollower {
     private readonly settings: ChainSettings,
     private readonly store: DevnodeStore,
     private readonly model: RollupModel,
+    private readonly inputBox: InputBoxDialect,
     private readonly log: Log,
     private readonly onFatal: (error: Error) => void,
   ) {
@@ -138,15 +162,13 @@ export class InputFollower {
             `InputBox there or set INPUTBOX_ADDRESS`,
         );
       }
-      // v2's runtime code reads its deployment block as 0 (an immutable left unset): placed at genesis.
-      const bytecode = this.settings.rollups === "v2" ? v2Artifact("InputBox").deployedBytecode.object : inputBoxRuntimeBytecode();
-      await this.testClient().setCode({ address: inputBoxAddress, bytecode });
+      await this.testClient().setCode({ address: inputBoxAddress, bytecode: this.inputBox.runtimeBytecode() });
       this.log(`${this.settings.rollups} InputBox placed at ${inputBoxAddress}`);
     }
     const onChain = Number(
       await this.client.readContract({
         address: inputBoxAddress,
-        abi: inputBoxAbi,
+        abi: inputBoxCalls,
         functionName: "getNumberOfInputs",
         args: [dappAddress],
       }),
@@ -214,7 +236,7 @@ export class InputFollower {
         chain: null,
         account: input.msgSender,
         address: this.settings.inputBoxAddress,
-        abi: inputBoxAbi,
+        abi: inputBoxCalls,
         functionName: "addInput",
         args: [this.settings.dappAddress, input.payload],
       });
@@ -285,29 +307,10 @@ export class InputFollower {
     }
   }
 
-  private async logged(from: bigint, to: bigint): Promise<LoggedInput[]> {
-    const range = { address: this.settings.inputBoxAddress, fromBlock: from, toBlock: to, strict: true } as const;
-    if (this.settings.rollups === "v1") {
-      const logs = await this.client.getLogs({ ...range, event: inputAddedEvent, args: { dapp: this.settings.dappAddress } });
-      return logs.map((log) => ({ index: Number(log.args.inputIndex), sender: log.args.sender, payload: log.args.input, blockNumber: log.blockNumber }));
-    }
-    const logs = await this.client.getLogs({ ...range, event: v2InputAddedEvent, args: { appContract: this.settings.dappAddress } });
-    return logs.map((log) => {
-      // The InputBox builds the EvmAdvance itself, so one that does not decode is another contract's log.
-      const { metadata, payload } = decodeEvmAdvance(log.args.input);
-      return {
-        index: Number(log.args.index),
-        sender: metadata.msg_sender,
-        payload,
-        blockNumber: log.blockNumber,
-        v2: { timestamp: metadata.block_timestamp, prevRandao: metadata.prev_randao, txHash: log.transactionHash },
-      };
-    });
-  }
-
   private async scan(from: bigint, to: bigint): Promise<void> {
-    const logs = await this.logged(from, to);
-    const fresh: (InputRecord | V2Input)[] = [];
+    const { inputBoxAddress: inputBox, dappAddress: dapp } = this.settings;
+    const logs = await this.inputBox.logged(this.client, { inputBox, dapp, fromBlock: from, toBlock: to });
+    const fresh: InputRecord[] = [];
     // Counted locally and committed with the store write, so a failed scan is simply retried.
     let expected = this.recorded;
     const blocks: bigint[] = [];
@@ -316,8 +319,8 @@ export class InputFollower {
       if (index < this.recorded) {
         this.check(index, sender, payload);
         // A fresh chain put a re-submitted input in another block: a v2 epoch is a range of blocks.
-        if (log.v2 !== undefined && this.store.getInput(index)?.blockNumber !== Number(log.blockNumber)) {
-          (this.store as V2Store).moveInput(index, Number(log.blockNumber), log.v2.txHash);
+        if (this.inputBox.moved !== undefined && this.store.getInput(index)?.blockNumber !== Number(log.blockNumber)) {
+          this.inputBox.moved(index, Number(log.blockNumber), log.txHash);
         }
         continue;
       }
@@ -326,16 +329,9 @@ export class InputFollower {
           `input ${index} arrived but ${expected} was expected next (is INPUTBOX_BLOCK after the first input?)`,
         );
       }
-      fresh.push({
-        index,
-        status: "UNPROCESSED",
-        msgSender: sender,
-        payload,
-        blockNumber: Number(log.blockNumber),
-        timestamp: log.v2?.timestamp ?? 0,
-        ...(log.v2 === undefined ? {} : { prevRandao: log.v2.prevRandao, txHash: log.v2.txHash, outputsHash: null }),
-      });
-      if (log.v2 === undefined) blocks.push(log.blockNumber);
+      const input: InputRecord = { index, status: "UNPROCESSED", msgSender: sender, payload, blockNumber: Number(log.blockNumber), timestamp: log.timestamp ?? 0 };
+      fresh.push(log.extra === undefined ? input : Object.assign(input, log.extra));
+      if (log.timestamp === undefined) blocks.push(log.blockNumber);
       expected++;
     }
     if (blocks.length > 0) {

@@ -1,6 +1,6 @@
 /**
  * The devnode's own wallet on the chain (CLAIMER_PRIVATE_KEY): what deploys the application contracts on
- * a managed chain and submits claims as the Authority's owner, for v1 (devnode/application.ts) and v2
+ * a managed chain and submits claims as the Authority's owner, for v1 (devnode/v1/application.ts) and v2
  * (devnode/v2/application.ts) alike.
  */
 import { createPublicClient, createWalletClient, http, type Account, type Chain, type Hex, type PublicClient, type Transport, type WalletClient } from "viem";

@@ -8,7 +8,6 @@ import { mnemonicToAccount } from "viem/accounts";
 import { z } from "zod";
 import { configAddressSchema, flagSchema, portSchema } from "../common/env.ts";
 import { LOG_FORMATS } from "./log.ts";
-import { V2_DEFAULTS } from "./v2/contracts.ts";
 
 export const ROLLUPS_VERSIONS = ["v1", "v2"] as const;
 export type RollupsVersion = (typeof ROLLUPS_VERSIONS)[number];
@@ -37,6 +36,23 @@ export const DEFAULTS = {
   claimerAccountIndex: 19,
   /** How often an epoch closes when inputs were processed since the last one. */
   epochIntervalMs: 5_000,
+} as const;
+
+/**
+ * Where a v2 devnode puts the contracts on a fresh local chain (v2/application.ts): the InputBox at its
+ * canonical (CREATE2) address of Rollups 2.2.0, the one @cartesi/viem sends inputs to; the Authority and
+ * the Application deployed by the claimer (hardhat account #19) as its first two transactions, so at the
+ * same addresses every time. Kept here, beside v1's, because the configuration's defaults follow ROLLUPS
+ * and the configuration imports no version.
+ */
+export const V2_DEFAULTS = {
+  inputBoxAddress: "0x1b51e2992A2755Ba4D6F7094032DF91991a0Cfac" as Address,
+  authorityAddress: "0x73511669fd4dE447feD18BB79bAFeAC93aB7F31f" as Address,
+  applicationAddress: "0xB581C9264f59BF0289fA76D61B2D0746dCE3C30D" as Address,
+  /** One block per epoch: an epoch closes as soon as its block is mined, with no empty blocks to wait for. */
+  epochLength: 1,
+  /** How the node's JSON-RPC and inspect name the application besides its address. */
+  applicationName: "attestation",
 } as const;
 
 /** The private key of a hardhat account of the development mnemonic. */

@@ -7,7 +7,7 @@
  */
 import { WebSocket } from "ws";
 import { messageOf } from "../common/errors.ts";
-import type { Log } from "./chain.ts";
+import type { Log } from "./log.ts";
 
 export interface HeadSubscription {
   /** True while notifications arrive over an open subscription. */

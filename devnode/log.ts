@@ -5,6 +5,9 @@
  */
 import { destination, pino } from "pino";
 
+/** One line of the ordinary log, as the parts of the devnode take it (main.ts gives them the logger's info). */
+export type Log = (message: string) => void;
+
 export const LOG_FORMATS = ["plain", "json"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 

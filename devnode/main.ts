@@ -1,27 +1,33 @@
 /**
- * devnode: a local stand-in for the Cartesi Rollups Node v1. Follows the InputBox on a chain, feeds the
- * dapp through the rollup HTTP server, and serves `/inspect` and `/graphql`. The one file with side effects.
+ * devnode: a local stand-in for the Cartesi Rollups Node, v1 or v2 (ROLLUPS). Follows the InputBox on a
+ * chain, feeds the dapp through the rollup HTTP server, and serves the node's query interface (v1:
+ * `/inspect` and `/graphql`; v2: JSON-RPC and inspect). The one file with side effects, and the
+ * composition root: the only file of the core that imports a version (v1/, v2/), to hand each part of
+ * the core what its version decides (docs/devnode.md, Layout).
  *
  *   tsx devnode/main.ts [--reset]     (configuration: docs/devnode.md)
  */
 import { mkdirSync, rmSync } from "node:fs";
 import type { Server } from "node:net";
 import { messageOf } from "../common/errors.ts";
-import { V1Application } from "./application.ts";
 import { InputFollower, waitForChain } from "./chain.ts";
 import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts";
-import { EpochHasher } from "./epoch-hasher.ts";
-import { EpochManager } from "./epochs.ts";
-import { EpochValidator, historyClaims } from "./validator.ts";
-import { createGraphqlApi } from "./graphql.ts";
 import { createDevnodeLog } from "./log.ts";
 import { createDevnodeMetrics } from "./metrics.ts";
 import { RollupModel, type ModelOptions } from "./model.ts";
-import { createQueryServer } from "./query-server.ts";
 import { createRollupServer } from "./rollup-server.ts";
 import { DevnodeStore } from "./store.ts";
+import { EpochValidator } from "./validator.ts";
+import { V1Application } from "./v1/application.ts";
+import { EpochHasher } from "./v1/epoch-hasher.ts";
+import { EpochManager } from "./v1/epochs.ts";
+import { createGraphqlApi } from "./v1/graphql.ts";
+import { v1InputBox } from "./v1/inputs.ts";
+import { createQueryServer } from "./v1/node-server.ts";
+import { historyClaims } from "./v1/validator.ts";
 import { V2Application } from "./v2/application.ts";
 import { V2EpochManager } from "./v2/epochs.ts";
+import { v2InputBox } from "./v2/inputs.ts";
 import { createV2NodeServer } from "./v2/node-server.ts";
 import { V2Store } from "./v2/record.ts";
 import { V2Rpc } from "./v2/rpc.ts";
@@ -81,7 +87,7 @@ async function main(): Promise<void> {
 
   const model = new RollupModel(store, modelOptions(config, store));
   let stopping = false;
-  const follower = new InputFollower(config, store, model, log, (error) => {
+  const follower = new InputFollower(config, store, model, v1InputBox, log, (error) => {
     logger.error(error.message);
     void shutdown(1);
   });
@@ -157,7 +163,7 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
   const chainId = await waitForChain(config.rpcUrl, 30_000);
   const model = new RollupModel(store, { ...modelOptions(config, store), v2: { chainId, appContract: config.dappAddress, outputCount: store.outputCount } });
   let stopping = false;
-  const follower = new InputFollower(config, store, model, log, (error) => {
+  const follower = new InputFollower(config, store, model, v2InputBox(store), log, (error) => {
     logger.error(error.message);
     void shutdown(1);
   });

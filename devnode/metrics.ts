@@ -4,7 +4,7 @@
  * as they are answered. One registry per devnode, made at start.
  */
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { EpochStatus } from "./epochs.ts";
+import type { EpochStatus } from "./epoch-schedule.ts";
 import type { ValidatorStatus } from "./validator.ts";
 
 export interface DevnodeMetricSources {

@@ -1,14 +1,15 @@
 /**
  * The rollup model: the one object that owns what the dapp is doing. It is `idle`, `advancing` an input
- * or `inspecting` a query; the rollup HTTP server and the query server are thin layers that call it.
- * Advance inputs and inspect queries wait in two queues and are handed to the dapp one at a time, on its
- * `/finish` long-poll, alternating between the queues when both hold work so neither starves the other.
+ * or `inspecting` a query; the rollup HTTP server and the version's node server (v1/node-server.ts,
+ * v2/node-server.ts) are thin layers that call it. Advance inputs and inspect queries wait in two queues
+ * (queues.ts) and are handed to the dapp one at a time, on its `/finish` long-poll, alternating between
+ * the queues when both hold work so neither starves the other. Both versions' metadata shapes are the
+ * rollup HTTP API's, so they are here; how v2 encodes outputs comes from its record (AdvanceSink).
  */
 import type { Address, Hex } from "viem";
 import type { CompletionStatus } from "../common/wire.ts";
+import { Fifo, PendingInspect, type InspectOutcome } from "./queues.ts";
 import type { AdvanceOutputs, InputRecord } from "./store.ts";
-import { encodeDelegateCallVoucher, encodeNotice, encodeVoucher } from "./v2/outputs.ts";
-import type { V2AdvanceMetadata } from "./v2/inputs.ts";
 
 export type FinishStatus = "accept" | "reject";
 
@@ -21,23 +22,38 @@ export interface AdvanceMetadata {
   timestamp: number;
 }
 
+/** The advance metadata a v2 node gives the dapp: the EvmAdvance's fields (devnode/v2/inputs.ts decodes them). */
+export interface V2AdvanceMetadata {
+  chain_id: number;
+  app_contract: Address;
+  msg_sender: Address;
+  block_number: number;
+  /** Seconds. */
+  block_timestamp: number;
+  /** 0x and 64 hex digits. */
+  prev_randao: Hex;
+  input_index: number;
+}
+
 export type RollupRequest =
   | { request_type: "advance_state"; data: { metadata: AdvanceMetadata | V2AdvanceMetadata; payload: Hex } }
   | { request_type: "inspect_state"; data: { payload: Hex } };
 
-export type InspectOutcome =
-  | {
-      ok: true;
-      status: "Accepted" | "Rejected";
-      exceptionPayload: Hex | null;
-      reports: Hex[];
-      processedInputCount: number;
-    }
-  | { ok: false; reason: "no_dapp" | "timeout" | "dapp_gone" | "shutdown"; message: string };
-
 /** Where finished advances go: the SQLite record in the devnode, a fake in unit tests. */
 export interface AdvanceSink {
   completeInput(index: number, status: CompletionStatus, outputs: AdvanceOutputs, exceptionPayload: Hex | null): void;
+  /**
+   * How the record encodes notices and vouchers as outputs: a v2 record has it (devnode/v2/record.ts keeps
+   * v2 outputs), and a v2 model needs it; the model itself knows no version's contracts.
+   */
+  readonly outputEncoding?: OutputEncoding;
+}
+
+/** Notices and vouchers as the outputs a version proves (v2: the ABI-encoded calls of devnode/v2/outputs.ts). */
+export interface OutputEncoding {
+  notice(payload: Hex): Hex;
+  voucher(destination: Address, value: bigint, payload: Hex): Hex;
+  delegateCallVoucher(destination: Address, payload: Hex): Hex;
 }
 
 /** One connection of the dapp to the rollup HTTP server; the server makes one per socket. */
@@ -61,7 +77,8 @@ export interface ModelOptions {
   processedInputCount: number;
   /**
    * Set for a Rollups v2 node: the dapp gets v2 metadata, and its notices and vouchers are v2 outputs
-   * numbered across the application's whole history (`outputCount` of them are recorded already).
+   * numbered across the application's whole history (`outputCount` of them are recorded already), encoded
+   * as the sink's `outputEncoding` says.
    */
   v2?: V2Context;
 }
@@ -70,62 +87,6 @@ export interface V2Context {
   chainId: number;
   appContract: Address;
   outputCount: number;
-}
-
-class PendingInspect {
-  settled = false;
-  readonly since = Date.now();
-  constructor(
-    readonly payload: Hex,
-    private readonly resolve: (outcome: InspectOutcome) => void,
-  ) {}
-
-  settle(outcome: InspectOutcome): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.resolve(outcome);
-  }
-}
-
-/** A FIFO with O(1) shift and unshift: the inspect queue can hold thousands of entries under load. */
-class Fifo<T> {
-  private items: (T | undefined)[] = [];
-  private head = 0;
-
-  get size(): number {
-    return this.items.length - this.head;
-  }
-
-  push(item: T): void {
-    this.items.push(item);
-  }
-
-  unshift(item: T): void {
-    if (this.head > 0) this.items[--this.head] = item;
-    else this.items.unshift(item);
-  }
-
-  peek(): T | undefined {
-    return this.items[this.head];
-  }
-
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const item = this.items[this.head];
-    this.items[this.head++] = undefined;
-    if (this.head === this.items.length) {
-      this.items = [];
-      this.head = 0;
-    }
-    return item;
-  }
-
-  *values(): IterableIterator<T> {
-    for (let i = this.head; i < this.items.length; i++) {
-      const item = this.items[i];
-      if (item !== undefined) yield item;
-    }
-  }
 }
 
 type State =
@@ -169,6 +130,8 @@ export class RollupModel {
   private outputCount: number;
   private sweepTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** v2: how notices and vouchers become outputs; undefined on v1, which keeps them apart. */
+  private readonly encoding: OutputEncoding | undefined;
 
   constructor(
     private readonly sink: AdvanceSink,
@@ -176,6 +139,8 @@ export class RollupModel {
   ) {
     this.processed = options.processedInputCount;
     this.outputCount = options.v2?.outputCount ?? 0;
+    if (options.v2 !== undefined && sink.outputEncoding === undefined) throw new Error("a v2 model needs a record that encodes v2 outputs (devnode/v2/record.ts)");
+    this.encoding = options.v2 === undefined ? undefined : sink.outputEncoding;
   }
 
   get rollups(): "v1" | "v2" {
@@ -266,21 +231,22 @@ export class RollupModel {
   /** v1: the notice's index within the input; v2: its index among all the application's outputs. */
   addNotice(payload: Hex): number {
     const state = this.advancing("notice");
-    if (this.options.v2 !== undefined) return this.addOutput(state, encodeNotice(payload));
+    if (this.encoding !== undefined) return this.addOutput(state, this.encoding.notice(payload));
     return state.outputs.notices.push(payload) - 1;
   }
 
   /** `value` (wei) is v2's: a v1 voucher carries none. */
   addVoucher(destination: Address, payload: Hex, value = 0n): number {
     const state = this.advancing("voucher");
-    if (this.options.v2 !== undefined) return this.addOutput(state, encodeVoucher(destination, value, payload));
+    if (this.encoding !== undefined) return this.addOutput(state, this.encoding.voucher(destination, value, payload));
     return state.outputs.vouchers.push({ destination, payload }) - 1;
   }
 
   /** v2 only (the route does not exist on a v1 node). */
   addDelegateCallVoucher(destination: Address, payload: Hex): number {
     const state = this.advancing("delegate call voucher");
-    return this.addOutput(state, encodeDelegateCallVoucher(destination, payload));
+    if (this.encoding === undefined) throw new ModelError("a delegate call voucher is a v2 output");
+    return this.addOutput(state, this.encoding.delegateCallVoucher(destination, payload));
   }
 
   private addOutput(state: Extract<State, { kind: "advancing" }>, output: Hex): number {

@@ -1,11 +1,14 @@
 /**
  * The devnode's record in SQLite: every input seen on the chain with the metadata the dapp was given,
  * its completion status, its outputs, and the last block scanned. Plain better-sqlite3 statements
- * (no ORM): a handful of fixed tables, prepared once, used from synchronous code paths.
+ * (no ORM): a handful of fixed tables, prepared once, used from synchronous code paths. The outputs and
+ * epochs tables are in v1's shapes (notices and vouchers per input, epochs over inputs); a v2 record
+ * extends this one with its own (devnode/v2/record.ts), and a validator's verdicts are in validations.ts.
  */
 import Database from "better-sqlite3";
 import type { Address, Hex } from "viem";
 import type { CompletionStatus } from "../common/wire.ts";
+import { ValidationTable, type ValidationRecord } from "./validations.ts";
 
 export type { CompletionStatus };
 
@@ -117,101 +120,11 @@ CREATE TABLE IF NOT EXISTS epochs (
   epoch_hash  TEXT    NOT NULL,
   claim_tx    TEXT
 );
-CREATE TABLE IF NOT EXISTS validations (
-  claim_index     INTEGER PRIMARY KEY,
-  first_input     INTEGER NOT NULL,
-  last_input      INTEGER NOT NULL,
-  claimed_hash    TEXT    NOT NULL,
-  computed_hash   TEXT,
-  inputs_on_chain INTEGER,
-  checked_at      INTEGER NOT NULL,
-  last_block      INTEGER
-);
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
 );
 `;
-
-/** Why a claim on chain is not the one this validator would make (devnode/validator.ts). */
-export type ValidationProblem =
-  /** Its hash (v1: the epoch hash; v2: the outputs root) differs from the one built over the validator's own record. */
-  | "EPOCH_HASH_DIFFERS"
-  /** It names inputs the InputBox does not hold for the dapp: no epoch over them could have been closed. */
-  | "INPUTS_NOT_ON_CHAIN";
-
-/**
- * A validator's verdict on one claim on chain (DEVNODE_ROLE=validator, devnode/validator.ts): claim n of
- * the History on v1, the n-th ClaimSubmitted of the Authority for the application on v2.
- */
-export interface ValidationRecord {
-  claimIndex: number;
-  /** The claim's inputs; on v2 the inputs in its epoch's blocks (lastInput = firstInput - 1 when it has none). */
-  firstInput: number;
-  lastInput: number;
-  /** v2: the last block of the claimed epoch (the claim names blocks, not inputs); null on v1. */
-  lastBlock: number | null;
-  claimedHash: Hex;
-  /** Null when the claim names inputs that are not on chain: there is no epoch to build. */
-  computedHash: Hex | null;
-  /** How many inputs the InputBox held for the dapp, recorded only for INPUTS_NOT_ON_CHAIN. */
-  inputsOnChain: number | null;
-  matches: boolean;
-  /** Null when the claim matches. */
-  problem: ValidationProblem | null;
-  /** Unix seconds. */
-  checkedAt: number;
-}
-
-interface ValidationRow {
-  claim_index: number;
-  first_input: number;
-  last_input: number;
-  claimed_hash: string;
-  computed_hash: string | null;
-  inputs_on_chain: number | null;
-  checked_at: number;
-  last_block: number | null;
-}
-
-function toValidation(row: ValidationRow): ValidationRecord {
-  const computed = row.computed_hash as Hex | null;
-  const matches = computed !== null && computed.toLowerCase() === row.claimed_hash.toLowerCase();
-  return {
-    claimIndex: row.claim_index,
-    firstInput: row.first_input,
-    lastInput: row.last_input,
-    lastBlock: row.last_block,
-    claimedHash: row.claimed_hash as Hex,
-    computedHash: computed,
-    inputsOnChain: row.inputs_on_chain,
-    matches,
-    problem: matches ? null : computed === null ? "INPUTS_NOT_ON_CHAIN" : "EPOCH_HASH_DIFFERS",
-    checkedAt: row.checked_at,
-  };
-}
-
-/**
- * The first validators' table had a required computed_hash and no inputs_on_chain: rebuilt in place,
- * verdicts kept, so such a record opens (CREATE TABLE IF NOT EXISTS leaves an existing table as it is).
- * The v1-only table after it lacks last_block: added (null, as every v1 verdict has it).
- */
-function upgradeValidations(db: Database.Database): void {
-  const columns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('validations')").all();
-  if (columns.some((c) => c.name === "inputs_on_chain")) {
-    if (!columns.some((c) => c.name === "last_block")) db.exec("ALTER TABLE validations ADD COLUMN last_block INTEGER");
-    return;
-  }
-  db.transaction(() => {
-    db.exec("ALTER TABLE validations RENAME TO validations_v1");
-    db.exec(SCHEMA);
-    db.exec(
-      "INSERT INTO validations (claim_index, first_input, last_input, claimed_hash, computed_hash, checked_at) " +
-        "SELECT claim_index, first_input, last_input, claimed_hash, computed_hash, checked_at FROM validations_v1",
-    );
-    db.exec("DROP TABLE validations_v1");
-  })();
-}
 
 export function toInput(row: InputRow): InputRecord {
   return {
@@ -243,6 +156,8 @@ function filterBounds(filter: InputFilter | undefined): [number, number] {
 export class DevnodeStore {
   protected readonly db: Database.Database;
   private readonly stmt;
+  /** A validator's verdicts (validations.ts). */
+  private readonly verdicts: ValidationTable;
   /** completeOne in a transaction, made once: it runs once per input, between two inputs. */
   private readonly completeInTransaction: (index: number, status: CompletionStatus, outputs: AdvanceOutputs, exceptionPayload: Hex | null) => void;
 
@@ -252,7 +167,7 @@ export class DevnodeStore {
     // WAL with NORMAL sync survives a crash of the process (only a power loss may drop the latest commits).
     this.db.pragma("synchronous = NORMAL");
     this.db.exec(SCHEMA);
-    upgradeValidations(this.db);
+    this.verdicts = new ValidationTable(this.db);
     const db = this.db;
     this.stmt = {
       getMeta: db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE key = ?"),
@@ -310,10 +225,6 @@ export class DevnodeStore {
       epochOfInput: db.prepare<[number, number], EpochRow>(
         "SELECT * FROM epochs WHERE first_input <= ? AND last_input >= ?",
       ),
-      insertValidation: db.prepare<[number, number, number, string, string | null, number | null, number, number | null]>(
-        "INSERT INTO validations (claim_index, first_input, last_input, claimed_hash, computed_hash, inputs_on_chain, checked_at, last_block) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      ),
-      validations: db.prepare<[], ValidationRow>("SELECT * FROM validations ORDER BY claim_index"),
     };
     this.completeInTransaction = db.transaction((...args: Parameters<DevnodeStore["completeOne"]>) => this.completeOne(...args));
   }
@@ -462,10 +373,10 @@ export class DevnodeStore {
   }
 
   addValidation(v: Omit<ValidationRecord, "matches" | "problem">): void {
-    this.stmt.insertValidation.run(v.claimIndex, v.firstInput, v.lastInput, v.claimedHash, v.computedHash, v.inputsOnChain, v.checkedAt, v.lastBlock);
+    this.verdicts.add(v);
   }
 
   validations(): ValidationRecord[] {
-    return this.stmt.validations.all().map(toValidation);
+    return this.verdicts.all();
   }
 }

@@ -1,24 +1,25 @@
 /**
  * A validator node (DEVNODE_ROLE=validator, docs/operations.md): a devnode that follows someone else's
  * chain with its own dapp, claims nothing, and checks every claim on chain for the application against
- * what its own dapp computed. Where the claims are and what they name is the ClaimBook's business:
- * on v1 the History's claim n names its inputs (first..last) and an epoch hash (historyClaims, below);
- * on v2 the Authority's n-th ClaimSubmitted names an epoch's last block and an outputs root
- * (devnode/v2/validator.ts). Once its own dapp has processed the claim's inputs, the validator computes
- * the same hash over its own record and compares. A claim that names inputs the InputBox does not hold
- * is refused at once rather than waited on: no honest node closes an epoch over inputs that are not on
- * chain, and waiting would keep a liar quiet for as long as it likes. A claim that does not match is
- * what a lying (or broken) claimer looks like: it is logged as an error, counted in the metrics, shown
- * in `GET /validator`, and `npm run validate` exits 1 on it.
+ * what its own dapp computed. Where the claims are and what they name is the ClaimBook's business, which
+ * the version supplies: on v1 the History's claim n names its inputs (first..last) and an epoch hash
+ * (historyClaims, devnode/v1/validator.ts); on v2 the Authority's n-th ClaimSubmitted names an epoch's
+ * last block and an outputs root (AuthorityClaims, devnode/v2/validator.ts). Once its own dapp has
+ * processed the claim's inputs, the validator computes the same hash over its own record and compares.
+ * A claim that names inputs the InputBox does not hold is refused at once rather than waited on: no
+ * honest node closes an epoch over inputs that are not on chain, and waiting would keep a liar quiet for
+ * as long as it likes. A claim that does not match is what a lying (or broken) claimer looks like: it is
+ * logged as an error, counted in the metrics, shown in `GET /validator`, and `npm run validate` exits 1
+ * on it.
  *
- * Verdicts are kept in the record, so a restart neither checks a claim again nor forgets a mismatch.
+ * Verdicts are kept in the record (devnode/validations.ts), so a restart neither checks a claim again
+ * nor forgets a mismatch.
  */
 import type { Hex } from "viem";
 import { messageOf } from "../common/errors.ts";
-import type { ApplicationAddresses, V1Application } from "./application.ts";
-import type { Log } from "./chain.ts";
-import { buildEpochTree } from "./epochs.ts";
-import type { DevnodeStore, ValidationRecord } from "./store.ts";
+import type { Log } from "./log.ts";
+import type { DevnodeStore } from "./store.ts";
+import type { ValidationRecord } from "./validations.ts";
 
 export interface ValidatorStatus {
   role: "validator";
@@ -75,39 +76,6 @@ export interface ClaimBook<C extends ClaimOnChain> {
 function briefly(error: unknown): string {
   const short = error instanceof Error && "shortMessage" in error && typeof error.shortMessage === "string" ? error.shortMessage : messageOf(error);
   return short.split("\n", 1)[0] ?? short;
-}
-
-interface V1Claim extends ClaimOnChain {
-  firstInput: number;
-  lastInput: number;
-}
-
-/** v1: the History's claims, each naming its inputs; the epoch hash built over this node's record of them. */
-export function historyClaims(
-  store: DevnodeStore,
-  chain: Pick<V1Application, "claim" | "inputsOnChain">,
-  application: ApplicationAddresses,
-  /** How many inputs the dapp has finished (in index order). */
-  processedInputs: () => number,
-): ClaimBook<V1Claim> {
-  return {
-    rollups: "v1",
-    hashName: "epoch hash",
-    async claim(index) {
-      const claim = await chain.claim(application, index);
-      return claim === undefined ? undefined : { hash: claim.epochHash, firstInput: claim.firstInput, lastInput: claim.lastInput, lastBlock: null };
-    },
-    async judge({ firstInput, lastInput }) {
-      const processed = processedInputs();
-      if (processed > lastInput) return { kind: "computed", firstInput, lastInput, computed: buildEpochTree(store, firstInput, lastInput).epochHash };
-      // Inputs only ever get added, so a count read after the claim that falls short means they were not
-      // there when it was made either.
-      const inputsOnChain = await chain.inputsOnChain(application);
-      if (inputsOnChain <= lastInput) return { kind: "inputs-not-on-chain", firstInput, lastInput, inputsOnChain };
-      return { kind: "wait", waiting: { lastInput, processedInputs: processed } };
-    },
-    describe: (_claim, first, last) => `inputs ${first}..${last}`,
-  };
 }
 
 export class EpochValidator<C extends ClaimOnChain = ClaimOnChain> {

@@ -5,9 +5,9 @@
  *
  *   full (default): 10k / 100k / 1M attestations, 20,000 inputs per advance path
  *   ci:             1k–5k attestations and a few hundred requests (what CI runs, test/bench/bench.test.ts)
- *   --riscv64:      adds the dapp under riscv64 (qemu-user) beside the native dapp (needs root; scripts/lib/riscv64.ts)
+ *   --riscv64:      adds the dapp under riscv64 (qemu-user) beside the native dapp (needs root; toolkit/riscv64.ts)
  *   --machine:      adds the dapp's peak RSS in a 128 MiB, one-hart riscv64 machine (qemu-system) on the largest store
- *   --attestor:     only the claims proven by the TLS attestor, both modes, against a plain claim (bench/attestor.ts)
+ *   --attestor:     only the claims proven by the TLS attestor, both modes, against a plain claim (bench/sections/attestor.ts)
  *   --rollups v2:   the whole-stack rows on a Rollups v2 stack (the devnode as a v2 node); v1 by default
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -63,16 +63,13 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
 
 const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only)`;
 
-/** Claims per mode in the attestor rows, and claims per load run (relayed, plain). */
-const ATTESTOR_CLAIMS: Record<BenchSize, number> = { full: 40, ci: 4 };
-const ATTESTOR_LOAD_CLAIMS: Record<BenchSize, number> = { full: 1024, ci: 16 };
-
 async function attestorMain(args: BenchArgs): Promise<number> {
-  const { attestorRows } = await import("../bench/attestor.ts");
+  const { attestorRows } = await import("../bench/sections/attestor.ts");
+  const { ATTESTOR_PROFILES } = await import("../bench/profile.ts");
   const { formatTable } = await import("../bench/report.ts");
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(signal === "SIGINT" ? 130 : 143));
   const log = (line: string): void => void process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
-  const { figures, notes } = await attestorRows({ claims: ATTESTOR_CLAIMS[args.size], loadClaims: ATTESTOR_LOAD_CLAIMS[args.size], log });
+  const { figures, notes } = await attestorRows({ ...ATTESTOR_PROFILES[args.size], log });
   mkdirSync(args.out, { recursive: true });
   const jsonFile = join(args.out, `bench-attestor${args.size === "full" ? "" : `-${args.size}`}.json`);
   writeFileSync(jsonFile, `${JSON.stringify({ size: args.size, figures, notes }, null, 2)}\n`);
@@ -90,7 +87,7 @@ async function main(): Promise<number> {
   // (bench/procs.ts, the stack's Supervisor) and remove the work directory.
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(signal === "SIGINT" ? 130 : 143));
   const command = `npm run bench -- --size ${args.size}${args.rollups === "v2" ? " --rollups v2" : ""}${args.riscv64 ? " --riscv64" : ""}${args.machine ? " --machine" : ""}`;
-  const cache = process.env.RISCV64_CACHE ?? (await import("./lib/riscv64.ts")).DEFAULT_RISCV64_CACHE;
+  const cache = process.env.RISCV64_CACHE ?? (await import("../toolkit/riscv64.ts")).DEFAULT_RISCV64_CACHE;
   const report = await runBench({
     size: args.size,
     rollups: args.rollups,

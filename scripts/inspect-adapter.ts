@@ -1,11 +1,11 @@
 /**
  * `npm run inspect-adapter`: the specification's rollup query interface (`GET /inspect/<percent-encoded
  * JSON>` and `POST /inspect`, the Accepted/Rejected envelope) in front of a Cartesi Rollups v2 node, which
- * answers only `POST /inspect/<application>` in its own shape (devnode/spec-inspect.ts). The v2 devnode
+ * answers only `POST /inspect/<application>` in its own shape (devnode/v2/spec-inspect.ts). The v2 devnode
  * serves the same on its own port; this is for a real v2 node (docs/rollups-v2.md).
  */
 import { createServer } from "node:http";
-import { specInspectRoute, v2InspectOverHttp } from "../devnode/spec-inspect.ts";
+import { specInspectRoute, v2InspectOverHttp } from "../devnode/v2/spec-inspect.ts";
 import { parseArgs, runScript, UsageError } from "./lib/cli.ts";
 
 const USAGE = "npm run inspect-adapter -- --node <v2 node URL> [--application <name or address>] [--port 10010] [--host 127.0.0.1]";

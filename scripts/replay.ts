@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { loadEndpoints, parseArgs, parseSender, runScript, UsageError } from "./lib/cli.ts";
-import { startProgress } from "./lib/progress.ts";
+import { startProgress } from "../toolkit/progress.ts";
 import { parseReplayFile, type ReplayStep } from "./lib/replay-file.ts";
 import { decodePayload, RollupClient } from "./lib/rollup-client.ts";
 

@@ -1,6 +1,6 @@
 /**
  * `npm run riscv64 -- <rootfs|e2e|run>`: the dapp as the Cartesi machine runs it, on riscv64, here
- * (scripts/lib/riscv64.ts builds the root file system).
+ * (toolkit/riscv64.ts builds the root file system).
  *
  *   rootfs  builds (or reuses) the riscv64 root file system
  *   e2e     rootfs, then `npm run build`'s bundle copied in, then the devnode and api end-to-end suites
@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs, runScript, UsageError } from "./lib/cli.ts";
-import { checkSameRecipe, dappCommand, DEFAULT_RISCV64_CACHE, describeRootfs, ensureRootfs, installBundle, mountAll, prepareHost, step } from "./lib/riscv64.ts";
+import { checkSameRecipe, dappCommand, DEFAULT_RISCV64_CACHE, describeRootfs, ensureRootfs, installBundle, mountAll, prepareHost, step } from "../toolkit/riscv64.ts";
 
 const USAGE = "npm run riscv64 -- rootfs|e2e|run [--cache DIR]   (needs root; see docs/image.md)";
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));

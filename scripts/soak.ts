@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startProgress } from "./lib/progress.ts";
+import { startProgress } from "../toolkit/progress.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const CI_COUNT = 2000;

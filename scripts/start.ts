@@ -13,8 +13,9 @@ import { wipeDataDir } from "./lib/data-dir.ts";
 import { wantsHelp } from "./lib/cli.ts";
 import { loadStartOptions, StartConfigError } from "./lib/stack-config.ts";
 import { localAttestorAddress, registerLocalAttestor } from "./lib/attestor-registration.ts";
-import { V2_DEFAULTS } from "../devnode/v2/contracts.ts";
-import { apiEnabled, stackUrls, Supervisor, type PieceName, type StackSettings } from "./lib/stack.ts";
+import { V2_DEFAULTS } from "../devnode/config.ts";
+import { apiEnabled, stackUrls, type PieceName, type StackSettings } from "./lib/stack-pieces.ts";
+import { Supervisor } from "./lib/stack-supervisor.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (line: string): void => console.log(`[stack] ${line}`);

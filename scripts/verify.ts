@@ -9,8 +9,8 @@ import { createPublicClient, http, type Hex } from "viem";
 import { z } from "zod";
 import { AttestationApiError, AttestationClient, isV2Proof, type AttestationProof } from "../client/index.ts";
 import { messageOf } from "../common/errors.ts";
-import { contractProof } from "../devnode/proofs.ts";
-import { CARTESI_DAPP_ABI } from "../devnode/v1-contracts.ts";
+import { CARTESI_DAPP_ABI } from "../devnode/v1/contracts.ts";
+import { contractProof } from "../devnode/v1/proofs.ts";
 import { v2Abi } from "../devnode/v2/contracts.ts";
 import { loadEndpoints, parseArgs, runScript, UsageError } from "./lib/cli.ts";
 

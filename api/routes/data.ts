@@ -1,24 +1,15 @@
 /**
  * Extension beyond the specification: `GET /attestation/:claimId/data`, a requester reading an owner's
  * attested data, the one thing grants exist for. It is the endpoint that produces the specification's
- * NO_GRANT_FOUND, GRANT_EXPIRED and DECRYPTION_FAILED. The caller (token `sub`) is the requester; the
- * owner always may, anyone else needs an unrevoked grant for the attestation's schema that is unexpired
- * at the api's clock (the same "now" as the access check).
+ * NO_GRANT_FOUND, GRANT_EXPIRED and DECRYPTION_FAILED; who may read and what is handed over is
+ * api/data/read.ts.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Address, Hex } from "viem";
-import type { GrantView } from "../../common/wire.ts";
+import type { Address } from "viem";
 import { requireRole, type AuthVariables } from "../auth/middleware.ts";
-import { ApiError } from "../errors.ts";
+import { readAttestationData } from "../data/read.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
-import nacl from "tweetnacl";
-import { hexToBytes } from "../../common/hex.ts";
-import { keyIdOf } from "../../common/ids.ts";
-import { openOwnerSealed } from "../../common/content-seal.ts";
-import { isOwnerSealed, parseOwnerSealed } from "../../common/owner-sealed.ts";
-import { openSealed } from "../../common/seal.ts";
 import type { ApiServices } from "../services.ts";
-import { HEX32_RE } from "../validation.ts";
 import { addressOut, claimIdParams, envelope, errorResponses, id32, jsonContent, operationTraits, router, type OperationTraits } from "../operations.ts";
 
 const dataTraits: OperationTraits = {
@@ -58,125 +49,13 @@ export const attestationDataRoute = createRoute({
   },
 });
 
-export type GrantDecision =
-  | { kind: "allowed"; grantId: Hex }
-  | { kind: "expired"; grantId: Hex; expiredAt: number }
-  | { kind: "none" };
-
-/**
- * Which of an owner's unrevoked grants lets `requester` read data of `schemaId` at `now` (Unix seconds).
- * A grant is live while `expires_at > now`, as the rollup's check_access counts it. With only expired
- * ones, the one that expired last is named: it is the one the requester most plausibly means to renew.
- */
-export function decideGrant(grants: readonly GrantView[], requester: string, schemaId: string, now: number): GrantDecision {
-  const wanted = grants.filter(
-    (g) => g.requester.toLowerCase() === requester.toLowerCase() && g.schema_id.toLowerCase() === schemaId.toLowerCase(),
-  );
-  const live = wanted.find((g) => g.expires_at > now);
-  if (live !== undefined) return { kind: "allowed", grantId: live.grant_id };
-  let latest: GrantView | undefined;
-  for (const g of wanted) if (latest === undefined || g.expires_at > latest.expires_at) latest = g;
-  return latest === undefined ? { kind: "none" } : { kind: "expired", grantId: latest.grant_id, expiredAt: latest.expires_at };
-}
-
-/**
- * The opened plaintext as a JSON object. The reasons are fixed text: a parser's message would quote part
- * of the plaintext, which is exactly what must not leak from a failed open.
- */
-export function openJsonObject(sealed: string, secretKey: Uint8Array): Record<string, unknown> {
-  return jsonObjectOf(openSealed(sealed, secretKey));
-}
-
-function jsonObjectOf(bytes: Uint8Array): Record<string, unknown> {
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw new ApiError("DECRYPTION_FAILED", "sealed data cannot be opened: plaintext is not UTF-8", {
-      reason: "plaintext is not UTF-8",
-    });
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new ApiError("DECRYPTION_FAILED", "sealed data cannot be opened: plaintext is not JSON", {
-      reason: "plaintext is not JSON",
-    });
-  }
-  // The api always seals an object ({dataKey: value, field: value}); anything else was not sealed by it.
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new ApiError("DECRYPTION_FAILED", "sealed data cannot be opened: plaintext is not a JSON object", {
-      reason: "plaintext is not a JSON object",
-    });
-  }
-  return value as Record<string, unknown>;
-}
-
-/**
- * Owner-sealed data the admin key opens too ("owner+admin"), as a JSON object; undefined when the data is
- * sealed to the owner alone (the api holds no key that opens it, by design).
- */
-function openAsAdmin(sealed: Hex, secretKey: Uint8Array): Record<string, unknown> | undefined {
-  const adminKeyId = keyIdOf(nacl.box.keyPair.fromSecretKey(secretKey).publicKey);
-  const parsed = parseOwnerSealed(hexToBytes(sealed));
-  if (typeof parsed === "string" || !parsed.recipients.some((r) => r.keyId === adminKeyId)) return undefined;
-  return jsonObjectOf(openOwnerSealed(sealed, secretKey, { keyId: adminKeyId }));
-}
-
 export function attestationDataRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "attestations", clientOf);
   const user = requireRole(services.config.jwtSecret, "user");
 
-  /** Every unrevoked grant of `owner` (expired ones included), across pages. */
-  const grantsOf = (owner: Address): Promise<GrantView[]> => services.reader.queryAll("grants_by_owner", { owner });
-
+  // Every unrevoked grant of the owner counts (expired ones included, to name the one that expired).
   return router<{ Variables: AuthVariables }>().openapi({ ...attestationDataRoute, middleware: [limited, user] }, async (c) => {
-    const { claimId } = c.req.valid("param");
-    // Ids are hashes: anything else names no attestation, answered as GET /attestation/:claimId does.
-    if (!HEX32_RE.test(claimId)) {
-      throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
-    }
-    const view = await services.reader.query("attestation", { attestation_id: claimId.toLowerCase() });
-    const requester = c.get("auth").sub.toLowerCase() as Address;
-    const owner = view.owner.toLowerCase() as Address;
-    if (requester !== owner) {
-      const decision = decideGrant(await grantsOf(owner), requester, view.schema_id, services.now());
-      if (decision.kind === "none") {
-        throw new ApiError("NO_GRANT_FOUND", "No grant from the owner lets this requester read this schema's data", {
-          owner,
-          requester,
-        });
-      }
-      if (decision.kind === "expired") {
-        throw new ApiError("GRANT_EXPIRED", "The requester's grant for this schema has expired", {
-          grant_id: decision.grantId,
-          expired_at: decision.expiredAt,
-        });
-      }
-    }
-    const secretKey = services.config.encryptionSecretKey;
-    const ownerSealed = isOwnerSealed(hexToBytes(view.encrypted_data));
-    // Owner-sealed data: the api opens nothing of its own; a grantee gets the content key its owner
-    // sealed for it (only while the grant stands), and opens the data itself.
-    let sealedKey: Hex | undefined;
-    if (ownerSealed && requester !== owner) {
-      try {
-        sealedKey = (await services.reader.query("content_key", { attestation_id: view.attestation_id, requester, at: services.now() })).sealed_key;
-      } catch (error) {
-        if (!(error instanceof ApiError && error.code === "NO_GRANT_FOUND")) throw error;
-        throw new ApiError("NO_GRANT_FOUND", "The owner has shared no key of this attestation's data with this requester (a grant with keys, or share_keys)", { owner, requester });
-      }
-    }
-    const opened = secretKey === undefined ? undefined : ownerSealed ? openAsAdmin(view.encrypted_data, secretKey) : openJsonObject(view.encrypted_data, secretKey);
-    const data = {
-      claimId: view.attestation_id,
-      schemaId: view.schema_id,
-      owner,
-      encrypted_data: view.encrypted_data,
-      ...(sealedKey === undefined ? {} : { sealedKey }),
-      ...(opened === undefined ? {} : { data: opened }),
-    };
+    const data = await readAttestationData(services, c.req.valid("param").claimId, c.get("auth").sub.toLowerCase() as Address);
     return c.json({ success: true as const, data }, 200);
   });
 }

@@ -15,10 +15,11 @@ import {
   type Chain,
   type Hex,
 } from "viem";
-import { ClaimerClients } from "../claimer.ts";
 import { messageOf } from "../../common/errors.ts";
-import { ChainMismatchError, chainAt, type Log } from "../chain.ts";
+import { ChainMismatchError, chainAt } from "../chain.ts";
+import { ClaimerClients } from "../claimer.ts";
 import type { DevnodeConfig } from "../config.ts";
+import type { Log } from "../log.ts";
 import { DEVNODE_TEMPLATE_HASH, inputBoxAvailability, v2Abi, v2Artifact } from "./contracts.ts";
 
 export interface V2ApplicationState {

@@ -2,7 +2,8 @@
  * The Cartesi Rollups v2 contracts (@cartesi/rollups 2.2.0, installed as `@cartesi/rollups-v2` beside
  * v1): their ABIs and bytecode from the package's Foundry artifacts, and the deployment a v2 devnode
  * makes on a local chain: an InputBox, an Authority owned by the claimer with an epoch length in blocks,
- * and an Application whose outputs that Authority validates.
+ * and an Application whose outputs that Authority validates. The addresses they land at on a fresh
+ * chain are the configuration's defaults (V2_DEFAULTS, devnode/config.ts).
  */
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
@@ -40,22 +41,6 @@ export interface V2Deployment {
   /** Blocks per epoch: a claim names the last block of its epoch. */
   epochLength: number;
 }
-
-/**
- * Where a v2 devnode puts the contracts on a fresh local chain: the InputBox at its canonical (CREATE2)
- * address of Rollups 2.2.0, the one @cartesi/viem sends inputs to; the Authority and the Application
- * deployed by the claimer (hardhat account #19) as its first two transactions, so at the same addresses
- * every time.
- */
-export const V2_DEFAULTS = {
-  inputBoxAddress: "0x1b51e2992A2755Ba4D6F7094032DF91991a0Cfac" as Address,
-  authorityAddress: "0x73511669fd4dE447feD18BB79bAFeAC93aB7F31f" as Address,
-  applicationAddress: "0xB581C9264f59BF0289fA76D61B2D0746dCE3C30D" as Address,
-  /** One block per epoch: an epoch closes as soon as its block is mined, with no empty blocks to wait for. */
-  epochLength: 1,
-  /** How the node's JSON-RPC and inspect name the application besides its address. */
-  applicationName: "attestation",
-} as const;
 
 /** The template hash of the machine the application runs; a devnode has no machine snapshot, so a fixed one. */
 export const DEVNODE_TEMPLATE_HASH: Hex = `0x${"00".repeat(31)}01`;

@@ -8,8 +8,8 @@
  */
 import type { Hex } from "viem";
 import { messageOf } from "../../common/errors.ts";
-import type { Log } from "../chain.ts";
-import type { EpochStatus } from "../epochs.ts";
+import { EpochSchedule, type EpochStatus } from "../epoch-schedule.ts";
+import type { Log } from "../log.ts";
 import type { V2Application, V2ApplicationState } from "./application.ts";
 import type { V2Claim, V2EpochSpan, V2Store } from "./record.ts";
 
@@ -29,10 +29,8 @@ const ZERO_HASH: Hex = `0x${"00".repeat(32)}`;
 const CLOSE_WAIT_MS = 10_000;
 
 export class V2EpochManager {
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = false;
   /** Claims go one at a time, in order. */
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly schedule: EpochSchedule;
   private claimFailing = false;
 
   constructor(
@@ -40,10 +38,15 @@ export class V2EpochManager {
     private readonly app: V2Application,
     private state: V2ApplicationState,
     private readonly managedChain: boolean,
-    private readonly intervalMs: number,
+    intervalMs: number,
     private readonly log: Log,
   ) {
     store.epochLength = state.epochLength;
+    this.schedule = new EpochSchedule(
+      intervalMs,
+      () => this.schedule.serialized(() => this.claimDue()),
+      (error) => this.log(`claiming epochs failed: ${messageOf(error)} (retrying)`),
+    );
   }
 
   get addresses(): { application: string; authority: string; inputBox: string; epochLength: number } {
@@ -56,7 +59,7 @@ export class V2EpochManager {
 
   /** After (re)connecting to the chain: fresh contracts hold none of the record's claims. */
   restore(state: V2ApplicationState): Promise<void> {
-    return this.serialized(async () => {
+    return this.schedule.serialized(async () => {
       this.state = state;
       this.store.epochLength = state.epochLength;
       if (state.deployed && this.store.forgetClaims() > 0) this.log("fresh v2 contracts: the record's epochs will be claimed again");
@@ -64,12 +67,11 @@ export class V2EpochManager {
   }
 
   start(): void {
-    if (this.intervalMs > 0) this.schedule();
+    this.schedule.start();
   }
 
   stop(): void {
-    this.stopped = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.schedule.stop();
   }
 
   /** The last block the devnode has read inputs up to. */
@@ -124,32 +126,13 @@ export class V2EpochManager {
     }
     const deadline = Date.now() + CLOSE_WAIT_MS;
     while (this.epochs().some((e) => e.status === "CLOSED") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    const claimed = await this.serialized(() => this.claimDue());
+    const claimed = await this.schedule.serialized(() => this.claimDue());
     const newest = claimed[claimed.length - 1];
     return newest === undefined ? null : this.summary(newest);
   }
 
   private summary(epoch: V2Epoch): NonNullable<EpochStatus["lastEpoch"]> {
     return { index: epoch.index, firstInput: epoch.lower, lastInput: epoch.upper - 1, epochHash: epoch.outputsRoot ?? ZERO_HASH, claimTx: epoch.claim?.claimTx ?? null };
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.serialized(() => this.claimDue()).then(
-        () => this.schedule(),
-        (error: unknown) => {
-          this.log(`claiming epochs failed: ${messageOf(error)} (retrying)`);
-          this.schedule();
-        },
-      );
-    }, this.intervalMs);
-  }
-
-  private serialized<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(work);
-    this.queue = run.catch(() => undefined);
-    return run;
   }
 
   /** Claims the closed, processed epochs not claimed yet, oldest first; stops at the first failure. */

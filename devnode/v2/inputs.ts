@@ -2,23 +2,17 @@
  * Inputs as the v2 InputBox records them: `InputAdded(appContract, index, input)`, where `input` is the
  * ABI-encoded call `EvmAdvance(chainId, appContract, msgSender, blockNumber, blockTimestamp, prevRandao,
  * index, payload)` the contract builds from the transaction's context. A v2 node hands the dapp that
- * metadata, not the v1 one.
+ * metadata (V2AdvanceMetadata, devnode/model.ts), not the v1 one. The chain follower (devnode/chain.ts)
+ * reads these logs through v2InputBox.
  */
-import { decodeFunctionData, numberToHex, type Address, type Hex } from "viem";
-import { v2Abi } from "./contracts.ts";
+import { decodeFunctionData, numberToHex, parseAbi, type Address, type Hex } from "viem";
+import type { InputBoxDialect } from "../chain.ts";
+import type { V2AdvanceMetadata } from "../model.ts";
+import { v2Abi, v2Artifact } from "./contracts.ts";
+import type { V2Input, V2Store } from "./record.ts";
 
-/** The advance metadata a v2 node gives the dapp (rollup HTTP server, `data.metadata`). */
-export interface V2AdvanceMetadata {
-  chain_id: number;
-  app_contract: Address;
-  msg_sender: Address;
-  block_number: number;
-  /** Seconds. */
-  block_timestamp: number;
-  /** 0x and 64 hex digits. */
-  prev_randao: Hex;
-  input_index: number;
-}
+/** The v2 InputBox's event: `input` is the EvmAdvance call the contract built. */
+export const v2InputAddedEvent = parseAbi(["event InputAdded(address indexed appContract, uint256 indexed index, bytes input)"])[0];
 
 export interface DecodedAdvance {
   metadata: V2AdvanceMetadata;
@@ -59,5 +53,26 @@ export function decodeEvmAdvance(input: Hex): DecodedAdvance {
       input_index: Number(index),
     },
     payload,
+  };
+}
+
+/**
+ * The v2 InputBox as the chain follower reads it: the EvmAdvance in each log carries the sender, the
+ * block's time and prevrandao; the record keeps an input's transaction and moves it with its block.
+ */
+export function v2InputBox(store: V2Store): InputBoxDialect {
+  return {
+    // v2's runtime code reads its deployment block as 0 (an immutable left unset): placed at genesis.
+    runtimeBytecode: () => v2Artifact("InputBox").deployedBytecode.object,
+    async logged(client, { inputBox, dapp, fromBlock, toBlock }) {
+      const logs = await client.getLogs({ address: inputBox, fromBlock, toBlock, strict: true, event: v2InputAddedEvent, args: { appContract: dapp } });
+      return logs.map((log) => {
+        // The InputBox builds the EvmAdvance itself, so one that does not decode is another contract's log.
+        const { metadata, payload } = decodeEvmAdvance(log.args.input);
+        const extra: Pick<V2Input, "prevRandao" | "txHash" | "outputsHash"> = { prevRandao: metadata.prev_randao, txHash: log.transactionHash, outputsHash: null };
+        return { index: Number(log.args.index), sender: metadata.msg_sender, payload, blockNumber: log.blockNumber, txHash: log.transactionHash, timestamp: metadata.block_timestamp, extra };
+      });
+    },
+    moved: (index, blockNumber, txHash) => store.moveInput(index, blockNumber, txHash),
   };
 }

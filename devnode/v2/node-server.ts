@@ -8,11 +8,13 @@ import { toHex, type Hex } from "viem";
 import { messageOf } from "../../common/errors.ts";
 import { BodyTooLargeError, readBody, sendJson, sendText } from "../http.ts";
 import type { DevnodeMetrics } from "../metrics.ts";
-import type { InspectOutcome, RollupModel } from "../model.ts";
+import type { RollupModel } from "../model.ts";
+import type { InspectOutcome } from "../queues.ts";
 import type { ValidatorStatus } from "../validator.ts";
 import type { V2EpochManager } from "./epochs.ts";
-import { serveSpecInspect, type V2InspectAnswer } from "../spec-inspect.ts";
-import { listLimitOf, RPC_ERRORS, RpcError, V2Rpc } from "./rpc.ts";
+import { serveSpecInspect, type V2InspectAnswer } from "./spec-inspect.ts";
+import { listLimitOf, RPC_ERRORS, RpcError } from "./rpc-params.ts";
+import type { V2Rpc } from "./rpc.ts";
 
 /** The node's limits: 1 MiB for a JSON-RPC request, 2 MiB for an inspect payload. */
 const RPC_MAX_BYTES = 1024 * 1024;

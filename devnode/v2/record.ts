@@ -8,8 +8,9 @@ import type { Statement } from "better-sqlite3";
 import { hexToBytes, type Address, type Hex } from "viem";
 import { nativeKeccak } from "../../common/native-keccak.ts";
 import type { CompletionStatus } from "../../common/wire.ts";
+import type { OutputEncoding } from "../model.ts";
 import { DevnodeStore, toInput, type AdvanceOutputs, type InputRecord, type InputRow } from "../store.ts";
-import { GrowingOutputsTree } from "./outputs.ts";
+import { encodeDelegateCallVoucher, encodeNotice, encodeVoucher, GrowingOutputsTree } from "./outputs.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS v2_inputs (
@@ -123,6 +124,8 @@ const INPUT_SELECT =
 export class V2Store extends DevnodeStore {
   /** Blocks per epoch; the application's Authority has the last word, so it is set once that is read. */
   epochLength = 1;
+  /** What the dapp's notices and vouchers become, as this record keeps and proves them (the model asks). */
+  readonly outputEncoding: OutputEncoding = { notice: encodeNotice, voucher: encodeVoucher, delegateCallVoucher: encodeDelegateCallVoucher };
   private readonly tree = new GrowingOutputsTree();
   private readonly statements = new Map<string, Statement>();
   /** outputsBefore() of processed prefixes. */

@@ -10,7 +10,7 @@ import type { Address } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { issueToken } from "../../api/auth/tokens.ts";
 import { DEFAULT_PRIVATE_KEY, resolveJwtSecret } from "../../api/config.ts";
-import { attestorKeyName } from "./stack.ts";
+import { attestorKeyName } from "./stack-pieces.ts";
 
 /** The address local attestor `k` (1-based) signs with (its key is made in DATA_DIR on its first start). */
 export function localAttestorAddress(dataDir: string, k = 1): Address {

@@ -6,8 +6,8 @@ import type { Address } from "viem";
 import { z } from "zod";
 import { configAddressSchema, portSchema } from "../../common/env.ts";
 import type { InspectEnvelope } from "../../common/wire.ts";
-import { describeIssues, DEFAULTS, ROLLUPS_VERSIONS } from "../../devnode/config.ts";
-import { V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
+import { describeIssues, DEFAULTS, ROLLUPS_VERSIONS, V2_DEFAULTS } from "../../devnode/config.ts";
+import { UsageError } from "../../toolkit/usage-error.ts";
 import { decodePayload, type InputVerdict, type RollupEndpoints, type Sender } from "./rollup-client.ts";
 
 const address = configAddressSchema;
@@ -22,9 +22,8 @@ const envSchema = z.object({
   DAPP_ADDRESS: address.optional(),
 });
 
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
+/** Thrown for a bad argument (toolkit/usage-error.ts, where toolkit/riscv64.ts throws it too); every script takes it from here. */
+export { UsageError };
 
 /** The stack the scripts talk to: the same variables and defaults as `npm start`. */
 export function loadEndpoints(env: NodeJS.ProcessEnv): RollupEndpoints {

@@ -19,8 +19,8 @@ import { mnemonicToAccount } from "viem/accounts";
 import { isHex, hexToUtf8, utf8ToHex } from "../../common/hex.ts";
 import type { CompletionStatus, InspectEnvelope } from "../../common/wire.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
-import { inputBoxAbi, v2InputAddedEvent } from "../../devnode/inputbox.ts";
-import { decodeEvmAdvance } from "../../devnode/v2/inputs.ts";
+import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
+import { decodeEvmAdvance, v2InputAddedEvent } from "../../devnode/v2/inputs.ts";
 
 export type { CompletionStatus };
 

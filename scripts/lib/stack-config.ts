@@ -9,9 +9,8 @@ import { z } from "zod";
 import { configAddressSchema, flagSchema, portSchema } from "../../common/env.ts";
 import { existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
-import { describeIssues, DEFAULTS, hardhatPrivateKey, ROLLUPS_VERSIONS } from "../../devnode/config.ts";
-import { V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
-import { defaultDappCommand, type StackSettings } from "./stack.ts";
+import { describeIssues, DEFAULTS, hardhatPrivateKey, ROLLUPS_VERSIONS, V2_DEFAULTS } from "../../devnode/config.ts";
+import { defaultDappCommand, type StackSettings } from "./stack-pieces.ts";
 
 const port = portSchema.min(1);
 const privateKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key");
@@ -52,6 +51,8 @@ const envSchema = z.object({
   ATTESTOR_PORT: port.default(8003),
   ATTESTOR_CA_FILES: z.string().default(""),
   START_ATTESTOR: z.enum(["on", "off"]).default("on"),
+  // What every process writes: plain lines for a person at the terminal; json for a log collector.
+  LOG_FORMAT: z.enum(["plain", "json"]).default("plain"),
   /** How many TLS attestors to run (ports ATTESTOR_PORT upward): schemas may require a quorum of them. */
   ATTESTORS: z.coerce.number().int().min(1).max(MAX_QUORUM).default(1),
   DEMO_PROVIDER_PORT: port.default(8443),
@@ -156,7 +157,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
         api: false,
         attestor: undefined,
         demoProvider: undefined,
-        env: { DEVNODE_ROLE: "validator", DEVNODE_CHAIN: "external" },
+        env: { DEVNODE_ROLE: "validator", DEVNODE_CHAIN: "external", LOG_FORMAT: e.LOG_FORMAT },
         logDir: undefined,
       },
     };
@@ -183,7 +184,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
       api: argv.includes("--no-api") || e.START_API === "off" ? false : e.START_API === "on" ? true : "auto",
       attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { ports: Array.from({ length: e.ATTESTORS }, (_, i) => e.ATTESTOR_PORT + i), caFiles: e.ATTESTOR_CA_FILES },
       demoProvider: argv.includes("--demo-provider") ? { port: e.DEMO_PROVIDER_PORT } : undefined,
-      env: {},
+      env: { LOG_FORMAT: e.LOG_FORMAT },
       logDir: undefined,
     },
   };

@@ -7,11 +7,9 @@
  * receives the provider's header when the user proves; a schema with a quorum of two takes two signatures
  * and refuses one; and what a forger sends straight to the InputBox is rejected without a trace.
  */
-import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import nacl from "tweetnacl";
-import { hexToString, stringToHex, zeroAddress, type Address, type Hex } from "viem";
+import { hexToString, zeroAddress, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectEvents, type AttestationProof } from "../../client/index.ts";
@@ -20,40 +18,14 @@ import { binRange } from "../../common/range-pattern.ts";
 import { openSealed } from "../../common/seal.ts";
 import { boxKeyPairOf, openAttestedData } from "../../client/keys.ts";
 import { canonicalJson } from "../../common/canonical.ts";
-import { claimIdentifier, claimParameters, claimSignText, type TlsClaim, type TlsProof } from "../../common/tls-claim.ts";
-import { attestorKeyName } from "../../scripts/lib/stack.ts";
+import { claimParameters, type TlsProof } from "../../common/tls-claim.ts";
 import { bearer, JSON_HEADERS, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
 import { attestationFields, deployAttestationGate, noticeProofArgument } from "../support/gate.ts";
 import { startProviderServer, TLS_1_1_ONLY, type ProviderServer } from "../support/provider-server.ts";
 import { startRecordingProxy, type RecordingProxy } from "../support/recording-proxy.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
+import { field, definition, bucketDefinition, schema, quorumSchema, schemaId, quorumSchemaId, recipient, VALUE, VALUE_HEX, SENTINEL, USER_B_KEY, callApi, signAs, runProjectScript, attestorKeyIn, filesUnder, type ApiAnswer, type ProjectScript } from "./attestor-e2e-support.ts";
 import { createTestPki, type TestPki } from "../support/tls.ts";
-
-const ROOT = join(import.meta.dirname, "..", "..");
-const field = "data.balance";
-const definition = { boundaries: [0, 100, 1000, 10000], labels: ["low", "mid", "high"] };
-const bucketDefinition = { field, ...definition };
-const schema = {
-  provider: "http",
-  flowType: "balance",
-  domain: "localhost",
-  bucketDefinitions: { [field]: definition },
-  dataKeys: ["data.currency"],
-  freshnessHalfLife: 3600,
-  proof: "attestor" as const,
-};
-const quorumSchema = { ...schema, flowType: "balance-by-two", attestorQuorum: 2 };
-const schemaId = schemaIdOf(schema);
-const quorumSchemaId = schemaIdOf(quorumSchema);
-const recipient = nacl.box.keyPair();
-
-/** The provider's value: private, so it must be found nowhere the public can read. */
-const VALUE = "4321.987";
-const VALUE_HEX = stringToHex(VALUE).slice(2);
-/** The provider's credential: only the provider may see it. */
-const SENTINEL = "Bearer sentinel-5b1e9c0d";
-/** Hardhat account #2: USER_B's wallet, which has no role in the rollup. */
-const USER_B_KEY = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a";
 
 let pki: TestPki;
 let provider: ProviderServer;
@@ -63,19 +35,8 @@ let proxy: RecordingProxy;
 let adminToken: string;
 let userToken: string;
 
-interface ApiAnswer {
-  status: number;
-  body: { success: boolean; data?: Record<string, unknown>; error?: { code: string; message: string; details?: Record<string, unknown> } };
-}
-
-async function call(method: string, path: string, token?: string, body?: unknown): Promise<ApiAnswer> {
-  const response = await fetch(`${stack.urls.api}${path}`, {
-    method,
-    headers: { ...JSON_HEADERS, ...(token === undefined ? {} : bearer(token)) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as ApiAnswer["body"] };
-}
+/** The api of this stack, called as a client would. */
+const call = (method: string, path: string, token?: string, body?: unknown): Promise<ApiAnswer> => callApi(stack.urls.api, method, path, token, body);
 
 function claimBody(path = "/balance", extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { provider: "http", params: { url: provider.url(path), method: "GET", headers: { authorization: SENTINEL } }, bucketDefinition, schemaId, ...extra };
@@ -93,46 +54,16 @@ async function sentParams(claimId: string): Promise<Record<string, unknown>> {
   return input.params;
 }
 
-function attestorKey(k: number): Hex {
-  return readFileSync(join(stack.dataDir, attestorKeyName(k)), "utf8").trim() as Hex;
-}
-function attestorAddress(k: number): Address {
-  return privateKeyToAccount(attestorKey(k)).address.toLowerCase() as Address;
-}
-
-/** Signs `claim` as attestor `key` would: a forger holding an attestor's key. */
-async function signAs(claim: TlsClaim, key: Hex): Promise<TlsProof> {
-  const identifier = claimIdentifier(claim);
-  const signed = { ...claim, identifier };
-  return { claim: signed, signature: await privateKeyToAccount(key).signMessage({ message: claimSignText(signed, identifier) }) };
-}
+const attestorKey = (k: number): Hex => attestorKeyIn(stack.dataDir, k);
+const attestorAddress = (k: number): Address => privateKeyToAccount(attestorKey(k)).address.toLowerCase() as Address;
 
 async function ownerAttestationCount(owner: string): Promise<number> {
   return ((await call("GET", `/api/core/attestations/${owner}`)).body.data as unknown as unknown[]).length;
 }
 
 /** `npm run <script>` as a user runs it, against this stack. */
-function script(name: "prove" | "consent" | "open", args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", `scripts/${name}.ts`, ...args], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? "",
-        ROLLUP_URL: stack.urls.node,
-        RPC_URL: stack.urls.rpc,
-        ATTESTOR_URL: stack.urls.attestors.join(","),
-        ATTESTOR_CA_FILES: pki.ca.certPath,
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const script = (name: ProjectScript, args: string[]) =>
+  runProjectScript(name, args, { ROLLUP_URL: stack.urls.node, RPC_URL: stack.urls.rpc, ATTESTOR_URL: stack.urls.attestors.join(","), ATTESTOR_CA_FILES: pki.ca.certPath });
 const prove = (args: string[]) => script("prove", args);
 
 beforeAll(async () => {
@@ -392,13 +323,6 @@ describe("a proven schema that seals to the owner (docs/consent.md)", () => {
 });
 
 describe("the value, searched for where the public can read", () => {
-  function filesUnder(dir: string): string[] {
-    return readdirSync(dir).flatMap((name) => {
-      const path = join(dir, name);
-      return statSync(path).isDirectory() ? filesUnder(path) : [path];
-    });
-  }
-
   it("is in no calldata, notice, report, reader answer, file of the node or the dapp, or log", async () => {
     const traces = [VALUE, VALUE_HEX];
     // Calldata: every transaction the chain holds.

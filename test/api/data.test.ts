@@ -11,7 +11,7 @@ import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../api/config.ts";
 import { ApiError } from "../../api/errors.ts";
-import { decideGrant, openJsonObject } from "../../api/routes/data.ts";
+import { decideGrant, openJsonObject } from "../../api/data/read.ts";
 import { SealError, sealForKey } from "../../common/seal.ts";
 import type { GrantView } from "../../common/wire.ts";
 import { bearer, offlineApi, tokenFor, USER_A, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";

@@ -21,8 +21,9 @@ import {
 } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttestationClient, type AttestationProof } from "../../client/index.ts";
-import { deployV1Application } from "../../devnode/v1-contracts.ts";
-import { DEVNODE_TEMPLATE_HASH, inputBoxAvailability, V2_DEFAULTS, v2Artifact } from "../../devnode/v2/contracts.ts";
+import { V2_DEFAULTS } from "../../devnode/config.ts";
+import { deployV1Application } from "../../devnode/v1/contracts.ts";
+import { DEVNODE_TEMPLATE_HASH, inputBoxAvailability, v2Artifact } from "../../devnode/v2/contracts.ts";
 import { TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
 import {
   attestationFields,

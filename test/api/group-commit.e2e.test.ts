@@ -8,7 +8,7 @@ import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { AttestationClient, connectEvents, type EventStream } from "../../client/index.ts";
-import { inputBoxAbi } from "../../devnode/inputbox.ts";
+import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import { failure, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { createApi } from "../../api/app.ts";
+import { plainLogLine } from "../../api/log.ts";
 import { loadConfig } from "../../api/config.ts";
 import { createServices } from "../../api/services.ts";
 import { closedPort, TEST_JWT_SECRET } from "../support/api-fixtures.ts";
@@ -64,5 +65,42 @@ describe("the api's log", () => {
     const verbose = await loggingApi("debug");
     await verbose.app.request("/healthcheck");
     expect(verbose.lines).toEqual([expect.objectContaining({ level: 20, msg: "request", route: "/healthcheck", status: 200 })]);
+  });
+});
+
+describe("LOG_FORMAT=plain (what npm start sets)", () => {
+  async function plainApi() {
+    const down = await closedPort();
+    let text = "";
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        text += chunk.toString("utf8");
+        done();
+      },
+    });
+    const config = loadConfig({ JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: dataDir, ROLLUP_URL: `http://127.0.0.1:${down}`, RPC_URL: `http://127.0.0.1:${down}`, LOG_FORMAT: "plain" });
+    return { app: createApi(createServices(config, { logDestination: sink })), text: () => text };
+  }
+
+  it("writes one readable line per event, with the request id", async () => {
+    const { app, text } = await plainApi();
+    await app.request("/api/core/openapi.json", { headers: { "x-request-id": "trace-9" } });
+    await app.request(`/api/core/attestation/0x${"ab".repeat(32)}`, { headers: { "x-request-id": "trace-10" } });
+    const lines = text().trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^\[api\] INFO request reqId=trace-9 method=GET route=\/api\/core\/openapi\.json status=200 ms=[\d.]+$/);
+    expect(lines.at(-1)).toMatch(/^\[api\] INFO request reqId=trace-10 method=GET route=\/api\/core\/attestation\/:claimId status=503 ms=[\d.]+$/);
+    expect(text()).not.toContain("{");
+  });
+
+  it("refuses a format it does not know, naming the variable", () => {
+    expect(() => loadConfig({ JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: dataDir, LOG_FORMAT: "pretty" })).toThrow(/LOG_FORMAT/);
+  });
+});
+
+describe("plainLogLine", () => {
+  it("says an error's type and message, and its stack at level error", () => {
+    const err = { type: "TypeError", message: "boom", stack: "TypeError: boom\n    at f (a.ts:1:1)" };
+    expect(plainLogLine({ level: 40, msg: "cannot read notices", service: "api", url: "http://x/rpc", err })).toBe('[api] WARN cannot read notices url=http://x/rpc err="TypeError: boom"\n');
+    expect(plainLogLine({ level: 50, msg: "unexpected fault", service: "api", replica: "api-2", err })).toBe('[api-2] ERROR unexpected fault err="TypeError: boom"\n    at f (a.ts:1:1)\n');
   });
 });

@@ -11,13 +11,13 @@ import nacl from "tweetnacl";
 import { zeroAddress, type Address, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttestationClient, isV2Proof, type AttestationProof } from "../../client/index.ts";
-import { DEFAULTS } from "../../devnode/config.ts";
-import { contractProof } from "../../devnode/proofs.ts";
-import { CARTESI_DAPP_ABI } from "../../devnode/v1-contracts.ts";
+import { DEFAULTS, V2_DEFAULTS } from "../../devnode/config.ts";
+import { CARTESI_DAPP_ABI } from "../../devnode/v1/contracts.ts";
+import { contractProof } from "../../devnode/v1/proofs.ts";
 import { failure, TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
 import { recorderFor, type ConformanceRecorder } from "../support/conformance.ts";
 import { attestationFields, deployAttestationGate, noticeProofArgument } from "../support/gate.ts";
-import { V2_DEFAULTS, v2Abi } from "../../devnode/v2/contracts.ts";
+import { v2Abi } from "../../devnode/v2/contracts.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 

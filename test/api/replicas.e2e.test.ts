@@ -292,6 +292,10 @@ describe("Redis away", () => {
     const check = await call(`${stack.urls.api}/healthcheck`, { headers: { "x-forwarded-for": clientAddress() } });
     expect([check.status, check.replica === null]).toEqual([429, false]);
     for (const url of stack.apiReplicaUrls) {
+      // Each replica asked once itself, whichever the balancer picked above: each refuses on its own.
+      const direct = await fetch(`${url}/api/core/health`, { headers: { "x-forwarded-for": clientAddress() } });
+      await direct.arrayBuffer();
+      expect(direct.status).toBe(429);
       const text = await until(() => metrics(url), (t) => seriesValue(t, "api_redis_up") === 0, "api_redis_up 0");
       expect(seriesValue(text, "api_shared_state_fallbacks_total")).toBeGreaterThan(0);
     }

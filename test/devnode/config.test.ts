@@ -3,8 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULTS, loadDevnodeConfig } from "../../devnode/config.ts";
-import { V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
+import { DEFAULTS, loadDevnodeConfig, V2_DEFAULTS } from "../../devnode/config.ts";
 import { UsageError } from "../../scripts/lib/cli.ts";
 import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
 import { parseReplayFile } from "../../scripts/lib/replay-file.ts";

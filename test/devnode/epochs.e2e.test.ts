@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bytesToHex, hexToBytes, type Address, type Hex } from "viem";
 import { DEFAULTS } from "../../devnode/config.ts";
-import { contractProof, encodeProofContext, type OutputValidityProof } from "../../devnode/proofs.ts";
-import { CARTESI_DAPP_ABI, HISTORY_ABI } from "../../devnode/v1-contracts.ts";
+import { CARTESI_DAPP_ABI, HISTORY_ABI } from "../../devnode/v1/contracts.ts";
+import { contractProof, encodeProofContext, type OutputValidityProof } from "../../devnode/v1/proofs.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
 import { schemaInput } from "./fixtures.ts";
 

@@ -15,8 +15,8 @@ import {
   noticeHash,
   wordTreeRoot,
   type EpochInputOutputs,
-} from "../../devnode/proofs.ts";
-import { AUTHORITY_ABI, CARTESI_DAPP_ABI, deployV1Application, HISTORY_ABI, loadArtifact, type V1Application } from "../../devnode/v1-contracts.ts";
+} from "../../devnode/v1/proofs.ts";
+import { AUTHORITY_ABI, CARTESI_DAPP_ABI, deployV1Application, HISTORY_ABI, loadArtifact, type V1Application } from "../../devnode/v1/contracts.ts";
 import { startChain, type TestChain } from "../support/chain.ts";
 
 let chain: TestChain;
@@ -30,7 +30,7 @@ beforeAll(async () => {
   const mathHash = await wallet.deployContract({ abi: math.abi, bytecode: math.bytecode });
   const mathAddress = (await chain.reader.waitForTransactionReceipt({ hash: mathHash })).contractAddress as Address;
   const library = loadArtifact("@cartesi/util/contracts/MerkleV2.sol");
-  const { linkBytecode } = await import("../../devnode/v1-contracts.ts");
+  const { linkBytecode } = await import("../../devnode/v1/contracts.ts");
   const hash = await wallet.deployContract({
     abi: library.abi,
     bytecode: linkBytecode(library, { "@cartesi/util/contracts/CartesiMathV2.sol": mathAddress }),

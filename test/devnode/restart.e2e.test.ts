@@ -11,7 +11,7 @@ import Database from "better-sqlite3";
 import type { Hex } from "viem";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { databaseDigest } from "../../dapp/db/digest.ts";
-import { inputBoxAbi } from "../../devnode/inputbox.ts";
+import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import { decodePayload } from "../../scripts/lib/rollup-client.ts";
 import { freePorts, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 import { schemaInput } from "./fixtures.ts";

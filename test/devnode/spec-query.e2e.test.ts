@@ -3,7 +3,7 @@
  * `GET /inspect/<percent-encoded JSON>` and `POST /inspect` on the node's port, the Accepted/Rejected
  * envelope with hex reports, every query type, and the rejection messages of DECISIONS.md section 9. On
  * v2 the node answers only `POST /inspect/<application>`: the devnode serves the specification's form
- * through the adapter that `npm run inspect-adapter` runs in front of a real v2 node (devnode/spec-inspect.ts),
+ * through the adapter that `npm run inspect-adapter` runs in front of a real v2 node (devnode/v2/spec-inspect.ts),
  * and that adapter is checked here too, in front of the v2 devnode's own inspect.
  */
 import { createServer, type Server } from "node:http";
@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hexToUtf8, utf8ToHex } from "../../common/hex.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import type { InspectEnvelope } from "../../common/wire.ts";
-import { specInspectRoute, v2InspectOverHttp } from "../../devnode/spec-inspect.ts";
-import { V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
+import { V2_DEFAULTS } from "../../devnode/config.ts";
+import { specInspectRoute, v2InspectOverHttp } from "../../devnode/v2/spec-inspect.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
 import { schemaInput } from "./fixtures.ts";
 

@@ -10,8 +10,8 @@ import { createWalletClient, http, keccak256, parseEventLogs, toHex, type Hex } 
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULTS, hardhatPrivateKey } from "../../devnode/config.ts";
-import { v2Abi, V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
+import { DEFAULTS, hardhatPrivateKey, V2_DEFAULTS } from "../../devnode/config.ts";
+import { v2Abi } from "../../devnode/v2/contracts.ts";
 import type { ValidatorStatus } from "../../devnode/validator.ts";
 import { seriesValue } from "../support/prometheus.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";

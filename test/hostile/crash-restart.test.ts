@@ -14,7 +14,7 @@ import { mnemonicToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
-import { inputBoxAbi } from "../../devnode/inputbox.ts";
+import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import { AttestationApiError, AttestationClient } from "../../client/index.ts";
 import { TEST_JWT_SECRET, tokenFor } from "../support/api-fixtures.ts";
 import { startStack, type PieceName, type TestStack } from "../support/stack.ts";

@@ -5,18 +5,18 @@
  * JSON that is no envelope, unknown kinds, wrong types, huge strings, forged senders, and random byte
  * mutations of valid inputs. Every rejected input must be rejected with its own code, leave exactly one
  * error report and no notice, and leave the state digest unchanged; the loop keeps serving afterwards.
+ * Inspect queries fuzzed for volume are in dapp-fuzz-inspect.test.ts; the fixtures in dapp-fuzz-support.ts.
  */
 import fc from "fast-check";
-import type { Address, Hex } from "viem";
+import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonToHex, utf8ToHex } from "../../common/hex.ts";
-import { inputIdOf, schemaIdOf } from "../../common/ids.ts";
-import { DAPP_ERROR_CODES, INPUT_KINDS, QUERY_TYPES } from "../../common/wire.ts";
-import { PUBLIC_KEY, SCHEMA, SCHEMA_2 } from "../dapp/fixtures.ts";
-import { ADMIN, ALICE, ATTESTOR, BOB, OPERATOR, startHarness, T0, type Harness } from "../dapp/harness.ts";
+import { DAPP_ERROR_CODES, INPUT_KINDS } from "../../common/wire.ts";
+import { SCHEMA } from "../dapp/fixtures.ts";
+import { ADMIN, ALICE, ATTESTOR, BOB, startHarness, T0, type Harness } from "../dapp/harness.ts";
 import type { AdvanceOutcome } from "../dapp/rollup-server.ts";
-import { databaseDigest } from "../../dapp/db/digest.ts";
-import { addressArb, bytes32Arb, directDapp, runs as runsDone, scaledTimeout, errorOf, fcOptions, figure, nested, stateDigest, type DirectDapp, type DirectOutcome } from "./support.ts";
+import { aliceGrant, FAR, FIELDS, forgedArb, fullDigest, s1, scalarOrContainer, SENDER, setup, VALID, wrongValue } from "./dapp-fuzz-support.ts";
+import { bytes32Arb, directDapp, scaledTimeout, errorOf, fcOptions, figure, nested, type DirectDapp, type DirectOutcome } from "./support.ts";
 
 let d: DirectDapp;
 /** Every 8th rejected case, sent again through the HTTP loop at the end. */
@@ -25,125 +25,6 @@ let digest: string;
 let sent = 0;
 const counts = new Map<string, number>();
 const started = Date.now();
-const s1 = schemaIdOf(SCHEMA);
-const s2 = schemaIdOf(SCHEMA_2);
-/** ALICE's live grant to BOB, made in beforeAll. */
-let aliceGrant: Hex;
-const FAR = T0 + 100_000_000;
-
-/** The role holders: a forged sender is anyone else. */
-const PRIVILEGED = new Set<string>([ADMIN, ATTESTOR, OPERATOR]);
-const forgedArb = addressArb.filter((a) => !PRIVILEGED.has(a));
-
-/** A valid params object per kind, each acceptable from the sender `SENDER` names. */
-const VALID: { [K in (typeof INPUT_KINDS)[number]]: () => Record<string, unknown> } = {
-  register_schema: () => ({ ...SCHEMA, domain: "fuzz.example" }),
-  register_encryption_key: () => ({ publicKey: Buffer.alloc(32, 7).toString("base64"), algorithm: "nacl-box" }),
-  create_attestation: () => ({ schema_id: s1, owner: ALICE, provider: "http", encrypted_data: "0xabcd", bucket_values: { balance: "low" } }),
-  grant_access: () => ({ requester: OPERATOR, schema_id: s2, expires_at: FAR }),
-  revoke_grant: () => ({ grant_id: aliceGrant }),
-  set_role: () => ({ address: BOB, role: "attestor", enabled: true }),
-  set_tls_attestor: () => ({ address: BOB, enabled: true, name: "fuzz attestor" }),
-  // The attestation setup makes (input 5), revoked by its attester.
-  revoke_attestation: () => ({ attestation_id: inputIdOf("create_attestation", 5), reason: "fuzz" }),
-  register_owner_key: () => ({ public_key: Buffer.alloc(32, 9).toString("base64"), algorithm: "nacl-box" }),
-  // Well-formed; its grant's schema seals to the admin, so the dapp refuses it for what it says, not its form.
-  share_keys: () => ({ grant_id: aliceGrant, keys: [{ attestation_id: inputIdOf("create_attestation", 5), sealed_key: `0x${"ab".repeat(104)}` }] }),
-};
-const SENDER: Record<(typeof INPUT_KINDS)[number], Address> = {
-  register_schema: ADMIN,
-  register_encryption_key: ADMIN,
-  create_attestation: ATTESTOR,
-  grant_access: ALICE,
-  revoke_grant: ALICE,
-  set_role: ADMIN,
-  set_tls_attestor: ADMIN,
-  revoke_attestation: ATTESTOR,
-  register_owner_key: ALICE,
-  share_keys: ALICE,
-};
-
-type FieldType = "string" | "number" | "integer" | "boolean" | "object" | "array";
-/** Every field of every kind with its JSON type and whether the value must match a pattern. */
-const FIELDS: { kind: (typeof INPUT_KINDS)[number]; field: string; type: FieldType; pattern?: boolean; max?: number }[] = [
-  { kind: "register_schema", field: "provider", type: "string", max: 256 },
-  { kind: "register_schema", field: "flowType", type: "string", max: 256 },
-  { kind: "register_schema", field: "domain", type: "string", max: 256 },
-  { kind: "register_schema", field: "bucketDefinitions", type: "object" },
-  { kind: "register_schema", field: "dataKeys", type: "array" },
-  { kind: "register_schema", field: "freshnessHalfLife", type: "number" },
-  { kind: "register_schema", field: "name", type: "string", max: 256 },
-  { kind: "register_schema", field: "description", type: "string", max: 4096 },
-  { kind: "register_encryption_key", field: "publicKey", type: "string", pattern: true },
-  { kind: "register_encryption_key", field: "algorithm", type: "string", pattern: true },
-  { kind: "create_attestation", field: "schema_id", type: "string", pattern: true },
-  { kind: "create_attestation", field: "owner", type: "string", pattern: true },
-  { kind: "create_attestation", field: "provider", type: "string", max: 256 },
-  { kind: "create_attestation", field: "encrypted_data", type: "string", pattern: true, max: 2 + 32 * 1024 },
-  { kind: "create_attestation", field: "bucket_values", type: "object" },
-  { kind: "grant_access", field: "requester", type: "string", pattern: true },
-  { kind: "grant_access", field: "schema_id", type: "string", pattern: true },
-  { kind: "grant_access", field: "expires_at", type: "integer" },
-  { kind: "grant_access", field: "owner", type: "string", pattern: true },
-  { kind: "revoke_grant", field: "grant_id", type: "string", pattern: true },
-  { kind: "revoke_grant", field: "owner", type: "string", pattern: true },
-  { kind: "set_role", field: "address", type: "string", pattern: true },
-  { kind: "set_role", field: "role", type: "string", pattern: true },
-  { kind: "set_role", field: "enabled", type: "boolean" },
-  { kind: "set_tls_attestor", field: "address", type: "string", pattern: true },
-  { kind: "set_tls_attestor", field: "enabled", type: "boolean" },
-  { kind: "set_tls_attestor", field: "name", type: "string", max: 256 },
-  { kind: "create_attestation", field: "proofs", type: "array" },
-  { kind: "register_schema", field: "proof", type: "string", pattern: true },
-  { kind: "register_schema", field: "attestorQuorum", type: "integer" },
-  { kind: "register_schema", field: "validityPeriod", type: "integer" },
-  { kind: "register_schema", field: "requireSignedConsent", type: "boolean" },
-  { kind: "grant_access", field: "consent", type: "object" },
-  { kind: "revoke_grant", field: "consent", type: "object" },
-  { kind: "revoke_attestation", field: "attestation_id", type: "string", pattern: true },
-  { kind: "revoke_attestation", field: "reason", type: "string", max: 256 },
-  { kind: "revoke_attestation", field: "superseded_by", type: "string", pattern: true },
-  { kind: "register_schema", field: "sealing", type: "string", pattern: true },
-  { kind: "register_owner_key", field: "public_key", type: "string", pattern: true },
-  { kind: "register_owner_key", field: "algorithm", type: "string", pattern: true },
-  { kind: "register_owner_key", field: "owner", type: "string", pattern: true },
-  { kind: "register_owner_key", field: "consent", type: "object" },
-  { kind: "grant_access", field: "keys", type: "array" },
-  { kind: "share_keys", field: "grant_id", type: "string", pattern: true },
-  { kind: "share_keys", field: "keys", type: "array" },
-  { kind: "share_keys", field: "owner", type: "string", pattern: true },
-];
-
-const scalarOrContainer = fc.oneof(
-  fc.integer(),
-  fc.double(),
-  fc.boolean(),
-  fc.constant(null),
-  fc.string({ maxLength: 20 }),
-  fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 4 }),
-  fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }),
-);
-
-/** A JSON value that is not of `type` (for pattern strings: also any free-form string). */
-function wrongValue(type: FieldType, pattern: boolean): fc.Arbitrary<unknown> {
-  const notOf = scalarOrContainer.filter((v) => {
-    switch (type) {
-      case "string":
-        return typeof v !== "string";
-      case "number":
-        return typeof v !== "number" || !(v > 0);
-      case "integer":
-        return typeof v !== "number" || !Number.isInteger(v) || v < 0;
-      case "boolean":
-        return typeof v !== "boolean";
-      case "object":
-        return typeof v !== "object" || v === null || Array.isArray(v) || Object.keys(v).length > 0;
-      case "array":
-        return !Array.isArray(v) || v.some((x) => typeof x !== "string" || x === "");
-    }
-  });
-  return pattern ? fc.oneof(notOf, fc.string({ maxLength: 80 })) : notOf;
-}
 
 let lastSend: { payload: string; sender: string } = { payload: "", sender: ADMIN };
 /** Index of the last accepted input: health's processed_inputs is this + 1 (a rejection leaves no trace). */
@@ -155,9 +36,6 @@ async function send(payload: string, sender: string = ADMIN): Promise<DirectOutc
   if (outcome.status === "accept") lastAccepted = index;
   return outcome;
 }
-
-/** The whole database, bookkeeping included: in the Cartesi machine a rejected input is reverted entirely. */
-const fullDigest = (sqlite: Parameters<typeof stateDigest>[0]): string => databaseDigest(sqlite);
 
 /** The input was rejected with `code` (or one of `codes`), left one error report, no notice, and changed nothing. */
 function expectRejected(outcome: DirectOutcome | AdvanceOutcome, codes: string | readonly string[], db = d.db): void {
@@ -176,20 +54,9 @@ function expectRejected(outcome: DirectOutcome | AdvanceOutcome, codes: string |
   if (db === d.db && sent % 8 === 0 && error !== undefined) samples.push({ ...lastSend, code: error.code });
 }
 
-const setup: [string, unknown, Address][] = [
-  ["register_schema", SCHEMA, ADMIN],
-  ["register_schema", SCHEMA_2, ADMIN],
-  ["register_encryption_key", { publicKey: PUBLIC_KEY, algorithm: "nacl-box" }, ADMIN],
-  ["set_role", { address: ATTESTOR, role: "attestor", enabled: true }, ADMIN],
-  ["set_role", { address: OPERATOR, role: "operator", enabled: true }, ADMIN],
-  ["create_attestation", VALID.create_attestation(), ATTESTOR],
-  ["grant_access", { requester: BOB, schema_id: s1, expires_at: FAR }, ALICE],
-];
-
 beforeAll(async () => {
   d = directDapp({ admins: [ADMIN] });
   for (const [type, params, sender] of setup) expect((await send(jsonToHex({ type, params }), sender)).status).toBe("accept");
-  aliceGrant = inputIdOf("grant_access", setup.length - 1);
   digest = fullDigest(d.db.$client);
 });
 
@@ -431,44 +298,6 @@ describe("advance payloads that decode but must not apply", () => {
       }),
       fcOptions(200),
     );
-  });
-});
-
-describe("inspect queries (volume; the devnode's HTTP path is in stack-hostile)", () => {
-  it("any payload: one report, or a rejection with a specified message; never a state change", { timeout: scaledTimeout(60_000) }, async () => {
-    const before = fullDigest(d.db.$client);
-    const PREFIXES = ["invalid query: ", "unknown query type: ", "missing required parameter: ", "schema not found: ", "attestation not found: ", "no key registered for 0x", "no content key of attestation 0x"];
-    const params = fc.dictionary(
-      fc.constantFrom("schema_id", "owner", "requester", "attestation_id", "limit", "offset", "at", "include_description"),
-      fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constantFrom(s1, ALICE, -1, 0, 1000, 1001, 2 ** 53, "0x")),
-      { maxKeys: 4 },
-    );
-    const payload = fc.oneof(
-      fc.record({ type: fc.constantFrom(...QUERY_TYPES), params }).map((q) => jsonToHex(q)),
-      fc.string({ maxLength: 100 }).map((t) => utf8ToHex(t)),
-      fc.string({ maxLength: 100 }).map((t) => utf8ToHex(encodeURIComponent(t))),
-      fc.uint8Array({ maxLength: 64 }).map((b) => `0x${Buffer.from(b).toString("hex")}` as Hex),
-      fc.string({ maxLength: 20 }).map((t) => t as Hex),
-    );
-    let rejected = 0;
-    await fc.assert(
-      fc.asyncProperty(payload, async (p) => {
-        const answer = await d.inspect(p);
-        if (answer.exception === null) {
-          expect(answer.reports).toHaveLength(1);
-        } else {
-          rejected++;
-          expect(answer.reports).toEqual([]);
-          const message = Buffer.from(answer.exception.slice(2), "hex").toString("utf8");
-          expect(PREFIXES.some((prefix) => message.startsWith(prefix))).toBe(true);
-          expect(message.length).toBeLessThan(2048);
-        }
-      }),
-      fcOptions(1500),
-    );
-    expect(rejected).toBeGreaterThan(0);
-    expect(fullDigest(d.db.$client)).toBe(before);
-    counts.set("inspect", runsDone(1500));
   });
 });
 

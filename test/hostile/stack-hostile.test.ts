@@ -7,6 +7,7 @@
  * - header floods, half-open connections, WebSocket floods and oversized frames on the api's real port;
  * - no secret in any log.
  * After each part every process is still up and the dapp's state digest is what the accepted inputs made.
+ * The schema and claim bodies and the SSRF targets are in stack-hostile-support.ts.
  */
 import fc from "fast-check";
 import nacl from "tweetnacl";
@@ -24,6 +25,7 @@ import { startStack, type TestStack } from "../support/stack.ts";
 import { closeAgent, idleHalfRequests, rawExchange, rawRequest } from "./http.ts";
 import { HARDHAT_ADDRESSES } from "./mixed-log.ts";
 import { errorOf, fcOptions, figure, fileStateDigest, nested } from "./support.ts";
+import { claimFor, decodeURIComponentLoose, DNS_LOOPBACK, schemaFor, SSRF_HOSTS } from "./stack-hostile-support.ts";
 
 let stack: TestStack;
 let provider: ProviderServer;
@@ -35,48 +37,9 @@ let adminClient: AttestationClient;
 const PROVIDER_SECRET = "provider-credential-5d1c0ffee";
 const tokens: string[] = [];
 
-const schemaFor = (domain: string) => ({
-  provider: "http",
-  flowType: "balance",
-  domain,
-  bucketDefinitions: { "data.balance": { boundaries: [0, 100, 1000], labels: ["low", "mid"] } },
-  dataKeys: [],
-  freshnessHalfLife: 60,
-});
-const claimFor = (url: string, headers: Record<string, string> = {}) => ({
-  provider: "http" as const,
-  params: { url, method: "GET", headers },
-  bucketDefinition: { field: "data.balance", boundaries: [0, 100, 1000], labels: ["low", "mid"] },
-});
-
 function expectAllUp(): void {
   for (const piece of stack.pieces) expect([piece, stack.isRunning(piece)]).toEqual([piece, true]);
 }
-
-/** SSRF targets, as URL hosts: the host name the URL parser makes of each, and why it is refused. */
-const SSRF_HOSTS: [string, string][] = [
-  ["127.0.0.1", "loopback"],
-  ["127.0.0.2", "loopback /8"],
-  ["2130706433", "loopback as a decimal number"],
-  ["0x7f.1", "loopback in hex shorthand"],
-  ["[::1]", "IPv6 loopback"],
-  ["[::ffff:127.0.0.1]", "IPv4-mapped loopback"],
-  ["0.0.0.0", "unspecified"],
-  ["10.0.0.1", "private"],
-  ["172.16.5.4", "private"],
-  ["192.168.1.1", "private"],
-  ["100.64.0.1", "CGNAT"],
-  ["169.254.169.254", "link-local cloud metadata"],
-  ["[fe80::1]", "IPv6 link-local"],
-  ["[fc00::1]", "IPv6 unique-local"],
-  ["[::ffff:a9fe:a9fe]", "IPv4-mapped metadata"],
-];
-/**
- * `localhost` resolves to loopback through the hosts file: a DNS name that must be refused after
- * resolution. The stack's api trusts it (the provider is reached by that name), so a second api in this
- * process, trusting only 127.0.0.1, gets the DNS case.
- */
-const DNS_LOOPBACK = "localhost";
 
 beforeAll(async () => {
   provider = await startProviderServer();
@@ -110,7 +73,7 @@ afterAll(async () => {
 });
 
 describe("inspect queries through the devnode's HTTP interface", () => {
-  const PREFIXES = ["invalid query: ", "unknown query type: ", "missing required parameter: ", "schema not found: ", "attestation not found: "];
+  const PREFIXES = ["invalid query: ", "unknown query type: ", "missing required parameter: ", "schema not found: ", "attestation not found: ", "no key registered for 0x", "no content key of attestation 0x"];
 
   function checkEnvelope(text: string): InspectEnvelope {
     const envelope = JSON.parse(text) as InspectEnvelope;
@@ -184,15 +147,6 @@ describe("inspect queries through the devnode's HTTP interface", () => {
     expectAllUp();
   });
 });
-
-/** decodeURIComponent that leaves a text it cannot decode as it is (POST sends the raw text). */
-function decodeURIComponentLoose(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
 
 describe("hostile advance payloads through the real chain", () => {
   it("are rejected with their codes from any sender, change nothing, and the next valid input is accepted", async () => {

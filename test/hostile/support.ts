@@ -10,7 +10,7 @@ import { hexToUtf8 } from "../../common/hex.ts";
 import { databaseDigest } from "../../dapp/db/digest.ts";
 import { openDatabase, type DappDatabase } from "../../dapp/db/open.ts";
 import { createDispatcher } from "../../dapp/dispatch.ts";
-import { encodeCursor } from "../../devnode/graphql.ts";
+import { encodeCursor } from "../../devnode/v1/graphql.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 
 /** Multiplies every case count; `npm run soak -- --count N` sets it. Default 1 (the CI size). */

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { imageNodeFlags, imageNodeMajor } from "../../bench/bundle.ts";
+import { imageNodeFlags, imageNodeMajor } from "../../toolkit/dapp-build.ts";
 import { argDefaults, lastStage, parseDockerfile } from "./static.ts";
 
 const root = join(import.meta.dirname, "../..");

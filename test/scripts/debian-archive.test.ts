@@ -1,5 +1,5 @@
 /**
- * The archive view of scripts/lib/debian-archive.ts against a real HTTP mirror on loopback whose InRelease
+ * The archive view of toolkit/debian-archive.ts against a real HTTP mirror on loopback whose InRelease
  * is signed with gpg by a throwaway key: the signature is checked, an index out of step with its signed
  * Release is served (and said) rather than failing, the Release served names exactly the bytes served,
  * packages are checked against the index.
@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openArchiveView, type ArchiveView } from "../../scripts/lib/debian-archive.ts";
+import { openArchiveView, type ArchiveView } from "../../toolkit/debian-archive.ts";
 
 const sha256 = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
 const INDEX_PATH = "main/binary-riscv64/Packages.gz";

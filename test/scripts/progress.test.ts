@@ -1,6 +1,6 @@
 /** The progress lines of long scripts: what they say, and how often they are written. */
 import { describe, expect, it } from "vitest";
-import { renderProgress, startProgress } from "../../scripts/lib/progress.ts";
+import { renderProgress, startProgress } from "../../toolkit/progress.ts";
 
 function recorder(isTTY: boolean) {
   const chunks: string[] = [];

@@ -9,7 +9,7 @@ import { createPublicClient, createWalletClient, http, type Account, type Chain,
 import { mnemonicToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { DEFAULTS } from "../../devnode/config.ts";
-import { Supervisor } from "../../scripts/lib/stack.ts";
+import { Supervisor } from "../../scripts/lib/stack-supervisor.ts";
 import { freePorts, PROJECT_ROOT } from "./stack.ts";
 
 export interface TestChain {

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { isV2Proof, type AttestationProof } from "../../client/index.ts";
 import { compiledContract } from "../../contracts/compile.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
-import { contractProof } from "../../devnode/proofs.ts";
+import { contractProof } from "../../devnode/v1/proofs.ts";
 import type { TestStack } from "./stack.ts";
 
 /** Account #9: no other test sends from it, so its nonces are its own. */

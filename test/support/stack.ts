@@ -1,7 +1,7 @@
 /**
  * The real local stack for end-to-end tests: chain (hardhat node), devnode, dapp and, when asked, the
  * api, as separate processes on free ports with a temporary DATA_DIR. Uses the same spawn code as
- * `npm start` (scripts/lib/stack.ts).
+ * `npm start` (scripts/lib/stack-supervisor.ts, stack-pieces.ts).
  *
  * ```ts
  * let stack: TestStack;
@@ -25,20 +25,12 @@ import { fileURLToPath } from "node:url";
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { InspectEnvelope } from "../../common/wire.ts";
-import { DEFAULTS, type RollupsVersion } from "../../devnode/config.ts";
-import { V2_DEFAULTS } from "../../devnode/v2/contracts.ts";
+import { DEFAULTS, type RollupsVersion, V2_DEFAULTS } from "../../devnode/config.ts";
 import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
 import { replicaPrivateKeys } from "../../scripts/lib/stack-config.ts";
 import { RollupClient, type InputVerdict, type Sender } from "../../scripts/lib/rollup-client.ts";
-import {
-  defaultDappCommand,
-  stackUrls,
-  Supervisor,
-  type PieceKind,
-  type PieceName,
-  type StackSettings,
-  type StackUrls,
-} from "../../scripts/lib/stack.ts";
+import { defaultDappCommand, stackUrls, type PieceKind, type PieceName, type StackSettings, type StackUrls } from "../../scripts/lib/stack-pieces.ts";
+import { Supervisor } from "../../scripts/lib/stack-supervisor.ts";
 
 export type { PieceKind, PieceName, StackUrls, InputVerdict, Sender };
 

@@ -1,0 +1,333 @@
+/**
+ * The local stack's pieces (chain, devnode, dapp, demo provider, attestors, Redis, api or api replicas,
+ * balancer): what a stack runs, the settings it runs from, the URLs it answers on, and each piece's
+ * command line and environment, as data. Starting, watching and stopping them is
+ * scripts/lib/stack-supervisor.ts; knowing when one is ready, scripts/lib/stack-readiness.ts; the settings
+ * from the environment, scripts/lib/stack-config.ts. Used by `npm start` (scripts/start.ts) and the
+ * end-to-end tests (test/support/stack.ts).
+ */
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Address } from "viem";
+import { BALANCER_CHECK_HEADER } from "../../api/rate-limit.ts";
+import type { RollupsVersion } from "../../devnode/config.ts";
+
+/**
+ * The kinds of piece, in start order. With replicas, "api" is `api-1` ... `api-N` behind the balancer;
+ * with several attestors, "attestor" is followed by `attestor-2` ... `attestor-N`.
+ */
+export const PIECES = ["chain", "devnode", "dapp", "provider", "attestor", "redis", "api", "balancer"] as const;
+export type PieceKind = (typeof PIECES)[number];
+export type PieceName = PieceKind | `api-${number}` | `attestor-${number}`;
+
+/** The kind of a piece: `api-3` is an api, `attestor-2` an attestor. */
+export function kindOf(piece: PieceName): PieceKind {
+  if (piece.startsWith("api-")) return "api";
+  return piece.startsWith("attestor-") ? "attestor" : (piece as PieceKind);
+}
+
+/** Which attestor a piece is, 1-based (`attestor` is the first). */
+export function attestorNumber(piece: PieceName): number {
+  return piece.startsWith("attestor-") ? Number(piece.slice("attestor-".length)) : 1;
+}
+
+/** The key file (in DATA_DIR) of attestor `k`: the first keeps the name it always had. */
+export function attestorKeyName(k: number): string {
+  return k === 1 ? "attestor-key" : `attestor-key-${k}`;
+}
+
+/** Api replicas behind a load balancer (`npm start -- --api-replicas N`, docs/operations.md). */
+export interface ReplicaSettings {
+  /** Each replica's own port on loopback; the balancer listens on `apiPort`. */
+  ports: readonly number[];
+  /** Each replica's own wallet (no nonce fights between replicas). */
+  privateKeys: readonly string[];
+  /** The Redis the replicas share rate limits and login nonces through. */
+  redisPort: number;
+  /**
+   * The balancer itself sits behind a trusted proxy (TRUST_PROXY): it passes on the client address that
+   * proxy sent. Otherwise it sets X-Forwarded-For to the address it sees, whatever the client sent.
+   */
+  trustForwarded: boolean;
+}
+
+/** Everything needed to run the stack; scripts/lib/stack-config.ts builds it from the environment. */
+export interface StackSettings {
+  /** Project root: the children's working directory. */
+  root: string;
+  dataDir: string;
+  /** When set, no chain is started and the devnode treats this chain as external. */
+  externalRpcUrl: string | undefined;
+  chainPort: number;
+  nodePort: number;
+  nodeHost: string;
+  rollupHttpPort: number;
+  apiPort: number;
+  /** The Cartesi Rollups the devnode stands in for, and the api talks to. */
+  rollups: RollupsVersion;
+  inputBoxAddress: Address;
+  dappAddress: Address;
+  privateKey: string;
+  /** Initial admins handed to the dapp (the api's wallet by default). */
+  dappAdmins: string;
+  /** The dapp's command line: an argv, or a shell command string (DAPP_COMMAND). */
+  dappCommand: readonly string[] | string;
+  /** Start the api: `true`, `false`, or `"auto"` (when api/main.ts exists). */
+  api: boolean | "auto";
+  /** The TLS attestors (attestor/server.ts) on loopback, one per port (the first is "attestor"); undefined runs none. */
+  attestor: { ports: readonly number[]; caFiles: string } | undefined;
+  /** The demo HTTPS provider (scripts/demo-provider.ts), or undefined to run none. */
+  demoProvider: { port: number } | undefined;
+  /** Api replicas behind haproxy, with Redis; undefined runs one api on `apiPort`. */
+  replicas?: ReplicaSettings | undefined;
+  /** Extra environment for every child (after the stack's own variables, so it can override them). */
+  env: Readonly<Record<string, string>>;
+  /** Where the children's output goes: files under this directory, or (undefined) the console. */
+  logDir: string | undefined;
+}
+
+export interface StackUrls {
+  /** The first attestor's WebSocket. */
+  attestor: string | undefined;
+  /** Every attestor's WebSocket, in order (a schema that requires k uses the first k). */
+  attestors: string[];
+  demoProvider: string | undefined;
+  rpc: string;
+  node: string;
+  inspect: string;
+  graphql: string;
+  rollupHttp: string;
+  api: string;
+  ws: string;
+}
+
+function loopback(host: string): string {
+  return host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+}
+
+export function stackUrls(s: StackSettings): StackUrls {
+  const node = `http://${loopback(s.nodeHost)}:${s.nodePort}`;
+  return {
+    attestor: s.attestor?.ports[0] === undefined ? undefined : `ws://127.0.0.1:${s.attestor.ports[0]}/ws`,
+    attestors: (s.attestor?.ports ?? []).map((port) => `ws://127.0.0.1:${port}/ws`),
+    demoProvider: s.demoProvider === undefined ? undefined : `https://localhost:${s.demoProvider.port}`,
+    rpc: s.externalRpcUrl ?? `http://127.0.0.1:${s.chainPort}`,
+    node,
+    inspect: `${node}/inspect`,
+    graphql: `${node}/graphql`,
+    rollupHttp: `http://127.0.0.1:${s.rollupHttpPort}`,
+    api: `http://127.0.0.1:${s.apiPort}`,
+    ws: `ws://127.0.0.1:${s.apiPort}/ws`,
+  };
+}
+
+/** The dapp command for `npm start`: the TypeScript source, or the bundle from `npm run build`. */
+export function defaultDappCommand(bundle: boolean): readonly string[] {
+  return bundle ? [process.execPath, "dist/dapp/main.js"] : [process.execPath, "--import", "tsx", "dapp/main.ts"];
+}
+
+export function apiEnabled(s: StackSettings): boolean {
+  return s.api === "auto" ? existsSync(join(s.root, "api", "main.ts")) : s.api;
+}
+
+/** Where the demo provider keeps its local CA (scripts/lib/local-ca.ts). */
+export function demoProviderCa(s: StackSettings): string {
+  return join(s.dataDir, "demo-provider", "ca.pem");
+}
+
+/** Root certificates the attestor's TLS library needs beyond its own list: the operator's, and the demo CA. */
+function attestorCaFiles(s: StackSettings): string {
+  const files = (s.attestor?.caFiles ?? "").split(",").filter((f) => f.trim() !== "");
+  if (s.demoProvider !== undefined) files.push(demoProviderCa(s));
+  return files.join(",");
+}
+
+/** The api's environment for the attestor and the demo provider. */
+function apiProviderEnv(s: StackSettings): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (s.attestor !== undefined) {
+    env.ATTESTOR_URL = stackUrls(s).attestors.join(",");
+    env.ATTESTOR_CA_FILES = attestorCaFiles(s);
+  }
+  if (s.demoProvider !== undefined) {
+    // The demo provider is on loopback with a local CA: the api's own fetch must allow and trust it too.
+    const allowed = (process.env.PROVIDER_ALLOWED_HOSTS ?? "").split(",").filter((h) => h.trim() !== "");
+    env.PROVIDER_ALLOWED_HOSTS = [...allowed, "localhost"].join(",");
+    env.NODE_EXTRA_CA_CERTS = demoProviderCa(s);
+  }
+  return env;
+}
+
+interface Command {
+  file: string;
+  args: readonly string[];
+  env: Record<string, string>;
+}
+
+/** The pieces a stack runs, in start order. */
+export function stackPieces(s: StackSettings): PieceName[] {
+  const out: PieceName[] = [];
+  for (const kind of PIECES) {
+    if (kind === "api" && s.replicas !== undefined && apiEnabled(s)) {
+      s.replicas.ports.forEach((_, i) => out.push(`api-${i + 1}`));
+    } else if (pieceCommand(kind, s) !== undefined) {
+      out.push(kind);
+      if (kind === "attestor") for (let k = 2; k <= (s.attestor?.ports.length ?? 1); k++) out.push(`attestor-${k}`);
+    }
+  }
+  return out;
+}
+
+/** The replica number of `api-k` (1-based), or undefined for the single api. */
+export function replicaIndex(piece: PieceName): number | undefined {
+  return piece.startsWith("api-") ? Number(piece.slice(4)) : undefined;
+}
+
+/** haproxy's configuration for the replicas, written into DATA_DIR (docs/operations.md explains each line). */
+export function balancerConfig(s: StackSettings): string {
+  const replicas = s.replicas;
+  if (replicas === undefined) throw new Error("no replicas");
+  return [
+    // No global maxconn: haproxy then sizes it from the file-descriptor limit it is given.
+    "global",
+    "defaults",
+    "  mode http",
+    "  timeout connect 2s",
+    "  timeout client 65s",
+    "  timeout server 65s",
+    "  timeout http-keep-alive 60s",
+    "  timeout tunnel 1h",
+    // Only a connection that never reached a replica is retried, on another one: a request that reached a
+    // replica may have been written, and sending it again could write it twice.
+    "  retries 3",
+    "  option redispatch",
+    "  retry-on conn-failure",
+    "frontend api",
+    // Where the single api would listen (its HOST default): every interface.
+    `  bind 0.0.0.0:${s.apiPort}`,
+    // The client's address as the replicas see it (they trust this header): the client's own header only
+    // when a trusted proxy in front of the balancer wrote it.
+    replicas.trustForwarded ? "  option forwardfor if-none" : "  http-request set-header X-Forwarded-For %[src]",
+    // Only the balancer's own checks may say they are checks (api/rate-limit.ts BALANCER_CHECK_HEADER).
+    `  http-request del-header ${BALANCER_CHECK_HEADER}`,
+    "  default_backend replicas",
+    "backend replicas",
+    "  balance roundrobin",
+    "  option httpchk",
+    `  http-check send meth GET uri /healthcheck hdr ${BALANCER_CHECK_HEADER} 1`,
+    "  http-check expect status 200",
+    ...replicas.ports.map((port, i) => `  server api-${i + 1} 127.0.0.1:${port} check inter 500 fall 2 rise 1`),
+    "",
+  ].join("\n");
+}
+
+export function balancerConfigPath(s: StackSettings): string {
+  return join(s.dataDir, "haproxy.cfg");
+}
+
+/** The command line and environment of each piece; `undefined` when the piece is not part of this stack. */
+export function pieceCommand(piece: PieceName, s: StackSettings): Command | undefined {
+  const urls = stackUrls(s);
+  const kind = kindOf(piece);
+  const tsx = (file: string): Pick<Command, "file" | "args"> => ({
+    file: process.execPath,
+    args: ["--import", "tsx", file],
+  });
+  switch (kind) {
+    case "chain":
+      if (s.externalRpcUrl !== undefined) return undefined;
+      return {
+        file: join(s.root, "node_modules", ".bin", "hardhat"),
+        args: ["node", "--hostname", "127.0.0.1", "--port", String(s.chainPort), "--config", "devnode/hardhat.config.cjs"],
+        env: { HARDHAT_DISABLE_TELEMETRY_PROMPT: "true" },
+      };
+    case "devnode":
+      return {
+        ...tsx("devnode/main.ts"),
+        env: {
+          RPC_URL: urls.rpc,
+          DEVNODE_CHAIN: s.externalRpcUrl === undefined ? "managed" : "external",
+          NODE_PORT: String(s.nodePort),
+          NODE_HOST: s.nodeHost,
+          ROLLUP_HTTP_PORT: String(s.rollupHttpPort),
+          ROLLUPS: s.rollups,
+          INPUTBOX_ADDRESS: s.inputBoxAddress,
+          DAPP_ADDRESS: s.dappAddress,
+          DATA_DIR: s.dataDir,
+        },
+      };
+    case "dapp": {
+      const env = { ROLLUP_HTTP_SERVER_URL: urls.rollupHttp, DAPP_ADMINS: s.dappAdmins, DATA_DIR: s.dataDir, DAPP_ADDRESS: s.dappAddress };
+      if (typeof s.dappCommand === "string") return { file: "/bin/sh", args: ["-c", s.dappCommand], env };
+      const [file, ...args] = s.dappCommand;
+      if (file === undefined) throw new Error("the dapp command is empty");
+      return { file, args, env };
+    }
+    case "provider":
+      if (s.demoProvider === undefined) return undefined;
+      return { ...tsx("scripts/demo-provider.ts"), env: { DEMO_PROVIDER_PORT: String(s.demoProvider.port), DATA_DIR: s.dataDir } };
+    case "attestor": {
+      if (s.attestor === undefined) return undefined;
+      const k = attestorNumber(piece);
+      return {
+        ...tsx("attestor/server.ts"),
+        env: {
+          ATTESTOR_PORT: String(s.attestor.ports[k - 1]),
+          ATTESTOR_HOST: "127.0.0.1",
+          ATTESTOR_CA_FILES: attestorCaFiles(s),
+          ATTESTOR_KEY_FILE: attestorKeyName(k),
+          DATA_DIR: s.dataDir,
+        },
+      };
+    }
+    case "redis": {
+      if (s.replicas === undefined || !apiEnabled(s)) return undefined;
+      const dir = join(s.dataDir, "redis");
+      mkdirSync(dir, { recursive: true });
+      return {
+        file: "redis-server",
+        // Limits and nonces live for minutes: nothing is worth writing to disk.
+        args: ["--port", String(s.replicas.redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no"],
+        env: {},
+      };
+    }
+    case "balancer": {
+      if (s.replicas === undefined || !apiEnabled(s)) return undefined;
+      writeFileSync(balancerConfigPath(s), balancerConfig(s));
+      // -db: stay in the foreground, so the stack supervises it like any other piece.
+      return { file: "haproxy", args: ["-db", "-f", balancerConfigPath(s)], env: {} };
+    }
+    case "api": {
+      if (!apiEnabled(s)) return undefined;
+      const replica = replicaIndex(piece);
+      const replicaEnv: Record<string, string> =
+        replica === undefined || s.replicas === undefined
+          ? {}
+          : {
+              API_PORT: String(s.replicas.ports[replica - 1]),
+              HOST: "127.0.0.1",
+              PRIVATE_KEY: s.replicas.privateKeys[replica - 1] ?? s.privateKey,
+              REDIS_URL: `redis://127.0.0.1:${s.replicas.redisPort}`,
+              API_REPLICA: piece,
+              API_REPLICA_COUNT: String(s.replicas.ports.length),
+              TRUST_PROXY: "1",
+            };
+      return {
+        ...tsx("api/main.ts"),
+        env: {
+          ...apiProviderEnv(s),
+          API_PORT: String(s.apiPort),
+          ROLLUP_URL: urls.node,
+          GRAPHQL_URL: urls.graphql,
+          RPC_URL: urls.rpc,
+          ROLLUPS: s.rollups,
+          INPUTBOX_ADDRESS: s.inputBoxAddress,
+          DAPP_ADDRESS: s.dappAddress,
+          PRIVATE_KEY: s.privateKey,
+          DATA_DIR: s.dataDir,
+          ...replicaEnv,
+        },
+      };
+    }
+  }
+}
