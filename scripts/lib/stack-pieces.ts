@@ -286,8 +286,9 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
       mkdirSync(dir, { recursive: true });
       return {
         file: "redis-server",
-        // Limits and nonces live for minutes: nothing is worth writing to disk.
-        args: ["--port", String(s.replicas.redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no"],
+        // Limits and nonces live for minutes: nothing is worth writing to disk. Warnings only: its start-up
+        // banner would fill the terminal npm start shares with every process.
+        args: ["--port", String(s.replicas.redisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no", "--loglevel", "warning"],
         env: {},
       };
     }
