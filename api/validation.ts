@@ -6,7 +6,8 @@ import type { IncomingMessage } from "node:http";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
-import { z } from "zod";
+// The OpenAPI-extended zod: routes describe these schemas with `.openapi(...)`, whichever module loads first.
+import { z } from "@hono/zod-openapi";
 import { ApiError } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;

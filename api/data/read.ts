@@ -15,8 +15,7 @@ import { openSealed } from "../../common/seal.ts";
 import type { GrantView } from "../../common/wire.ts";
 import { ApiError } from "../errors.ts";
 import type { ApiServices } from "../services.ts";
-/** Ids are hashes (as api/validation.ts checks them; that module needs the OpenAPI extension loaded). */
-const HEX32_RE = /^0x[0-9a-fA-F]{64}$/;
+import { HEX32_RE } from "../validation.ts";
 
 export interface AttestationData {
   claimId: Hex;

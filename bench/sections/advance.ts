@@ -11,14 +11,14 @@ import { jsonToHex } from "../../common/hex.ts";
 import { openDatabase } from "../../dapp/db/open.ts";
 import { createDispatcher } from "../../dapp/dispatch.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
-import type { TestStack } from "../../test/support/stack.ts";
+import { inputsOnChain, type TestStack } from "../../test/support/stack.ts";
 import { startProgress } from "../../toolkit/progress.ts";
 import { attestationParams, BENCH_ADMIN, fedOwner } from "../inputs.ts";
 import { figure, type Figure } from "../report.ts";
 import type { DirectRig } from "../rig.ts";
 import type { SeedResult } from "../seed.ts";
 import type { BenchContext } from "./context.ts";
-import { addInputData, inputCount, inputStatus, rpc, type RpcAnswer } from "./whole-stack.ts";
+import { addInputData, inputStatus, rpc, type RpcAnswer } from "./whole-stack.ts";
 
 /** How long the chain advance may make no progress before the run fails. */
 const STALL_MS = 60_000;
@@ -66,7 +66,7 @@ export async function straightAdvance(ctx: BenchContext, rig: DirectRig): Promis
  * in JSON-RPC batches of eth_sendTransaction, then waits until the node has processed the last one.
  */
 async function sendThroughInputBox(stack: TestStack, count: number, firstItem: number): Promise<{ seconds: number; minedSeconds: number }> {
-  const before = await inputCount(stack);
+  const before = await inputsOnChain(stack);
   const last = before + count - 1;
   const from = DEFAULTS.adminAddress;
   const batchSize = 50;

@@ -10,12 +10,12 @@ import type { Address, Hex } from "viem";
 import { issueToken } from "../../api/auth/tokens.ts";
 import { jsonToHex } from "../../common/hex.ts";
 import { startProviderServer } from "../../test/support/provider-server.ts";
-import type { TestStack } from "../../test/support/stack.ts";
+import { inputsOnChain, type TestStack } from "../../test/support/stack.ts";
 import { keepAliveAgent, loopbackTarget, runLoad, send, type LoadRequest, type LoadResult } from "../load.ts";
 import { figure } from "../report.ts";
 import { summarize, type LatencySummary } from "../stats.ts";
 import type { BenchContext, SectionRows } from "./context.ts";
-import { addInputData, inputCount, JWT_SECRET, rpc, type RpcAnswer } from "./whole-stack.ts";
+import { addInputData, JWT_SECRET, rpc, type RpcAnswer } from "./whole-stack.ts";
 
 export const GROUP_CONCURRENCY = [1, 16, 64] as const;
 const USER = "0x90f79bf6eb2c4f970365e785982e1f101e93b906" as Address;
@@ -129,7 +129,7 @@ export async function apiRows(ctx: BenchContext, stack: TestStack, inspectAttest
     // Group commit: the same claims from 16 and 64 clients at once (c1 is the run above).
     const grouped = new Map<number, LoadResult>([[1, claim]]);
     for (const concurrency of [16, 64] as const) {
-      const inputsBefore = await inputCount(stack);
+      const inputsBefore = await inputsOnChain(stack);
       const result = await runLoad({
         baseUrl: stack.urls.api,
         concurrency,
@@ -141,7 +141,7 @@ export async function apiRows(ctx: BenchContext, stack: TestStack, inspectAttest
         },
       });
       grouped.set(concurrency, result);
-      const inputs = (await inputCount(stack)) - inputsBefore;
+      const inputs = (await inputsOnChain(stack)) - inputsBefore;
       const claims = result.count + concurrency;
       log(`claims c${concurrency}: ${result.rps.toFixed(0)}/s p50 ${result.p50.toFixed(1)} ms p99 ${result.p99.toFixed(1)} ms; ${claims} claims in ${inputs} inputs`);
       notes.push(`writes c${concurrency}: ${claims} claims went in ${inputs} InputBox transactions (${(claims / inputs).toFixed(1)} a transaction).`);

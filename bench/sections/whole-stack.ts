@@ -43,16 +43,6 @@ export function addInputData(stack: TestStack, payload: Hex): Hex {
   return encodeFunctionData({ abi: inputBoxAbi, functionName: "addInput", args: [stack.addresses.dapp, payload] });
 }
 
-export async function inputCount(stack: TestStack): Promise<number> {
-  return Number(
-    await stack.client.publicClient.readContract({
-      address: stack.addresses.inputBox,
-      abi: inputBoxAbi,
-      functionName: "getNumberOfInputs",
-      args: [stack.addresses.dapp],
-    }),
-  );
-}
 
 /** An input's status as the node reads it: GraphQL on v1, JSON-RPC on v2. Throws while the node has not seen it. */
 export async function inputStatus(stack: TestStack, index: number): Promise<string> {

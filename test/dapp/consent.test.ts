@@ -9,12 +9,10 @@ import type { Address, Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consentDomain, grantTypedData, revokeTypedData } from "../../common/consent.ts";
-import { hexToUtf8 } from "../../common/hex.ts";
 import { inputIdOf, schemaIdOf } from "../../common/ids.ts";
 import type { AccessCheck, GrantView } from "../../common/wire.ts";
-import { databaseDigest } from "../../dapp/db/digest.ts";
 import { SCHEMA } from "./fixtures.ts";
-import { ADMIN, BOB, OPERATOR, startHarness, T0, type Harness } from "./harness.ts";
+import { ADMIN, BOB, firstReport, type Harness, OPERATOR, startHarness, stateDigest, T0 } from "./harness.ts";
 
 const CHAIN_ID = 31337;
 const APPLICATION = "0xab7528bb862fb57e8a2bcd567a2e929a0be56a5e" as Address;
@@ -45,8 +43,7 @@ afterAll(async () => {
   await h.close();
 });
 
-const report = (out: { reports: Hex[] }): unknown => (out.reports[0] === undefined ? undefined : JSON.parse(hexToUtf8(out.reports[0])));
-const digest = (): string => databaseDigest(h.db.$client, { includeMeta: false });
+const digest = (): string => stateDigest(h);
 
 async function signedGrant(o: { signer?: typeof owner; chainId?: number; schemaId?: Hex; requester?: Address; deadline?: number; nonce?: Hex } = {}) {
   const consent = { nonce: o.nonce ?? nonce(), deadline: o.deadline ?? clock + 1000 };
@@ -60,7 +57,7 @@ describe("a grant the owner signed", () => {
   it("is applied whoever sends it, recorded as signed, and its signature is never applied twice", async () => {
     const params = await signedGrant();
     const out = await h.input("grant_access", params, { sender: stranger.address, timestamp: ++clock });
-    expect([out.status, report(out)]).toEqual(["accept", undefined]);
+    expect([out.status, firstReport(out)]).toEqual(["accept", undefined]);
     const grants = await h.read<GrantView[]>("grants_by_owner", { owner: OWNER });
     expect(grants).toEqual([expect.objectContaining({ grant_id: inputIdOf("grant_access", out.index), requester: BOB, consent: "signed" })]);
     expect(await h.read<AccessCheck>("check_access", { owner: OWNER, requester: BOB })).toMatchObject({ has_access: true, grants: [{ consent: "signed" }] });
@@ -69,7 +66,7 @@ describe("a grant the owner signed", () => {
     expect(revoke.status).toBe("accept");
     const before = digest();
     const replay = await h.input("grant_access", params, { sender: ADMIN, timestamp: ++clock });
-    expect(report(replay)).toEqual({ error: { code: "CONSENT_REJECTED", message: `consent: nonce ${params.consent.nonce} was already used (input ${out.index})` } });
+    expect(firstReport(replay)).toEqual({ error: { code: "CONSENT_REJECTED", message: `consent: nonce ${params.consent.nonce} was already used (input ${out.index})` } });
     expect(digest()).toBe(before);
   });
 
@@ -88,10 +85,10 @@ describe("a grant the owner signed", () => {
     ];
     for (const [params, message] of cases) {
       const out = await h.input("grant_access", params, { sender: ADMIN, timestamp: clock + 1 });
-      expect(report(out)).toEqual({ error: { code: "CONSENT_REJECTED", message: expect.stringMatching(message) } });
+      expect(firstReport(out)).toEqual({ error: { code: "CONSENT_REJECTED", message: expect.stringMatching(message) } });
     }
     const noOwner = await h.input("grant_access", { ...(await signedGrant()), owner: undefined }, { sender: ADMIN, timestamp: clock + 1 });
-    expect(report(noOwner)).toEqual({ error: { code: "INVALID_PARAMS", message: "owner: required with consent" } });
+    expect(firstReport(noOwner)).toEqual({ error: { code: "INVALID_PARAMS", message: "owner: required with consent" } });
     expect(digest()).toBe(before);
   });
 });
@@ -100,7 +97,7 @@ describe("a schema that requires the owner's own consent", () => {
   it("refuses an operator's relay of a grant and of a revoke; takes the owner's signature or its own wallet", async () => {
     const before = digest();
     const relayed = await h.input("grant_access", { requester: BOB, schema_id: strict, expires_at: clock + 10_000, owner: OWNER }, { sender: OPERATOR, timestamp: ++clock });
-    expect(report(relayed)).toEqual({
+    expect(firstReport(relayed)).toEqual({
       error: { code: "CONSENT_REJECTED", message: `consent: schema ${strict} requires the owner's own consent: sign it (consent) or send it from ${OWNER}; an operator's word is refused` },
     });
     expect(digest()).toBe(before);
@@ -112,7 +109,7 @@ describe("a schema that requires the owner's own consent", () => {
     expect((await h.read<GrantView[]>("grants_by_owner", { owner: OWNER })).map((g) => g.consent)).toEqual(["signed", "owner"]);
 
     const relayedRevoke = await h.input("revoke_grant", { grant_id: grantId, owner: OWNER }, { sender: OPERATOR, timestamp: ++clock });
-    expect(report(relayedRevoke)).toMatchObject({ error: { code: "CONSENT_REJECTED" } });
+    expect(firstReport(relayedRevoke)).toMatchObject({ error: { code: "CONSENT_REJECTED" } });
     const consent = { nonce: nonce(), deadline: clock + 100 };
     const signature = await owner.signTypedData(revokeTypedData(consentDomain(CHAIN_ID, APPLICATION), { owner: OWNER, grantId, ...consent }));
     const signedRevoke = await h.input("revoke_grant", { grant_id: grantId, owner: OWNER, consent: { ...consent, signature } }, { sender: OPERATOR, timestamp: ++clock });
@@ -133,7 +130,7 @@ describe("a dapp that does not know its chain and address", () => {
     try {
       expect((await bare.input("register_schema", SCHEMA)).status).toBe("accept");
       const out = await bare.input("grant_access", await signedGrant(), { sender: ADMIN });
-      expect(report(out)).toEqual({
+      expect(firstReport(out)).toEqual({
         error: { code: "CONSENT_REJECTED", message: "consent: this rollup does not know its chain id and application address (DAPP_CHAIN_ID, DAPP_ADDRESS), so it cannot check a signature" },
       });
     } finally {

@@ -2,6 +2,7 @@
 import type { Address, Hex } from "viem";
 import { hexToUtf8, jsonToHex } from "../../common/hex.ts";
 import { createDapp, type Dapp } from "../../dapp/app.ts";
+import { databaseDigest } from "../../dapp/db/digest.ts";
 import { openDatabase, type DappDatabase } from "../../dapp/db/open.ts";
 import { RollupServer, type AdvanceOutcome, type InspectOutcome } from "./rollup-server.ts";
 
@@ -65,6 +66,16 @@ export async function startHarness(options: { dbPath?: string; admins?: Address[
 
 export function decode(payload: Hex): unknown {
   return JSON.parse(hexToUtf8(payload));
+}
+
+/** An advance's first report, decoded (undefined when it left none). */
+export function firstReport(out: { reports: Hex[] }): unknown {
+  return out.reports[0] === undefined ? undefined : decode(out.reports[0]);
+}
+
+/** The digest of every row of the dapp's database: equal before and after means nothing was written. */
+export function stateDigest(h: Harness): string {
+  return databaseDigest(h.db.$client, { includeMeta: false });
 }
 
 /** A harness whose dapp already holds `schema` and gave ATTESTOR and OPERATOR their roles. */

@@ -16,9 +16,8 @@ import { inputIdOf, keyIdOf, schemaIdOf } from "../../common/ids.ts";
 import { keyIdOfBase64 } from "../../common/owner-sealed.ts";
 import { sealForKey } from "../../common/seal.ts";
 import type { ContentKeyView, OwnerKeyView } from "../../common/wire.ts";
-import { databaseDigest } from "../../dapp/db/digest.ts";
 import { SCHEMA } from "./fixtures.ts";
-import { ATTESTOR, BOB, OPERATOR, startHarness, T0, type Harness } from "./harness.ts";
+import { ATTESTOR, BOB, firstReport, type Harness, OPERATOR, startHarness, stateDigest, T0 } from "./harness.ts";
 
 const CHAIN_ID = 31337;
 const APPLICATION = "0xab7528bb862fb57e8a2bcd567a2e929a0be56a5e" as Address;
@@ -56,8 +55,7 @@ afterAll(async () => {
   await h.close();
 });
 
-const report = (out: { reports: Hex[] }): unknown => (out.reports[0] === undefined ? undefined : JSON.parse(hexToUtf8(out.reports[0])));
-const digest = (): string => databaseDigest(h.db.$client, { includeMeta: false });
+const digest = (): string => stateDigest(h);
 
 async function attest(encryptedData: Hex, schemaId: Hex = sOwner, who: Address = OWNER) {
   return h.input("create_attestation", { schema_id: schemaId, owner: who, provider: "http", encrypted_data: encryptedData, bucket_values: { balance: "low" } }, { sender: ATTESTOR, timestamp: ++clock });
@@ -67,16 +65,16 @@ describe("an owner's own key", () => {
   it("is registered only on the owner's word: an operator's relay is refused, its signature or its wallet are not", async () => {
     const before = digest();
     const relayed = await h.input("register_owner_key", { public_key: b64(ownerBox.publicKey), algorithm: "nacl-box", owner: OWNER }, { sender: OPERATOR, timestamp: ++clock });
-    expect(report(relayed)).toEqual({ error: { code: "CONSENT_REJECTED", message: `consent: an owner's key is registered only on its own word: sign it (consent) or send it from ${OWNER}` } });
+    expect(firstReport(relayed)).toEqual({ error: { code: "CONSENT_REJECTED", message: `consent: an owner's key is registered only on its own word: sign it (consent) or send it from ${OWNER}` } });
     expect(digest()).toBe(before);
     const keyId = keyIdOf(ownerBox.publicKey);
     const consent = { nonce: `0x${"01".repeat(32)}` as Hex, deadline: clock + 100 };
     const signature = await owner.signTypedData(ownerKeyTypedData(consentDomain(CHAIN_ID, APPLICATION), { owner: OWNER, keyId, ...consent }));
     const signed = await h.input("register_owner_key", { public_key: b64(ownerBox.publicKey), algorithm: "nacl-box", owner: OWNER, consent: { ...consent, signature } }, { sender: OPERATOR, timestamp: ++clock });
-    expect([signed.status, report(signed)]).toEqual(["accept", undefined]);
+    expect([signed.status, firstReport(signed)]).toEqual(["accept", undefined]);
     expect(await h.read<OwnerKeyView>("owner_key", { owner: OWNER })).toEqual({ owner: OWNER, key_id: keyId, public_key: b64(ownerBox.publicKey), algorithm: "nacl-box", created_at: clock });
     const again = await h.input("register_owner_key", { public_key: b64(ownerBox.publicKey), algorithm: "nacl-box" }, { sender: OWNER, timestamp: ++clock });
-    expect(report(again)).toEqual({ error: { code: "DUPLICATE", message: `key ${keyId} is already ${OWNER}'s newest key` } });
+    expect(firstReport(again)).toEqual({ error: { code: "DUPLICATE", message: `key ${keyId} is already ${OWNER}'s newest key` } });
     // The requester registers its own from its own wallet.
     expect((await h.input("register_owner_key", { public_key: b64(requesterBox.publicKey), algorithm: "nacl-box" }, { sender: BOB, timestamp: ++clock })).status).toBe("accept");
   });
@@ -90,9 +88,9 @@ describe("a schema that seals to the owner", () => {
       [sealToOwner(PLAINTEXT, [b64(adminBox.publicKey)]), `encrypted_data: not sealed to key ${keyIdOf(ownerBox.publicKey)} (schema ${sOwner} seals to the owner's newest key)`],
       [sealToOwner(PLAINTEXT, [b64(ownerBox.publicKey), b64(adminBox.publicKey)]), `encrypted_data: sealed to 2 keys; schema ${sOwner} seals to exactly 1`],
     ];
-    for (const [data, message] of refused) expect(report(await attest(data))).toEqual({ error: { code: "INVALID_PARAMS", message } });
+    for (const [data, message] of refused) expect(firstReport(await attest(data))).toEqual({ error: { code: "INVALID_PARAMS", message } });
     const keyless = privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as Address;
-    expect(report(await attest(sealToOwner(PLAINTEXT, [b64(ownerBox.publicKey)]), sOwner, keyless))).toEqual({
+    expect(firstReport(await attest(sealToOwner(PLAINTEXT, [b64(ownerBox.publicKey)]), sOwner, keyless))).toEqual({
       error: { code: "INVALID_PARAMS", message: `encrypted_data: schema ${sOwner} seals to the owner's key, and ${keyless} has registered none (register_owner_key)` },
     });
     expect(digest()).toBe(before);
@@ -108,7 +106,7 @@ describe("a schema that seals to the owner", () => {
     const both = sealToOwner(PLAINTEXT, [b64(ownerBox.publicKey), b64(adminBox.publicKey)]);
     expect((await attest(both, sBoth)).status).toBe("accept");
     expect(openOwnerSealed(both, adminBox.secretKey, { keyId: keyIdOfBase64(b64(adminBox.publicKey)) })).toEqual(PLAINTEXT);
-    expect(report(await attest(sealToOwner(PLAINTEXT, [b64(ownerBox.publicKey)]), sBoth))).toMatchObject({ error: { code: "INVALID_PARAMS", message: expect.stringContaining("the owner's newest key and the admin's") } });
+    expect(firstReport(await attest(sealToOwner(PLAINTEXT, [b64(ownerBox.publicKey)]), sBoth))).toMatchObject({ error: { code: "INVALID_PARAMS", message: expect.stringContaining("the owner's newest key and the admin's") } });
   });
 });
 
@@ -121,7 +119,7 @@ describe("content keys shared with a grant", () => {
     // On the owner's side: the content key sealed again for the requester's registered key.
     const sealedKey = resealContentKey(sealed, ownerKeyId, ownerBox.secretKey, b64(requesterBox.publicKey));
     const granted = await h.input("grant_access", { requester: BOB, schema_id: sOwner, expires_at: clock + 10_000, keys: [{ attestation_id: attestationId, sealed_key: sealedKey }] }, { sender: OWNER, timestamp: ++clock });
-    expect([granted.status, report(granted)]).toEqual(["accept", undefined]);
+    expect([granted.status, firstReport(granted)]).toEqual(["accept", undefined]);
     const grantId = inputIdOf("grant_access", granted.index);
     const shared = await h.read<ContentKeyView>("content_key", { attestation_id: attestationId, requester: BOB });
     expect(shared).toEqual({ attestation_id: attestationId, requester: BOB, grant_id: grantId, key_id: keyIdOf(requesterBox.publicKey), sealed_key: sealedKey });
@@ -142,7 +140,7 @@ describe("content keys shared with a grant", () => {
     const newest = sealToOwner(PLAINTEXT, [b64(ownerBox.publicKey)]);
     const newestId = inputIdOf("create_attestation", (await attest(newest)).index);
     const afterRevoke = await h.input("share_keys", { grant_id: grantId, keys: [{ attestation_id: newestId, sealed_key: resealContentKey(newest, ownerKeyId, ownerBox.secretKey, b64(requesterBox.publicKey)) }] }, { sender: OWNER, timestamp: ++clock });
-    expect(report(afterRevoke)).toEqual({ error: { code: "GRANT_NOT_FOUND", message: `grant not found: ${grantId}` } });
+    expect(firstReport(afterRevoke)).toEqual({ error: { code: "GRANT_NOT_FOUND", message: `grant not found: ${grantId}` } });
   });
 
   it("refuses keys for a requester without a key, for another owner's attestation, or for an admin-sealed schema", async () => {
@@ -151,14 +149,14 @@ describe("content keys shared with a grant", () => {
     const key = { attestation_id: id, sealed_key: resealContentKey(sealed, keyIdOf(ownerBox.publicKey), ownerBox.secretKey, b64(requesterBox.publicKey)) };
     const before = digest();
     const keyless = privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as Address;
-    expect(report(await h.input("grant_access", { requester: keyless, schema_id: sOwner, expires_at: clock + 1000, keys: [key] }, { sender: OWNER, timestamp: ++clock }))).toEqual({
+    expect(firstReport(await h.input("grant_access", { requester: keyless, schema_id: sOwner, expires_at: clock + 1000, keys: [key] }, { sender: OWNER, timestamp: ++clock }))).toEqual({
       error: { code: "INVALID_PARAMS", message: `keys: requester ${keyless} has registered no key to seal content keys to (register_owner_key)` },
     });
     // BOB is no owner of that attestation: granting as BOB names it wrongly.
-    expect(report(await h.input("grant_access", { requester: OWNER, schema_id: sOwner, expires_at: clock + 1000, keys: [key] }, { sender: BOB, timestamp: ++clock }))).toMatchObject({
+    expect(firstReport(await h.input("grant_access", { requester: OWNER, schema_id: sOwner, expires_at: clock + 1000, keys: [key] }, { sender: BOB, timestamp: ++clock }))).toMatchObject({
       error: { code: "INVALID_PARAMS", message: expect.stringContaining(`keys.0: attestation ${id} is not ${BOB}'s of schema ${sOwner}`) },
     });
-    expect(report(await h.input("grant_access", { requester: BOB, schema_id: schemaIdOf(SCHEMA), expires_at: clock + 1000, owner: OWNER, keys: [key] }, { sender: OPERATOR, timestamp: ++clock }))).toEqual({
+    expect(firstReport(await h.input("grant_access", { requester: BOB, schema_id: schemaIdOf(SCHEMA), expires_at: clock + 1000, owner: OWNER, keys: [key] }, { sender: OPERATOR, timestamp: ++clock }))).toEqual({
       error: { code: "INVALID_PARAMS", message: `keys: schema ${schemaIdOf(SCHEMA)} seals to the admin's key: there are no content keys to share` },
     });
     expect(digest()).toBe(before);

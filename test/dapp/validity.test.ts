@@ -8,9 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonToHex } from "../../common/hex.ts";
 import { inputIdOf, schemaIdOf } from "../../common/ids.ts";
 import type { AttestationView, VerifyResult } from "../../common/wire.ts";
-import { databaseDigest } from "../../dapp/db/digest.ts";
 import { SCHEMA, SCHEMA_2 } from "./fixtures.ts";
-import { ADMIN, ALICE, ATTESTOR, BOB, OPERATOR, startReadyHarness, T0, type Harness } from "./harness.ts";
+import { ADMIN, ALICE, ATTESTOR, BOB, type Harness, OPERATOR, startReadyHarness, stateDigest, T0 } from "./harness.ts";
 
 const EXPIRING = { ...SCHEMA, flowType: "expiring", validityPeriod: 1000 };
 const s1 = schemaIdOf(SCHEMA);
@@ -43,7 +42,7 @@ async function revoke(params: Record<string, unknown>, sender: string) {
   return { ...out, report: out.reports[0] === undefined ? undefined : (JSON.parse(Buffer.from(out.reports[0].slice(2), "hex").toString("utf8")) as unknown) };
 }
 
-const digest = (): string => databaseDigest(h.db.$client, { includeMeta: false });
+const digest = (): string => stateDigest(h);
 
 describe("revoke_attestation", () => {
   it("a stranger, an operator or an attestor that did not make it may not; nothing changes", async () => {

@@ -11,9 +11,8 @@ import Database from "better-sqlite3";
 import type { Hex } from "viem";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { databaseDigest } from "../../dapp/db/digest.ts";
-import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import { decodePayload } from "../../scripts/lib/rollup-client.ts";
-import { freePorts, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+import { freePorts, inputsOnChain, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 import { schemaInput } from "./fixtures.ts";
 
 const dataDirs: string[] = [];
@@ -63,16 +62,6 @@ function dappDigest(dataDir: string): string {
   }
 }
 
-async function inputsOnChain(stack: TestStack): Promise<number> {
-  return Number(
-    await stack.client.publicClient.readContract({
-      address: stack.addresses.inputBox,
-      abi: inputBoxAbi,
-      functionName: "getNumberOfInputs",
-      args: [stack.addresses.dapp],
-    }),
-  );
-}
 
 async function fillHistory(stack: TestStack): Promise<void> {
   expect((await stack.send(schemaInput("one.example"), 0)).status).toBe("ACCEPTED");

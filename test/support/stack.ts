@@ -26,6 +26,7 @@ import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { InspectEnvelope } from "../../common/wire.ts";
 import { DEFAULTS, type RollupsVersion, V2_DEFAULTS } from "../../devnode/config.ts";
+import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
 import { replicaPrivateKeys } from "../../scripts/lib/stack-config.ts";
 import { RollupClient, type InputVerdict, type Sender } from "../../scripts/lib/rollup-client.ts";
@@ -271,3 +272,15 @@ function nonEmpty(value: string | undefined): string | undefined {
  * seconds, not milliseconds); 1 otherwise. Tests scale their own waits on the dapp by it.
  */
 export const SLOW_DAPP_FACTOR = process.env.TEST_DAPP_SLOW === "1" ? 4 : 1;
+
+/** How many inputs the InputBox holds for the stack's application, read from the chain itself. */
+export async function inputsOnChain(stack: TestStack): Promise<number> {
+  return Number(
+    await stack.client.publicClient.readContract({
+      address: stack.addresses.inputBox,
+      abi: inputBoxAbi,
+      functionName: "getNumberOfInputs",
+      args: [stack.addresses.dapp],
+    }),
+  );
+}
