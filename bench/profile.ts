@@ -23,6 +23,8 @@ export interface Profile {
   claimWarmup: number;
   /** Claims per concurrency of the group-commit throughput figures (c1 reuses the claim figures above). */
   groupClaims: { 16: number; 64: number };
+  /** Inputs of the transports rows (the dapp on libcmt against the rollup HTTP server), on the smallest store. */
+  transportInputs: number;
   /** Inputs and inspects of the riscv64 rows (--riscv64), on the smallest store. */
   riscv64: { inputs: number; inspects: number };
   /**
@@ -51,6 +53,7 @@ export const PROFILES: Record<BenchSize, Profile> = {
     claims: 200,
     claimWarmup: 5,
     groupClaims: { 16: 2_000, 64: 5_000 },
+    transportInputs: 5_000,
     riscv64: { inputs: 2_000, inspects: 1_000 },
     machine: { inputs: 1_000, inspects: 300 },
     reads: 2_000,
@@ -72,6 +75,7 @@ export const PROFILES: Record<BenchSize, Profile> = {
     claims: 10,
     claimWarmup: 2,
     groupClaims: { 16: 64, 64: 192 },
+    transportInputs: 200,
     riscv64: { inputs: 100, inspects: 100 },
     machine: { inputs: 50, inspects: 20 },
     reads: 100,

@@ -3,6 +3,7 @@
  * parses the command line and writes the report). This file only composes the sections
  * (bench/sections/), in this order: seed the stores and take their in-process floors; scale (a straight
  * rig per store size); on the largest store the straight advance, then a mixed load for the memory figure;
+ * on the smallest the dapp on libcmt against the same dapp on the rollup HTTP server;
  * then the whole stack (chain, devnode, dapp bundle, api) on the inspect-size store for the inspect
  * figures, the api figures, the gas of a write, the riscv64 and machine rows when asked, and the advance
  * through the chain's InputBox.
@@ -24,6 +25,7 @@ import { bareNodeKiB, memoryFigures, mixedLoadPeakKiB } from "./sections/memory.
 import { riscv64Rows } from "./sections/riscv64.ts";
 import { measureScale, scaleFigures, withStraightRigs } from "./sections/scale.ts";
 import { SEEDED_HOW, seedStores, sqliteFloors } from "./sections/stores.ts";
+import { LIBCMT_PEAK, LIBCMT_RATE, transportRows } from "./sections/transports.ts";
 import { startWholeStack } from "./sections/whole-stack.ts";
 import { GAS_SIZES, gasFigureName, gasRows } from "./sections/writes.ts";
 import type { SeedResult } from "./seed.ts";
@@ -50,6 +52,8 @@ export function expectedFigures(size: BenchSize): string[] {
     `straight (devnode model, no chain) @ ${largest}`,
     `through InputBox @ ${p.inspectStore.toLocaleString("en-US")}`,
     `dapp peak RSS @ ${largest}`,
+    LIBCMT_RATE(Math.min(...p.scaleSizes)),
+    LIBCMT_PEAK(Math.min(...p.scaleSizes)),
     "database bytes per attestation",
   ];
 }
@@ -117,6 +121,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     });
     figures.push(...scaleFigures(scale, stores.largest));
     const bareKiB = await bareNodeKiB(ctx);
+
+    // ---- the dapp on libcmt beside the same dapp on the rollup HTTP server, on the smallest store ----
+    const transports = await transportRows(ctx, stores.seeded.get(Math.min(...profile.scaleSizes)) as SeedResult, profile.transportInputs);
+    figures.push(...transports.figures);
+    notes.push(...transports.notes);
 
     // ---- the whole stack on the inspect-size store: inspect, api, the gas of a write ----
     const echoAt = await echoUrl(echo);

@@ -1,6 +1,6 @@
 /**
  * HTTP/1.1 message framing for the two ends of the rollup HTTP API that this project writes itself: the
- * dapp's client (dapp/rollup-transport.ts) and the devnode's server (devnode/http1-server.ts). Both talk
+ * dapp's client (dapp/transports/http-connection.ts) and the devnode's server (devnode/http1-server.ts). Both talk
  * over one kept-alive loopback connection on which every input and every inspect costs two or three
  * exchanges in a row, so the general-purpose clients and servers of node:http and undici were most of an
  * inspect's time (docs/performance.md). The parser splits a byte stream into messages, head and

@@ -2,7 +2,6 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createDapp } from "./app.ts";
 import { readConfig, type DappConfig } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { createLineLog } from "./log.ts";
@@ -28,18 +27,30 @@ if (config.dbPath !== ":memory:") mkdirSync(path.dirname(path.resolve(config.dbP
 const migrationsFolder = config.migrationsDir ?? fileURLToPath(new URL("../migrations", import.meta.url));
 const db = openDatabase({ path: config.dbPath, migrationsFolder });
 if (config.admins.length === 0) log("warning: DAPP_ADMINS is empty, so no one can register schemas or grant roles");
-log(`node ${process.version} on ${process.arch}; database ${config.dbPath}; rollup server ${config.rollupUrl}; ${config.admins.length} admin(s)`);
-log.flush();
+const common = { db, admins: config.admins, log, ...(config.application === undefined ? {} : { application: config.application }) };
+const { transport } = config;
 
-const dapp = createDapp({ db, admins: config.admins, rollupUrl: config.rollupUrl, log, ...(config.application === undefined ? {} : { application: config.application }) });
-
-const stop = new AbortController();
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    stop.abort();
-    db.$client.close();
-    process.exit(0);
-  });
+if (transport.kind === "libcmt") {
+  // Imported only here: the transport loads libcmt's addon, which a dapp on the rollup HTTP server never needs.
+  const { createLibcmtDapp } = await import("./transports/libcmt.ts");
+  const dapp = await createLibcmtDapp({ ...common, flushLog: () => log.flush(), ...(transport.outputsTreeFile === undefined ? {} : { outputsTreeFile: transport.outputsTreeFile }) });
+  log(`node ${process.version} on ${process.arch}; database ${config.dbPath}; libcmt (${dapp.driver} driver); ${config.admins.length} admin(s)`);
+  // The loop blocks in libcmt between requests (the machine stops there), so no signal handler could run.
+  await dapp.run();
+  dapp.close();
+  db.$client.close();
+} else {
+  const { createDapp } = await import("./transports/http.ts");
+  log(`node ${process.version} on ${process.arch}; database ${config.dbPath}; rollup server ${transport.rollupUrl}; ${config.admins.length} admin(s)`);
+  log.flush();
+  const dapp = createDapp({ ...common, rollupUrl: transport.rollupUrl });
+  const stop = new AbortController();
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      stop.abort();
+      db.$client.close();
+      process.exit(0);
+    });
+  }
+  await dapp.run({ signal: stop.signal });
 }
-
-await dapp.run({ signal: stop.signal });

@@ -66,9 +66,11 @@ export interface LoggedInput {
   payload: Hex;
   blockNumber: bigint;
   txHash: Hex;
+  /** The InputAdded log's index in its block. */
+  logIndex: number;
   /** The block's timestamp (seconds) when the log carries it (v2's EvmAdvance); otherwise it is read from the block (v1). */
   timestamp?: number;
-  /** The version's own fields of the input's record (v2: prevrandao, transaction, outputs hash), kept beside InputRecord's. */
+  /** The version's own fields of the input's record (v2: prevrandao, transaction, log index, outputs hash), kept beside InputRecord's. */
   extra?: object;
 }
 
@@ -79,10 +81,11 @@ export interface InputBoxDialect {
   /** The dapp's inputs the InputBox at `inputBox` logged in blocks [fromBlock, toBlock], in order. */
   logged(client: PublicClient, range: { inputBox: Address; dapp: Address; fromBlock: bigint; toBlock: bigint }): Promise<LoggedInput[]>;
   /**
-   * A recorded input the chain now holds in another block (a fresh chain took it again when re-submitted).
-   * Absent when nothing the record keeps follows an input's block (v1); a v2 epoch is a range of blocks.
+   * A recorded input read again (a rescan): where the chain holds it now, which a fresh chain changes when
+   * it takes the input again. Absent when the record keeps nothing of where an input sits (v1); a v2 epoch
+   * is a range of blocks, and a v2 input names its transaction and log.
    */
-  moved?(index: number, blockNumber: number, txHash: Hex): void;
+  seenAgain?(index: number, log: LoggedInput): void;
 }
 
 /** While new blocks are pushed, the poll only catches what a lost notification would miss. */
@@ -318,10 +321,7 @@ export class InputFollower {
       const { index, sender, payload } = log;
       if (index < this.recorded) {
         this.check(index, sender, payload);
-        // A fresh chain put a re-submitted input in another block: a v2 epoch is a range of blocks.
-        if (this.inputBox.moved !== undefined && this.store.getInput(index)?.blockNumber !== Number(log.blockNumber)) {
-          this.inputBox.moved(index, Number(log.blockNumber), log.txHash);
-        }
+        this.inputBox.seenAgain?.(index, log);
         continue;
       }
       if (index !== expected) {

@@ -28,6 +28,7 @@ import { historyClaims } from "./v1/validator.ts";
 import { V2Application } from "./v2/application.ts";
 import { V2EpochManager } from "./v2/epochs.ts";
 import { v2InputBox } from "./v2/inputs.ts";
+import { V3InputBoxWatch } from "./v2/v3-inputbox.ts";
 import { createV2NodeServer } from "./v2/node-server.ts";
 import { V2Store } from "./v2/record.ts";
 import { V2Rpc } from "./v2/rpc.ts";
@@ -163,7 +164,9 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
   const chainId = await waitForChain(config.rpcUrl, 30_000);
   const model = new RollupModel(store, { ...modelOptions(config, store), v2: { chainId, appContract: config.dappAddress, outputCount: store.outputCount } });
   let stopping = false;
-  const follower = new InputFollower(config, store, model, v2InputBox(store), log, (error) => {
+  // On a chain it manages, the devnode refuses the v3 InputBox address and says so for what is sent there.
+  const watch = config.chainMode === "managed" ? new V3InputBoxWatch(config.rpcUrl, config.inputBoxAddress, log) : undefined;
+  const follower = new InputFollower(config, store, model, v2InputBox(store, watch), log, (error) => {
     logger.error(error.message);
     void shutdown(1);
   });

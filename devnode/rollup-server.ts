@@ -98,7 +98,7 @@ export function createRollupServer(model: RollupModel): Http1Server {
       case "/report":
         model.addReport(hexField(body, "payload"));
         // Answered after the requests already read: a dapp that writes /finish right behind its report
-        // (pipelining, as dapp/app.ts does) has the inspect's client answered first. Answers still leave
+        // (pipelining, as dapp/transports/http.ts does) has the inspect's client answered first. Answers still leave
         // in request order.
         return new Promise((resolve) => setImmediate(() => resolve(done)));
       case "/exception":

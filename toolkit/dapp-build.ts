@@ -8,8 +8,8 @@
  *
  *   <out>/dapp/main.js      the dapp and all its pure-JS dependencies in one ES module
  *   <out>/migrations/       drizzle-kit's migrations, beside it so `../migrations` resolves as in the sources
- *   <out>/package.json      the one native dependency (better-sqlite3), pinned to the lock file's version,
- *                           for the image's riscv64 stage to compile; it cannot live inside a bundle
+ *   <out>/package.json      the native dependencies (NATIVE_EXTERNALS), pinned to the lock file's versions,
+ *                           for the image's riscv64 stage to install; they cannot live inside a bundle
  */
 import { build } from "esbuild";
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -31,8 +31,11 @@ export function lockedVersion(name: string): string {
   return version;
 }
 
-/** Packages the bundle must not contain: native addons are compiled for the target machine instead. */
-export const NATIVE_EXTERNALS = ["better-sqlite3"] as const;
+/**
+ * Packages the bundle must not contain: native addons, installed for the target machine instead
+ * (better-sqlite3 compiled there; @cartesi/rollup, loaded only with DAPP_TRANSPORT=libcmt, from its prebuild).
+ */
+export const NATIVE_EXTERNALS = ["better-sqlite3", "@cartesi/rollup"] as const;
 
 /**
  * Writes the bundle, its migrations and the native manifest into `outDir` (emptied first): `dist/` for the

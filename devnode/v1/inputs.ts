@@ -40,6 +40,7 @@ export const v1InputBox: InputBoxDialect = {
       payload: log.args.input,
       blockNumber: log.blockNumber,
       txHash: log.transactionHash,
+      logIndex: log.logIndex,
     }));
   },
 };

@@ -21,6 +21,7 @@ import { ClaimerClients } from "../claimer.ts";
 import type { DevnodeConfig } from "../config.ts";
 import type { Log } from "../log.ts";
 import { DEVNODE_TEMPLATE_HASH, inputBoxAvailability, v2Abi, v2Artifact } from "./contracts.ts";
+import { placeV3InputBoxStandIn } from "./v3-inputbox.ts";
 
 export interface V2ApplicationState {
   application: Address;
@@ -63,6 +64,9 @@ export class V2Application extends ClaimerClients {
       await this.deploy(application);
       deployed = true;
     }
+    // The newest @cartesi/viem sends inputs to the v3 InputBox, which a devnode cannot have: there a
+    // transaction fails with the reason instead of succeeding with no input (v3-inputbox.ts).
+    if (this.settings.chainMode === "managed") await placeV3InputBoxStandIn(this.settings.rpcUrl, this.reader, this.settings.inputBoxAddress, this.log);
     let authority: Address;
     let epochLength: number;
     try {

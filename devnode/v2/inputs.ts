@@ -56,23 +56,46 @@ export function decodeEvmAdvance(input: Hex): DecodedAdvance {
   };
 }
 
+/** What else reads the blocks the follower reads (the v3 InputBox address's watch, v3-inputbox.ts). */
+export interface BlockWatch {
+  scan(fromBlock: bigint, toBlock: bigint): Promise<void>;
+}
+
 /**
  * The v2 InputBox as the chain follower reads it: the EvmAdvance in each log carries the sender, the
- * block's time and prevrandao; the record keeps an input's transaction and moves it with its block.
+ * block's time and prevrandao; the record keeps an input's transaction and log index, and moves them
+ * with the input when a fresh chain takes it again.
  */
-export function v2InputBox(store: V2Store): InputBoxDialect {
+export function v2InputBox(store: V2Store, watch?: BlockWatch): InputBoxDialect {
   return {
     // v2's runtime code reads its deployment block as 0 (an immutable left unset): placed at genesis.
     runtimeBytecode: () => v2Artifact("InputBox").deployedBytecode.object,
     async logged(client, { inputBox, dapp, fromBlock, toBlock }) {
       const logs = await client.getLogs({ address: inputBox, fromBlock, toBlock, strict: true, event: v2InputAddedEvent, args: { appContract: dapp } });
+      await watch?.scan(fromBlock, toBlock);
       return logs.map((log) => {
         // The InputBox builds the EvmAdvance itself, so one that does not decode is another contract's log.
         const { metadata, payload } = decodeEvmAdvance(log.args.input);
-        const extra: Pick<V2Input, "prevRandao" | "txHash" | "outputsHash"> = { prevRandao: metadata.prev_randao, txHash: log.transactionHash, outputsHash: null };
-        return { index: Number(log.args.index), sender: metadata.msg_sender, payload, blockNumber: log.blockNumber, txHash: log.transactionHash, timestamp: metadata.block_timestamp, extra };
+        const extra: Pick<V2Input, "prevRandao" | "txHash" | "logIndex" | "outputsHash"> = {
+          prevRandao: metadata.prev_randao,
+          txHash: log.transactionHash,
+          logIndex: log.logIndex,
+          outputsHash: null,
+        };
+        return {
+          index: Number(log.args.index),
+          sender: metadata.msg_sender,
+          payload,
+          blockNumber: log.blockNumber,
+          txHash: log.transactionHash,
+          logIndex: log.logIndex,
+          timestamp: metadata.block_timestamp,
+          extra,
+        };
       });
     },
-    moved: (index, blockNumber, txHash) => store.moveInput(index, blockNumber, txHash),
+    seenAgain: (index, log) => {
+      store.relocateInput(index, { blockNumber: Number(log.blockNumber), txHash: log.txHash, logIndex: log.logIndex });
+    },
   };
 }

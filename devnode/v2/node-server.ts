@@ -13,7 +13,7 @@ import type { InspectOutcome } from "../queues.ts";
 import type { ValidatorStatus } from "../validator.ts";
 import type { V2EpochManager } from "./epochs.ts";
 import { serveSpecInspect, type V2InspectAnswer } from "./spec-inspect.ts";
-import { listLimitOf, RPC_ERRORS, RpcError } from "./rpc-params.ts";
+import { isApplicationId, listLimitOf, RPC_ERRORS, RpcError } from "./rpc-params.ts";
 import type { V2Rpc } from "./rpc.ts";
 
 /** The node's limits: 1 MiB for a JSON-RPC request, 2 MiB for an inspect payload. */
@@ -107,6 +107,16 @@ function v2Answer(outcome: InspectOutcome, processedInputCount: number): V2Inspe
   return { status: 200, body: { status: outcome.status, reports, processed_input_count: outcome.processedInputCount } };
 }
 
+/** The one path segment after `/inspect/`, decoded; undefined for another path or a malformed escape. */
+function inspectSegment(url: string): string | undefined {
+  if (!url.startsWith("/inspect/")) return undefined;
+  try {
+    return decodeURIComponent(url.slice("/inspect/".length));
+  } catch {
+    return undefined;
+  }
+}
+
 /** The node answers errors as Go's http.Error does: plain text, a newline, no sniffing. */
 function sendNodeText(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
   sendText(res, status, `${text}\n`, { ...CORS, "x-content-type-options": "nosniff", ...headers });
@@ -151,13 +161,17 @@ export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2Epo
       if (text === "") return sendNodeText(res, 400, "Empty request body");
       return sendRpc(res, answerBody(rpc, text));
     }
+    const application = inspectSegment(url);
+    // The node's `/inspect/{dapp}` takes POST alone, before it looks the application up: any other method
+    // is 405 with Allow: POST. A GET whose segment is a query, not an application's name or address, is
+    // the specification's interface below.
+    if (application !== undefined && method !== "POST" && isApplicationId(application)) return sendNodeText(res, 405, "Method not allowed", { allow: "POST" });
     // The specification's query interface (GET /inspect/<query>, POST /inspect), as the adapter serves it
     // in front of any v2 node: over this node's own inspect.
     if (await serveSpecInspect(req, res, inspect)) return;
     if (url.startsWith("/inspect/")) {
-      const application = decodeURIComponent(url.slice("/inspect/".length));
       // The node's route is `/inspect/{dapp}`: one path segment, no more and no less.
-      if (application === "" || application.includes("/")) return sendNodeText(res, 404, "404 page not found");
+      if (application === undefined || application === "" || application.includes("/")) return sendNodeText(res, 404, "404 page not found");
       if (method !== "POST") return sendNodeText(res, 405, "Method not allowed", { allow: "POST" });
       let payload: Buffer;
       try {

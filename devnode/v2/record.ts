@@ -1,8 +1,8 @@
 /**
  * A v2 node's record: the v1 record's inputs (same table, same statuses) plus what v2 adds — each input's
- * prevrandao, transaction and outputs root; the outputs as v2 encodes them, numbered across the
- * application's history; reports numbered the same way; and the claims made. Epochs are not stored: an
- * epoch is the inputs whose block falls in its range of blocks, derived when asked.
+ * prevrandao, transaction, InputAdded log index and outputs root; the outputs as v2 encodes them, numbered
+ * across the application's history; reports numbered the same way; and the claims made. Epochs are not
+ * stored: an epoch is the inputs whose block falls in its range of blocks, derived when asked.
  */
 import type { Statement } from "better-sqlite3";
 import { hexToBytes, type Address, type Hex } from "viem";
@@ -17,7 +17,9 @@ CREATE TABLE IF NOT EXISTS v2_inputs (
   input_index  INTEGER PRIMARY KEY,
   prev_randao  TEXT NOT NULL,
   tx_hash      TEXT NOT NULL,
-  outputs_hash TEXT
+  outputs_hash TEXT,
+  -- The InputAdded log's index in its block (the node's log_index).
+  log_index    INTEGER
 );
 CREATE TABLE IF NOT EXISTS v2_outputs (
   output_index INTEGER PRIMARY KEY,
@@ -48,6 +50,8 @@ CREATE INDEX IF NOT EXISTS inputs_by_block ON inputs (block_number);
 export interface V2Input extends InputRecord {
   prevRandao: Hex;
   txHash: Hex;
+  /** The InputAdded log's index in its block; null only while a record written before it was kept is read again. */
+  logIndex: number | null;
   /** The outputs root after this input; null until it is processed. */
   outputsHash: Hex | null;
 }
@@ -104,6 +108,7 @@ export interface Page {
 interface V2InputRow extends InputRow {
   prev_randao: string | null;
   tx_hash: string | null;
+  log_index: number | null;
   outputs_hash: string | null;
 }
 
@@ -114,12 +119,13 @@ function toV2Input(row: V2InputRow): V2Input {
     ...toInput(row),
     prevRandao: (row.prev_randao ?? ZERO32) as Hex,
     txHash: (row.tx_hash ?? ZERO32) as Hex,
+    logIndex: row.log_index,
     outputsHash: row.outputs_hash as Hex | null,
   };
 }
 
 const INPUT_SELECT =
-  "SELECT i.*, v.prev_randao, v.tx_hash, v.outputs_hash FROM inputs i LEFT JOIN v2_inputs v ON v.input_index = i.input_index";
+  "SELECT i.*, v.prev_randao, v.tx_hash, v.log_index, v.outputs_hash FROM inputs i LEFT JOIN v2_inputs v ON v.input_index = i.input_index";
 
 export class V2Store extends DevnodeStore {
   /** Blocks per epoch; the application's Authority has the last word, so it is set once that is read. */
@@ -134,6 +140,7 @@ export class V2Store extends DevnodeStore {
   constructor(path: string) {
     super(path);
     this.db.exec(SCHEMA);
+    this.addLogIndex();
     for (const row of this.db.prepare<[], { hash: string }>("SELECT hash FROM v2_outputs ORDER BY output_index").iterate()) {
       this.tree.append(hexToBytes(row.hash as Hex));
     }
@@ -147,7 +154,19 @@ export class V2Store extends DevnodeStore {
   protected override insertInput(input: InputRecord): void {
     super.insertInput(input);
     const v2 = input as Partial<V2Input>;
-    this.sql("INSERT INTO v2_inputs (input_index, prev_randao, tx_hash) VALUES (?, ?, ?)").run(input.index, v2.prevRandao ?? ZERO32, v2.txHash ?? ZERO32);
+    this.sql("INSERT INTO v2_inputs (input_index, prev_randao, tx_hash, log_index) VALUES (?, ?, ?, ?)").run(input.index, v2.prevRandao ?? ZERO32, v2.txHash ?? ZERO32, v2.logIndex ?? null);
+  }
+
+  /**
+   * A record kept before the log index was: the column is added, and the chain is read again from the
+   * first recorded input's block, so every recorded input gets its log index back (relocateInput).
+   */
+  private addLogIndex(): void {
+    const columns = this.db.prepare<[], { name: string }>("PRAGMA table_info(v2_inputs)").all();
+    if (columns.some((c) => c.name === "log_index")) return;
+    this.db.exec("ALTER TABLE v2_inputs ADD COLUMN log_index INTEGER");
+    const first = this.db.prepare<[], { b: number | null }>("SELECT MIN(block_number) AS b FROM inputs").get()?.b;
+    if (first != null && this.nextBlock() !== undefined) this.setNextBlock(BigInt(first));
   }
 
   /**
@@ -182,10 +201,17 @@ export class V2Store extends DevnodeStore {
     return this.rows<V2InputRow>(`${INPUT_SELECT} WHERE i.status = 'UNPROCESSED' ORDER BY i.input_index`, []).map(toV2Input);
   }
 
-  /** A re-submitted input landed in another block of a fresh chain: its epoch follows it. */
-  moveInput(index: number, blockNumber: number, txHash: Hex): void {
-    this.sql("UPDATE inputs SET block_number = ? WHERE input_index = ?").run(blockNumber, index);
-    this.sql("UPDATE v2_inputs SET tx_hash = ? WHERE input_index = ?").run(txHash, index);
+  /**
+   * Where a recorded input sits on the chain, read again: a fresh chain took it again in another block and
+   * transaction (its epoch follows it), or a record kept before the log index was learns it. True when
+   * anything changed.
+   */
+  relocateInput(index: number, at: { blockNumber: number; txHash: Hex; logIndex: number }): boolean {
+    const known = this.v2Input(index);
+    if (known === undefined || (known.blockNumber === at.blockNumber && known.txHash === at.txHash && known.logIndex === at.logIndex)) return false;
+    this.sql("UPDATE inputs SET block_number = ? WHERE input_index = ?").run(at.blockNumber, index);
+    this.sql("UPDATE v2_inputs SET tx_hash = ?, log_index = ? WHERE input_index = ?").run(at.txHash, at.logIndex, index);
+    return true;
   }
 
   // ---- inputs ----

@@ -1,9 +1,10 @@
 /**
  * What `rpc.discover` answers: an OpenRPC document of the v2 devnode's JSON-RPC, written for the methods
- * it serves (devnode/v2/rpc.ts `METHODS`, and no other), with each parameter's and each result's schema
- * and the shared objects in `components`. It follows the layout of the node's own document (OpenRPC
- * 1.4.1, results as `$ref`s to `{data}` / `{data, pagination}` objects, hex quantities as strings); it is
- * this project's text, not a copy of the node's file.
+ * it serves (the newest node's dispatch table, and no other: rpc.ts serves exactly METHOD_DOCS), with
+ * each parameter's and each result's schema and the shared objects in `components`, their properties the
+ * fields rpc-objects.ts writes (the newest node's, and the older ones the 2.2.0 clients read). It follows
+ * the layout of the node's own document (OpenRPC 1.4.1, results as `$ref`s to `{data}` / `{data,
+ * pagination}` objects, hex quantities as strings); it is this project's text, not a copy of the node's file.
  */
 import { DEVNODE_V2_VERSION } from "./rpc-version.ts";
 
@@ -23,6 +24,9 @@ const P = {
   inputIndex: (required: boolean) => ({ name: "input_index", required, schema: ref("UnsignedInteger") }),
 } as const;
 const PAGE = [P.limit, P.offset, P.descending] as const;
+
+/** The newest node's epoch statuses (a devnode's epochs reach OPEN, CLOSED, CLAIM_COMPUTED and CLAIM_ACCEPTED). */
+export const EPOCH_STATUSES = ["OPEN", "CLOSED", "INPUTS_PROCESSED", "CLAIM_COMPUTED", "CLAIM_SUBMITTED", "CLAIM_STAGED", "CLAIM_ACCEPTED", "CLAIM_REJECTED", "CLAIM_FORECLOSED"] as const;
 
 interface MethodDoc {
   summary: string;
@@ -102,13 +106,6 @@ export const METHOD_DOCS: Record<string, MethodDoc> = {
     ],
     result: "EmptyGetResult",
   },
-  cartesi_getMatchAdvanced: {
-    summary: "One match advance (the name the 2.2.0 clients call)",
-    params: [P.application, P.epochIndex(true), { name: "tournament_address", required: true, schema: ref("EthereumAddress") }, { name: "id_hash", required: true, schema: ref("Hash") }, { name: "parent", required: true, schema: ref("Hash") }],
-    result: "EmptyGetResult",
-  },
-  cartesi_listBondEvents: { summary: "List bond events", params: [P.application, P.epochIndex(false), { name: "tournament_address", required: false, schema: ref("EthereumAddress") }, ...PAGE], result: "EmptyListResult" },
-  cartesi_getBondEvent: { summary: "One bond event", params: [P.application, { name: "tx_hash", required: true, schema: ref("Hash") }, { name: "log_index", required: true, schema: ref("UnsignedInteger") }], result: "EmptyGetResult" },
   cartesi_getNodeInfo: { summary: "The node's chain, version and the block it reads at", params: [], result: "NodeInfoResult" },
   cartesi_getChainId: { summary: "The chain id (deprecated: cartesi_getNodeInfo)", params: [], result: "QuantityResult" },
   cartesi_getNodeVersion: { summary: "The node's version (deprecated: cartesi_getNodeInfo)", params: [], result: "StringResult" },
@@ -133,9 +130,20 @@ const COMPONENT_SCHEMAS: Record<string, Schema> = {
   NameOrAddress: { oneOf: [ref("ApplicationName"), ref("EthereumAddress")] },
   Timestamp: { type: "string", format: "date-time" },
   Pagination: object({ total_count: { type: "integer" }, limit: { type: "integer" }, offset: { type: "integer" } }),
-  EpochStatus: { type: "string", enum: ["OPEN", "CLOSED", "INPUTS_PROCESSED", "CLAIM_COMPUTED", "CLAIM_SUBMITTED", "CLAIM_ACCEPTED", "CLAIM_REJECTED"] },
+  EpochStatus: { type: "string", enum: [...EPOCH_STATUSES] },
   InputCompletionStatus: { type: "string", enum: ["NONE", "ACCEPTED", "REJECTED", "EXCEPTION", "MACHINE_HALTED", "CYCLE_LIMIT_EXCEEDED", "TIME_LIMIT_EXCEEDED", "PAYLOAD_LENGTH_LIMIT_EXCEEDED"] },
   ExecutionParameters: { type: "object", description: "the machine's limits (a devnode enforces none: zeros)" },
+  ApplicationStatus: { type: "string", enum: ["OK", "FAILED", "DIVERGED", "CORRUPTED", "GUEST_EXCEPTION", "MACHINE_HALTED", "MCYCLE_OVERFLOW", "UNEXPECTED_YIELD"] },
+  WithdrawalConfig: {
+    ...object({
+      guardian: ref("EthereumAddress"),
+      log2_leaves_per_account: quantity,
+      log2_max_num_of_accounts: quantity,
+      accounts_drive_start_index: quantity,
+      withdrawal_output_builder: ref("EthereumAddress"),
+    }),
+    description: "the Application's withdrawal immutables; all zeros: none configured (a 2.2.0 Application has none)",
+  },
   Application: object({
     name: ref("ApplicationName"),
     iapplication_address: ref("EthereumAddress"),
@@ -143,16 +151,28 @@ const COMPONENT_SCHEMAS: Record<string, Schema> = {
     iinputbox_address: ref("EthereumAddress"),
     template_hash: ref("Hash"),
     epoch_length: quantity,
+    claim_staging_period: { ...quantity, description: "blocks a claim stays staged before it can be accepted (0: accepted at once)" },
+    withdrawal_config: ref("WithdrawalConfig"),
     data_availability: ref("ByteArray"),
     consensus_type: { type: "string", enum: ["AUTHORITY", "QUORUM", "PRT"] },
-    state: { type: "string", enum: ["ENABLED", "DISABLED", "INOPERABLE"] },
+    enabled: { type: "boolean" },
+    status: ref("ApplicationStatus"),
+    state: { type: "string", enum: ["ENABLED", "DISABLED", "INOPERABLE"], description: "the 2.2.0 clients' single state (the newest node's enabled and status)" },
     reason: nullable({ type: "string" }),
     iinputbox_block: quantity,
     last_epoch_check_block: quantity,
     last_input_check_block: quantity,
     last_output_check_block: quantity,
     last_tournament_check_block: quantity,
+    last_foreclose_check_block: quantity,
+    last_accounts_drive_proved_check_block: quantity,
+    last_withdrawal_check_block: quantity,
     processed_inputs: quantity,
+    foreclose_block: { ...quantity, description: "0: not foreclosed" },
+    foreclose_transaction: nullable(ref("Hash")),
+    accounts_drive_proved_block: { ...quantity, description: "0: no accounts drive proved" },
+    accounts_drive_proved_transaction: nullable(ref("Hash")),
+    accounts_drive_merkle_root: nullable(ref("Hash")),
     created_at: ref("Timestamp"),
     updated_at: ref("Timestamp"),
     execution_parameters: ref("ExecutionParameters"),
@@ -171,6 +191,7 @@ const COMPONENT_SCHEMAS: Record<string, Schema> = {
     claim_transaction_hash: nullable(ref("Hash")),
     tournament_address: nullable(ref("EthereumAddress")),
     status: ref("EpochStatus"),
+    staged_at_block: nullable(quantity),
     virtual_index: quantity,
     created_at: ref("Timestamp"),
     updated_at: ref("Timestamp"),
@@ -194,7 +215,9 @@ const COMPONENT_SCHEMAS: Record<string, Schema> = {
     status: ref("InputCompletionStatus"),
     machine_hash: nullable(ref("Hash")),
     outputs_hash: nullable(ref("Hash")),
-    transaction_reference: ref("Hash"),
+    transaction_hash: ref("Hash"),
+    log_index: { ...nullable(quantity), description: "the InputAdded log's index in its block" },
+    transaction_reference: { ...ref("Hash"), description: "the transaction_hash, under the name the 2.2.0 clients read" },
     created_at: ref("Timestamp"),
     updated_at: ref("Timestamp"),
   }),

@@ -7,7 +7,7 @@
  */
 import type { Address } from "viem";
 import type { Page } from "./record.ts";
-import { METHOD_DOCS } from "./rpc-discover.ts";
+import { EPOCH_STATUSES, METHOD_DOCS } from "./rpc-discover.ts";
 
 /** A JSON-RPC error the method raises; the server puts it in the response. */
 export class RpcError extends Error {
@@ -86,6 +86,11 @@ export function pageOf(params: Params): Page {
   return { limit: effective, offset: offset ?? 0, descending: descending ?? false };
 }
 
+/** An application's name (3+ of a-z 0-9 _ -) or address: what names the application in a request or a route. */
+export function isApplicationId(id: string): boolean {
+  return /^[a-z0-9_-]{3,}$/.test(id) || /^0x[0-9a-fA-F]{40}$/.test(id);
+}
+
 export function addressParam(params: Params, name: string): Address | undefined {
   const value = params[name];
   if (value === undefined || value === null) return undefined;
@@ -93,15 +98,13 @@ export function addressParam(params: Params, name: string): Address | undefined 
   return value as Address;
 }
 
-const EPOCH_STATUSES = ["OPEN", "CLOSED", "INPUTS_PROCESSED", "CLAIM_COMPUTED", "CLAIM_SUBMITTED", "CLAIM_ACCEPTED", "CLAIM_REJECTED"];
-
 /** `status`: one epoch status or a non-empty list of them. */
 export function statusesOf(value: unknown): string[] | undefined {
   if (value === undefined || value === null) return undefined;
   const list = Array.isArray(value) ? value : [value];
   if (list.length === 0) throw invalid("Invalid epoch status: expected at least one status");
   for (const status of list) {
-    if (typeof status !== "string" || !EPOCH_STATUSES.includes(status)) throw invalid(`Invalid epoch status: invalid value '${String(status)}' for EpochStatus enum`);
+    if (typeof status !== "string" || !(EPOCH_STATUSES as readonly string[]).includes(status)) throw invalid(`Invalid epoch status: invalid value '${String(status)}' for EpochStatus enum`);
   }
   return list as string[];
 }

@@ -1,7 +1,7 @@
 /** Starts the real dapp (real migrations, real SQLite, real @deroll/app loop) against a RollupServer. */
 import type { Address, Hex } from "viem";
 import { hexToUtf8, jsonToHex } from "../../common/hex.ts";
-import { createDapp, type Dapp } from "../../dapp/app.ts";
+import { createDapp, type Dapp } from "../../dapp/transports/http.ts";
 import { databaseDigest } from "../../dapp/db/digest.ts";
 import { openDatabase, type DappDatabase } from "../../dapp/db/open.ts";
 import { RollupServer, type AdvanceOutcome, type InspectOutcome } from "./rollup-server.ts";

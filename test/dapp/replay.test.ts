@@ -15,7 +15,7 @@ import { jsonToHex } from "../../common/hex.ts";
 import { inputIdOf, schemaIdOf } from "../../common/ids.ts";
 import { databaseDigest, tableDigests } from "../../dapp/db/digest.ts";
 import { openDatabase } from "../../dapp/db/open.ts";
-import { RollupRequest } from "../../dapp/rollup-transport.ts";
+import { RollupRequest } from "../../dapp/transports/http-connection.ts";
 import type { AdvanceOutcome } from "./rollup-server.ts";
 import { PUBLIC_KEY, SCHEMA, SCHEMA_2 } from "./fixtures.ts";
 import { ADMIN, ALICE, ATTESTOR, BOB, OPERATOR, startHarness, T0 } from "./harness.ts";
@@ -202,7 +202,7 @@ describe("faults", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const db = openDatabase({ path: ":memory:" });
     const lines: string[] = [];
-    const { createDapp } = await import("../../dapp/app.ts");
+    const { createDapp } = await import("../../dapp/transports/http.ts");
     const dapp = createDapp({ db, admins: [ADMIN], rollupUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, log: (l) => lines.push(l) });
     const stop = new AbortController();
     const running = dapp.run({ signal: stop.signal, retryDelayMs: 20 });
@@ -225,7 +225,7 @@ describe("faults", () => {
   it("reconnects when the rollup server is not there yet", async () => {
     const h = await startHarness();
     // A second dapp loop pointed at a closed port keeps retrying instead of failing.
-    const { createDapp } = await import("../../dapp/app.ts");
+    const { createDapp } = await import("../../dapp/transports/http.ts");
     const lines: string[] = [];
     const orphan = createDapp({ db: h.db, admins: [ADMIN], rollupUrl: "http://127.0.0.1:9", log: (l) => lines.push(l) });
     const stop = new AbortController();
@@ -239,7 +239,7 @@ describe("faults", () => {
 
   it("lends its transport to @deroll/app only while the app is made: the process's fetch and Request are left as they were", async () => {
     const h = await startHarness();
-    const { createDapp } = await import("../../dapp/app.ts");
+    const { createDapp } = await import("../../dapp/transports/http.ts");
     const before = globalThis.fetch;
     createDapp({ db: h.db, admins: [ADMIN], rollupUrl: "http://127.0.0.1:9" });
     expect(globalThis.fetch).toBe(before);
@@ -249,9 +249,9 @@ describe("faults", () => {
   });
 
   it("has @deroll/app's openapi-fetch build RollupRequests, whose bodies the transport reads without a stream", async () => {
-    // dapp/app.ts evaluated @deroll/app, and the openapi-fetch it requires, while RollupRequest was the
+    // dapp/transports/http.ts evaluated @deroll/app, and the openapi-fetch it requires, while RollupRequest was the
     // global Request. That openapi-fetch is the one @deroll/app's own require finds (its CommonJS build).
-    await import("../../dapp/app.ts");
+    await import("../../dapp/transports/http.ts");
     const derollMain = createRequire(import.meta.url).resolve("@deroll/app");
     const { default: createClient } = createRequire(derollMain)("openapi-fetch") as typeof import("openapi-fetch");
     const seen: unknown[] = [];

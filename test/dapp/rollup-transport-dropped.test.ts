@@ -1,12 +1,12 @@
 /**
- * The dapp's hand-written HTTP/1.1 client (dapp/rollup-transport.ts) when a connection goes away or an
+ * The dapp's hand-written HTTP/1.1 client (dapp/transports/http-connection.ts) when a connection goes away or an
  * answer is bad, against real servers on loopback: `Connection: close`, the server or `close()` dropping
  * the connection, garbage, malformed chunks and oversized answers — each rejected with a
  * RollupTransportError, and the next request served on a new connection.
  */
 import type { Socket } from "node:net";
 import { describe, expect, it } from "vitest";
-import { createRollupTransport, MAX_ANSWER_BYTES, RollupTransportError } from "../../dapp/rollup-transport.ts";
+import { createRollupTransport, MAX_ANSWER_BYTES, RollupTransportError } from "../../dapp/transports/http-connection.ts";
 import { answerOk, closeAfterEach, POLL, startHttpServer, startRawServer, transportTo } from "./rollup-transport-support.ts";
 
 closeAfterEach();

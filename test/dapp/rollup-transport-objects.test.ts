@@ -1,5 +1,5 @@
 /**
- * The objects the dapp's HTTP/1.1 client (dapp/rollup-transport.ts) trades with openapi-fetch: the
+ * The objects the dapp's HTTP/1.1 client (dapp/transports/http-connection.ts) trades with openapi-fetch: the
  * `BufferedResponse` it answers with (reading once, cloning, streams, every body reader), the
  * `RollupRequest` it stands in for `Request` with (and sends as given), and `withRollupRequests`, which
  * puts RollupRequest in the global `Request` only while openapi-fetch loads.
@@ -7,7 +7,7 @@
 import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { BufferedResponse, createRollupTransport, RollupRequest, withRollupRequests } from "../../dapp/rollup-transport.ts";
+import { BufferedResponse, createRollupTransport, RollupRequest, withRollupRequests } from "../../dapp/transports/http-connection.ts";
 import { cleanups, closeAfterEach } from "./rollup-transport-support.ts";
 
 closeAfterEach();

@@ -7,7 +7,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from "node:net";
 import { afterEach } from "vitest";
-import { createRollupTransport, type RollupTransport } from "../../dapp/rollup-transport.ts";
+import { createRollupTransport, type RollupTransport } from "../../dapp/transports/http-connection.ts";
 
 export const POLL = { timeout: 10_000, interval: 5 };
 

@@ -1,12 +1,12 @@
 /**
- * The dapp's hand-written HTTP/1.1 client (dapp/rollup-transport.ts) against real servers on loopback:
+ * The dapp's hand-written HTTP/1.1 client (dapp/transports/http-connection.ts) against real servers on loopback:
  * what a `node:http` server sees of `post` and `fetch`, every way an answer's body is framed (length,
  * chunked, until close, one byte at a time), and pipelined requests answered in order. Dropped
  * connections and bad answers are in rollup-transport-dropped.test.ts; the `Response` and `Request`
  * objects it hands to openapi-fetch in rollup-transport-objects.test.ts.
  */
 import { describe, expect, it } from "vitest";
-import { BufferedResponse } from "../../dapp/rollup-transport.ts";
+import { BufferedResponse } from "../../dapp/transports/http-connection.ts";
 import { answer, closeAfterEach, startHttpServer, startRawServer, transportTo, type SeenRequest } from "./rollup-transport-support.ts";
 
 closeAfterEach();

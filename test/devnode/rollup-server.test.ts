@@ -104,7 +104,7 @@ describe("rollup HTTP server: advance", () => {
 
   it("reads pipelined requests in order: outputs written in one segment with the /finish count for the input", async () => {
     // The dapp writes its outputs and the /finish behind them without waiting for the outputs' answers
-    // (dapp/app.ts): the server must act on them in the order they were written.
+    // (dapp/transports/http.ts): the server must act on them in the order they were written.
     h.addInput({ type: "pipelined", params: {} });
     h.addInput({ type: "after", params: {} });
     const socket = connect({ host: "127.0.0.1", port: Number(new URL(h.rollupUrl).port) });

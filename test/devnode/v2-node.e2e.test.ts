@@ -7,7 +7,7 @@
 import { createClient as createRpcClient } from "@cartesi/rpc";
 import { createCartesiPublicClient, getInputsAdded, publicActionsL1, walletActionsL1 } from "@cartesi/viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPublicClient, createWalletClient, decodeFunctionData, http, stringToHex, type Hex } from "viem";
+import { createPublicClient, createWalletClient, decodeFunctionData, http, numberToHex, stringToHex, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { DEFAULTS, V2_DEFAULTS } from "../../devnode/config.ts";
@@ -235,7 +235,7 @@ describe("the devnode as a Rollups v2 node", () => {
       const schema = doc.methods.find((m) => m.name === name)?.result.schema.$ref.replace("#/components/schemas/", "") ?? "";
       expect(doc.components.schemas[schema], `${name} -> ${schema}`).toBeDefined();
     }
-    expect(listed).toEqual(expect.arrayContaining(["cartesi_getEpochByVirtualIndex", "cartesi_getExecutedOutputCount", "cartesi_getPendingExecutableOutputCount", "cartesi_getNodeInfo", "cartesi_listWithdrawals", "cartesi_getMatchAdvance", "cartesi_listBondEvents"]));
+    expect(listed).toEqual(expect.arrayContaining(["cartesi_getEpochByVirtualIndex", "cartesi_getExecutedOutputCount", "cartesi_getPendingExecutableOutputCount", "cartesi_getNodeInfo", "cartesi_listWithdrawals", "cartesi_getMatchAdvance", "cartesi_listMatchAdvances"]));
     // And nothing else is: a name not in the document is not a method.
     expect((await call("cartesi_listEverything", {})).error?.code).toBe(-32601);
   });
@@ -307,5 +307,9 @@ describe("the devnode as a Rollups v2 node", () => {
     );
     expect(await l1.validateOutput({ application: APP, output: proved })).toBe(true);
     expect(await l2.getProcessedInputCount({ application: APP })).toBe(count);
+    // Each input is where the fresh chain holds it now: its block, transaction and log.
+    const [log] = await l1.getContractEvents({ address: V2_DEFAULTS.inputBoxAddress, abi: v2Abi("InputBox"), eventName: "InputAdded", args: { appContract: APP, index: 0n }, fromBlock: 0n, strict: true });
+    const input = (await rpc.request("cartesi_getInput", { application: APP, input_index: "0x0" })).data as Record<string, unknown>;
+    expect([input.block_number, input.transaction_hash, input.log_index]).toEqual([numberToHex(log?.blockNumber ?? -1n), log?.transactionHash, numberToHex(log?.logIndex ?? -1)]);
   });
 });

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { hexToBytes, type Address, type Hex } from "viem";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { jsonToHex } from "../../common/hex.ts";
@@ -97,6 +98,7 @@ describe("the rollup HTTP server of a v2 node", () => {
       timestamp: 1_700_000_000 + next,
       prevRandao: RANDAO,
       txHash: `0x${"11".repeat(32)}`,
+      logIndex: 0,
       outputsHash: null,
     };
     store.addInputs([input], BigInt(input.blockNumber + 1));
@@ -182,6 +184,64 @@ describe("the rollup HTTP server of a v2 node", () => {
       expect(reopened.outputsRootAt(2)).toBe(whole.root);
       expect(reopened.siblingsAt(1, 2)).toEqual(whole.siblings(1));
       expect(reopened.v2Input(0)?.outputsHash).toBe(whole.root);
+    } finally {
+      reopened.close();
+    }
+  });
+});
+
+describe("where a v2 record keeps an input on the chain", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "v2-record-log-"));
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const input = (index: number, blockNumber: number, logIndex: number | null): V2Input => ({
+    index,
+    status: "UNPROCESSED",
+    msgSender: SENDER,
+    payload: jsonToHex({ index }),
+    blockNumber,
+    timestamp: 1_700_000_000 + blockNumber,
+    prevRandao: RANDAO,
+    txHash: `0x${String(index).padStart(2, "0").repeat(32)}`,
+    logIndex,
+    outputsHash: null,
+  });
+
+  it("keeps each input's log index, and follows an input a fresh chain took again elsewhere", () => {
+    const store = new V2Store(join(dir, "devnode.sqlite"));
+    try {
+      store.addInputs([input(0, 7, 2), input(1, 9, 0)], 10n);
+      expect([store.v2Input(0)?.logIndex, store.v2Input(1)?.logIndex]).toEqual([2, 0]);
+      // Read again where it was: nothing changes.
+      expect(store.relocateInput(0, { blockNumber: 7, txHash: input(0, 7, 2).txHash, logIndex: 2 })).toBe(false);
+      const elsewhere = { blockNumber: 12, txHash: `0x${"ab".repeat(32)}` as Hex, logIndex: 1 };
+      expect(store.relocateInput(0, elsewhere)).toBe(true);
+      expect(store.v2Input(0)).toMatchObject(elsewhere);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("opens a record kept before log indices were: the column is added and the chain read again from the first input's block", () => {
+    const path = join(dir, "devnode.sqlite");
+    const first = new V2Store(path);
+    first.addInputs([input(0, 7, 2), input(1, 9, 0)], 40n);
+    first.close();
+    // The record as the previous version of the devnode left it: no log_index column.
+    const old = new Database(path);
+    old.exec("ALTER TABLE v2_inputs DROP COLUMN log_index");
+    old.close();
+    const reopened = new V2Store(path);
+    try {
+      expect(reopened.nextBlock()).toBe(7n);
+      expect(reopened.v2Input(1)?.logIndex).toBeNull();
+      expect(reopened.relocateInput(1, { blockNumber: 9, txHash: input(1, 9, 0).txHash, logIndex: 3 })).toBe(true);
+      expect(reopened.v2Input(1)?.logIndex).toBe(3);
     } finally {
       reopened.close();
     }

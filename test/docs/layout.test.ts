@@ -1,5 +1,6 @@
 /**
  * The house as docs/layout.md describes it: which room imports which, the devnode's core and its versions,
+ * the dapp's transports,
  * no cycles inside the devnode, and no source file above 450 lines. Read from the sources themselves.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -64,6 +65,21 @@ describe("the house (docs/layout.md)", () => {
           .map((target) => `${file} -> ${target}`),
       );
     expect(stray).toEqual([]);
+  });
+
+  it("the dapp's handlers know no transport: only main.ts picks one, and neither transport imports the other", () => {
+    const transportOf = (path: string): string | undefined => /^dapp\/transports\/(libcmt|http)/.exec(path)?.[1];
+    const stray = sources
+      .filter((file) => file.startsWith("dapp/") && file !== "dapp/main.ts")
+      .flatMap((file) =>
+        importsOf(file)
+          .filter((target) => transportOf(target) !== undefined && transportOf(target) !== transportOf(file))
+          .map((target) => `${file} -> ${target}`),
+      );
+    expect(stray).toEqual([]);
+    // The addon is loaded by the libcmt transport alone, so a dapp on the rollup HTTP server never needs it.
+    const addon = sources.filter((file) => file.startsWith("dapp/") && /["']@cartesi\/rollup["']/.test(readFileSync(join(root, file), "utf8")));
+    expect(addon).toEqual(["dapp/transports/libcmt.ts"]);
   });
 
   it("there is no import cycle inside the devnode", () => {

@@ -9,7 +9,7 @@ import { createServer as createNetServer, connect, type AddressInfo, type Server
 import type { Address, Hex } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { jsonToHex } from "../../common/hex.ts";
-import { createDapp } from "../../dapp/app.ts";
+import { createDapp } from "../../dapp/transports/http.ts";
 import { databaseDigest } from "../../dapp/db/digest.ts";
 import { openDatabase, type DappDatabase } from "../../dapp/db/open.ts";
 import { RollupModel, type AdvanceSink } from "../../devnode/model.ts";

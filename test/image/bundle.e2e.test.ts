@@ -42,9 +42,12 @@ afterAll(async () => {
 });
 
 describe("the built bundle", () => {
-  it("is one module that leaves the native better-sqlite3 outside and pins its locked version", () => {
+  it("is one module that leaves the native better-sqlite3 and @cartesi/rollup outside and pins their locked versions", () => {
     const bundle = readFileSync(join(PROJECT_ROOT, "dist/dapp/main.js"), "utf8");
     expect(bundle).toMatch(/from\s*"better-sqlite3"/);
+    // Loaded only on the libcmt transport, so a dapp on the rollup HTTP server never needs the addon.
+    expect(bundle).toMatch(/import\(\s*"@cartesi\/rollup"\s*\)/);
+    expect(bundle).not.toMatch(/from\s*"@cartesi\/rollup"/);
     expect(existsSync(join(PROJECT_ROOT, "dist/migrations/meta/_journal.json"))).toBe(true);
     const manifest = JSON.parse(readFileSync(join(PROJECT_ROOT, "dist/package.json"), "utf8")) as {
       dependencies: Record<string, string>;
@@ -52,7 +55,10 @@ describe("the built bundle", () => {
     const lock = JSON.parse(readFileSync(join(PROJECT_ROOT, "package-lock.json"), "utf8")) as {
       packages: Record<string, { version?: string }>;
     };
-    expect(manifest.dependencies).toEqual({ "better-sqlite3": lock.packages["node_modules/better-sqlite3"]?.version });
+    expect(manifest.dependencies).toEqual({
+      "better-sqlite3": lock.packages["node_modules/better-sqlite3"]?.version,
+      "@cartesi/rollup": lock.packages["node_modules/@cartesi/rollup"]?.version,
+    });
   });
 
   it("is the process the devnode feeds (not the sources)", () => {

@@ -1,14 +1,16 @@
 /**
  * Dockerfile.cartesi-v2 and cartesi.toml, the image Cartesi CLI 2 builds for Rollups v2, cannot be built
  * here (no Docker engine), so this suite checks statically what `cartesi build` would rely on: stages and
- * platforms, the guest tools, entrypoint and command, what reaches the machine's init as ENV, every copied
- * path, and a configuration that names the Dockerfile and a writable drive for the database.
+ * platforms, the guest tools, entrypoint and command (the dapp on libcmt, no rollup HTTP server), what
+ * reaches the machine's init as ENV, the @cartesi/rollup addon the machine loads, every copied path, and a
+ * configuration that names the Dockerfile and a writable drive for the database.
  */
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { imageNodeFlags, imageNodeMajor } from "../../toolkit/dapp-build.ts";
-import { argDefaults, envValues, lastStage, parseDockerfile, parseToml, type TomlTable } from "./static.ts";
+import { imageNodeFlags, imageNodeMajor, lockedVersion, NATIVE_EXTERNALS } from "../../toolkit/dapp-build.ts";
+import { argDefaults, envValues, lastStage, namedStage, parseDockerfile, parseToml, stageCopyProblems, type TomlTable } from "./static.ts";
 
 const root = join(import.meta.dirname, "../..");
 const text = readFileSync(join(root, "Dockerfile.cartesi-v2"), "utf8");
@@ -38,9 +40,11 @@ describe("Dockerfile.cartesi-v2", () => {
     expect(Number(args.get("NODE_VERSION")?.split(".")[0])).toBe(imageNodeMajor(root));
   });
 
-  it("installs machine-guest-tools 0.17.x from its release, checked, and nothing of the v1 tools", () => {
-    expect(args.get("MACHINE_GUEST_TOOLS_VERSION")).toMatch(/^0\.17\.\d+$/);
-    expect(args.get("MACHINE_GUEST_TOOLS_SHA256SUM")).toMatch(/^[0-9a-f]{64}$/);
+  it("installs machine-guest-tools 0.18.0 from its release, checked, and nothing of the v1 tools", () => {
+    // The release and the sha256 of its machine-guest-tools_riscv64.deb as Cartesi's TypeScript template
+    // pins them (docs/image.md): the two change together or not at all.
+    expect(args.get("MACHINE_GUEST_TOOLS_VERSION")).toBe("0.18.0");
+    expect(args.get("MACHINE_GUEST_TOOLS_SHA256SUM")).toBe("204d4260defd68e11b957ae1f1b511b6c2c74345c918748be06f592733b72dcd");
     const add = finalStage.find((i) => i.keyword === "ADD")?.args;
     expect(add).toBe(
       "--checksum=sha256:${MACHINE_GUEST_TOOLS_SHA256SUM} " +
@@ -61,16 +65,22 @@ describe("Dockerfile.cartesi-v2", () => {
     expect(runs.filter((r) => r.includes("apt-get update --snapshot=${APT_UPDATE_SNAPSHOT}")).length).toBe(2);
   });
 
-  it("runs the dapp under rollup-init, with the V8 flags of the v1 image as node's arguments", () => {
-    expect(finalStage.find((i) => i.keyword === "ENTRYPOINT")?.args).toBe('["rollup-init"]');
+  it("runs node as the entrypoint, with the V8 flags of the v1 image and the dapp as its arguments", () => {
+    expect(finalStage.find((i) => i.keyword === "ENTRYPOINT")?.args).toBe('["node"]');
     expect(finalStage.find((i) => i.keyword === "WORKDIR")?.args).toBe("/opt/cartesi/dapp");
     const cmd = JSON.parse(finalStage.find((i) => i.keyword === "CMD")?.args ?? "null") as string[];
-    expect(cmd).toEqual(["node", ...imageNodeFlags(root), "dapp/main.js"]);
+    expect(cmd).toEqual([...imageNodeFlags(root), "dapp/main.js"]);
     expect(cmd).toContain("--max-old-space-size=32");
   });
 
+  it("runs the dapp on libcmt, with no rollup HTTP server anywhere in the image", () => {
+    expect(env.get("DAPP_TRANSPORT")).toBe("libcmt");
+    // dapp/config.ts refuses ROLLUP_HTTP_SERVER_URL beside libcmt.
+    expect(env.has("ROLLUP_HTTP_SERVER_URL")).toBe(false);
+    expect(instructions.map((i) => i.args).join("\n")).not.toMatch(/rollup-init|rollup-http-server|ROLLUP_HTTP_SERVER_URL|:5004\b/);
+  });
+
   it("sets only ENV values CLI 2 hands to the machine's init intact", () => {
-    expect(env.get("ROLLUP_HTTP_SERVER_URL")).toBe("http://127.0.0.1:5004");
     expect(env.get("DAPP_DB_PATH")).toBe("/var/opt/attestation/dapp.sqlite");
     expect(env.has("NODE_OPTIONS")).toBe(false);
     // 2.0.0-alpha.2 writes `export NAME=value` unquoted; later releases keep what precedes a second `=`.
@@ -106,10 +116,27 @@ describe("Dockerfile.cartesi-v2", () => {
       "/src/dist/migrations",
       "/opt/build/node_modules",
     ]);
+    expect(stageCopyProblems(instructions)).toEqual([]);
     // The bundle stage is v1's, line for line: one recipe for the JavaScript both images run.
     const v1 = parseDockerfile(readFileSync(join(root, "Dockerfile.cartesi"), "utf8"));
     const bundleStage = (list: typeof v1) => list.slice(list.findIndex((i) => i.keyword === "FROM"), list.findIndex((i) => i.args.endsWith("AS native")));
     expect(bundleStage(instructions)).toEqual(bundleStage(v1));
+  });
+
+  it("compiles better-sqlite3 from source and takes @cartesi/rollup's prebuild, checking it is the ioctl flavour", () => {
+    const native = namedStage(instructions, "native");
+    const commands = native
+      .filter((i) => i.keyword === "RUN")
+      .flatMap((i) => i.args.split("\n"))
+      .map((line) => line.trim())
+      .filter((line) => /^(npm|node) /.test(line));
+    // --build-from-source on the install would make @cartesi/rollup's node-gyp-build compile it too.
+    expect(commands.slice(0, 2)).toEqual([
+      "npm install --omit=dev --ignore-scripts --no-audit --no-fund",
+      "npm rebuild better-sqlite3 --build-from-source",
+    ]);
+    expect(commands[2]).toMatch(/^node -e '.*require\("@cartesi\/rollup"\).*driver !== "ioctl"\) throw/);
+    expect(commands).toHaveLength(3);
   });
 
   it("keeps nothing host-specific and no development secret", () => {
@@ -118,6 +145,36 @@ describe("Dockerfile.cartesi-v2", () => {
     expect(text).not.toContain("jwt-secret");
     const ignored = readFileSync(join(root, ".dockerignore"), "utf8").split("\n");
     for (const entry of ["node_modules", ".data", "dist", ".cartesi"]) expect(ignored).toContain(entry);
+  });
+});
+
+describe("the @cartesi/rollup addon the last stage copies", () => {
+  const packageDir = join(root, "node_modules/@cartesi/rollup");
+  const riscv64Addon = join(packageDir, "prebuilds/linux-riscv64/@cartesi+rollup.node");
+
+  it("reaches the machine: pinned in the bundle's manifest at the lock file's version, in the node_modules copied", () => {
+    expect(NATIVE_EXTERNALS).toContain("@cartesi/rollup");
+    // This checkout's copy is the one the image installs: the same version, from the same registry tarball.
+    const installed = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8")) as { version: string };
+    expect(installed.version).toBe(lockedVersion("@cartesi/rollup"));
+    expect(finalStage.find((i) => i.keyword === "COPY" && i.args.startsWith("--from=native "))?.args).toBe(
+      "--from=native /opt/build/node_modules ./node_modules",
+    );
+  });
+
+  it("ships a 64-bit RISC-V prebuild, the one node-gyp-build picks on linux/riscv64", () => {
+    const header = readFileSync(riscv64Addon).subarray(0, 20);
+    expect(header.subarray(0, 4).toString("latin1")).toBe("\x7fELF");
+    expect(header[4]).toBe(2); // ELFCLASS64
+    expect(header.readUInt16LE(18)).toBe(243); // EM_RISCV
+    // node-gyp-build reads the target from npm_config_platform/arch; prebuilds only, as in the image, whose
+    // install compiled nothing (no build/ directory).
+    const picked = execFileSync(
+      process.execPath,
+      ["-e", "const r = require('node:module').createRequire(process.argv[1] + '/package.json'); process.stdout.write(r('node-gyp-build').path(process.argv[1]))", packageDir],
+      { env: { ...process.env, npm_config_platform: "linux", npm_config_arch: "riscv64", PREBUILDS_ONLY: "1" }, encoding: "utf8" },
+    );
+    expect(picked).toBe(riscv64Addon);
   });
 });
 

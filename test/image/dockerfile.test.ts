@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { imageNodeFlags, imageNodeMajor } from "../../toolkit/dapp-build.ts";
-import { argDefaults, lastStage, parseDockerfile } from "./static.ts";
+import { argDefaults, lastStage, namedStage, parseDockerfile, stageCopyProblems } from "./static.ts";
 
 const root = join(import.meta.dirname, "../..");
 const text = readFileSync(join(root, "Dockerfile.cartesi"), "utf8");
@@ -53,6 +53,18 @@ describe("Dockerfile.cartesi", () => {
     expect(text).toContain("chown dapp:dapp /var/opt/attestation");
   });
 
+  it("compiles better-sqlite3 from source and nothing else, carrying @cartesi/rollup unused", () => {
+    const commands = namedStage(instructions, "native")
+      .filter((i) => i.keyword === "RUN")
+      .flatMap((i) => i.args.split("\n"))
+      .map((line) => line.trim())
+      .filter((line) => /^(npm|node) /.test(line));
+    // --build-from-source on the install would make @cartesi/rollup's node-gyp-build compile it too.
+    expect(commands).toEqual(["npm install --omit=dev --ignore-scripts --no-audit --no-fund", "npm rebuild better-sqlite3 --build-from-source"]);
+    // The dapp stays on the rollup HTTP server here (DAPP_TRANSPORT's default), so the addon is never loaded.
+    expect(finalStage.some((i) => i.keyword === "ENV" && i.args.startsWith("DAPP_TRANSPORT="))).toBe(false);
+  });
+
   it("takes the initial admins as a required build argument without a default", () => {
     const adminArg = instructions.find((i) => i.keyword === "ARG" && i.args.startsWith("DAPP_ADMINS"));
     expect(adminArg?.args).toBe("DAPP_ADMINS");
@@ -76,6 +88,7 @@ describe("Dockerfile.cartesi", () => {
       "/src/dist/migrations",
       "/opt/build/node_modules",
     ]);
+    expect(stageCopyProblems(instructions)).toEqual([]);
   });
 
   it("keeps nothing host-specific and no development secret", () => {

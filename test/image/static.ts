@@ -35,6 +35,33 @@ export function lastStage(instructions: Instruction[]): Instruction[] {
   return instructions.slice(instructions.lastIndexOf(froms[froms.length - 1] as Instruction));
 }
 
+/** The instructions of the stage named `name` (`FROM ... AS name`), its FROM first. */
+export function namedStage(instructions: Instruction[], name: string): Instruction[] {
+  const start = instructions.findIndex((i) => i.keyword === "FROM" && new RegExp(`\\s+AS\\s+${name}$`, "i").test(i.args));
+  if (start < 0) throw new Error(`no stage named ${name}`);
+  const end = instructions.findIndex((i, n) => n > start && i.keyword === "FROM");
+  return instructions.slice(start, end < 0 ? undefined : end);
+}
+
+/**
+ * What is wrong with the `COPY --from=<stage>` instructions, if anything: each must name an earlier stage and
+ * copy what that stage writes under its WORKDIR, the bundle's `dist/` (`npx tsx toolkit/dapp-build.ts
+ * dist`) or the native stage's `node_modules` (its npm install).
+ */
+export function stageCopyProblems(instructions: Instruction[]): string[] {
+  const problems: string[] = [];
+  for (const copy of instructions.filter((i) => i.keyword === "COPY" && i.args.startsWith("--from="))) {
+    const [flag, source] = copy.args.split(/\s+/) as [string, string];
+    const name = flag.slice("--from=".length);
+    const stage = namedStage(instructions, name);
+    if (instructions.indexOf(stage[0] as Instruction) > instructions.indexOf(copy)) problems.push(`${copy.args}: ${name} comes later`);
+    const workdir = stage.find((i) => i.keyword === "WORKDIR")?.args;
+    const written = name === "bundle" ? `${workdir}/dist/${source.split("/").at(-1)}` : `${workdir}/node_modules`;
+    if (source !== written) problems.push(`${copy.args}: ${name} writes ${written}`);
+  }
+  return problems;
+}
+
 /** `ARG NAME=default` lines anywhere in the file, by name. */
 export function argDefaults(instructions: Instruction[]): Map<string, string> {
   return new Map(

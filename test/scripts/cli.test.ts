@@ -64,3 +64,19 @@ describe("every npm run script", () => {
     }
   });
 });
+
+describe("npm run replay -- --libcmt", () => {
+  it.each([
+    [["--libcmt", "inputs.jsonl"], /--libcmt replays a recorded log \(--log\) or the node's, not inputs\.jsonl/],
+    [["--libcmt", "--log", "/nonexistent/log.jsonl"], /cannot read the log \/nonexistent\/log\.jsonl/],
+    [["--libcmt", "--log", "package.json"], /package\.json: line 1: not JSON/],
+    [["--libcmt", "--admins", "0x12"], /--admins: expected comma-separated 0x addresses, not 0x12/],
+    [["--libcmt", "--log", "x.jsonl", "--queries", "q.jsonl"], /--queries asks the node: a --log file carries its own inspects/],
+    [["inputs.jsonl", "--save", "log.jsonl"], /--save goes with --libcmt/],
+  ])("refuses %j with what is wrong, exit 2", { timeout: 60_000 }, async (args, says) => {
+    const result = await run("replay", args);
+    expect(result.status, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(says);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});

@@ -3,12 +3,12 @@
  * until `run` is called, so tests drive the same code main.ts runs.
  */
 import type { Address, Hex } from "viem";
-import { messageOf } from "../common/errors.ts";
-import type { DappDatabase } from "./db/open.ts";
-import { createDispatcher, type Dispatcher, type RollupOutputs } from "./dispatch.ts";
-import { createRollupTransport, withRollupRequests, type RollupAnswer, type RollupTransport } from "./rollup-transport.ts";
+import { messageOf } from "../../common/errors.ts";
+import type { DappDatabase } from "../db/open.ts";
+import { createDispatcher, type Dispatcher, type RollupOutputs } from "../dispatch.ts";
+import { createRollupTransport, withRollupRequests, type RollupAnswer, type RollupTransport } from "./http-connection.ts";
 
-// Evaluated while RollupRequest is the global Request: see RollupRequest (dapp/rollup-transport.ts).
+// Evaluated while RollupRequest is the global Request: see RollupRequest (dapp/transports/http-connection.ts).
 const { createApp } = await withRollupRequests(() => import("@deroll/app"));
 
 export type RollupApp = ReturnType<typeof createApp>;

@@ -13,7 +13,7 @@
  * answer in between (HTTP/1.1 pipelining), and the server still sees the output first.
  */
 import { connect, type Socket } from "node:net";
-import { bodyFraming, Http1Error, Http1Parser, keepsAlive } from "../common/http1.ts";
+import { bodyFraming, Http1Error, Http1Parser, keepsAlive } from "../../common/http1.ts";
 
 export interface RollupAnswer {
   status: number;
@@ -26,7 +26,7 @@ export interface RollupAnswer {
 export interface RollupTransport {
   /** Writes `POST <base path><path>` with a JSON body; settles with the server's answer. */
   post(path: string, json: string): Promise<RollupAnswer>;
-  /** The same connection as a `fetch`, for @deroll/app's openapi-fetch client (dapp/app.ts). */
+  /** The same connection as a `fetch`, for @deroll/app's openapi-fetch client (dapp/transports/http.ts). */
   fetch: typeof fetch;
   /** Drops the connection: requests waiting for an answer (a long-polling `/finish`) fail at once. */
   close(): void;
