@@ -12,6 +12,7 @@ import { requestLogging } from "./log.ts";
 import { openApiDocument, openApiRoute } from "./openapi.ts";
 import { router } from "./operations.ts";
 import type { ClientAddressOf } from "./rate-limit.ts";
+import { INPUT_INDEX_HEADER, MIN_INPUT_INDEX_HEADER, READ_FALLBACK_HEADER, readConsistency } from "./rollup/read-context.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { attestationRoutes } from "./routes/attestations.ts";
 import { attestorRoutes } from "./routes/attestors.ts";
@@ -68,11 +69,13 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
     "*",
     cors({
       origin: "*",
-      allowHeaders: ["Authorization", "Content-Type"],
+      allowHeaders: ["Authorization", "Content-Type", MIN_INPUT_INDEX_HEADER],
       allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-Id", "X-Api-Replica"],
+      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-Id", "X-Api-Replica", INPUT_INDEX_HEADER, READ_FALLBACK_HEADER],
     }),
   );
+  // Read-your-writes: what a request's reads must see, and the headers that say what happened to it.
+  app.use("*", readConsistency());
   // Each router declares full paths (api/openapi.ts lists the same declarations for the document).
   app.route("/", healthRoutes(services, clientOf));
   app.route("/", schemaRoutes(services, clientOf));

@@ -99,6 +99,19 @@ const envSchema = z.object({
   API_REPLICA: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "expected 1 to 64 letters, digits, '.', '_' or '-'").default("api"),
   // How many replicas share the limits in Redis: while it is away each allows its share, limit / N.
   API_REPLICA_COUNT: z.coerce.number().int().min(1).max(64).default(1),
+  // Where inspect reads go (docs/operations.md, Readers): readers (validators serving the query interface),
+  // comma-separated; unset, the node (ROLLUP_URL) answers them as before.
+  READ_URLS: z
+    .string()
+    .transform((v) => v.split(",").map((u) => u.trim().replace(/\/+$/, "")).filter((u) => u.length > 0))
+    .pipe(z.array(httpUrlSchema).min(1, "expected at least one http(s) URL").max(32, "at most 32 readers"))
+    .refine((urls) => new Set(urls).size === urls.length, "a reader is listed twice")
+    .optional(),
+  // How long a read waits for a reader that has processed what it must see before the node answers it.
+  READ_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(3_000),
+  // How often each reader's status (GET /reader) is read, and how long one reader may take to answer.
+  READER_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(250),
+  READER_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
 });
 
 /** The comma-separated PEM paths of ATTESTOR_CA_FILES. */
@@ -143,6 +156,8 @@ export interface ApiConfig {
   replica: string;
   /** How many replicas share the limits (API_REPLICA_COUNT). */
   replicaCount: number;
+  /** Readers the inspect reads go to (READ_URLS), with how long a read waits for one to catch up; undefined: the node. */
+  reads: { urls: string[]; waitMs: number; pollMs: number; timeoutMs: number } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -195,6 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     redisUrl: e.REDIS_URL,
     replica: e.API_REPLICA,
     replicaCount: e.API_REPLICA_COUNT,
+    reads: e.READ_URLS === undefined ? undefined : { urls: e.READ_URLS, waitMs: e.READ_WAIT_MS, pollMs: e.READER_POLL_MS, timeoutMs: e.READER_TIMEOUT_MS },
     attestor: {
       urls: e.ATTESTOR_URL,
       mode: e.ATTESTOR_MODE,

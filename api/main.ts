@@ -33,6 +33,7 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
   // so the first requests already know the schemas and the key, and events flow from the start.
   await withTimeout(services.follower.sync(), 5_000, "reading the notice history").catch(() => undefined);
   services.follower.start();
+  services.readPool?.start();
 
   const server = await new Promise<ServerType>((resolve) => {
     const fetch = (request: Request, env: object | undefined): Response | Promise<Response> => {
@@ -61,6 +62,7 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
     hub,
     async stop() {
       await services.follower.stop();
+      await services.readPool?.stop();
       await services.attestor.close();
       await services.redis?.close();
       await hub.close();

@@ -19,6 +19,8 @@ export interface ApiMetrics {
   observeTransaction(gasUsed: bigint, succeeded: boolean): void;
   /** Redis could not answer a rate-limit or nonce call: the replica used its own state. */
   observeSharedStateFallback(): void;
+  /** An inspect read tried at a reader (its URL) or answered by the node ("node"), and how it went. */
+  observeRead(target: string, outcome: "ok" | "behind" | "failed" | "fallback"): void;
   /** The Prometheus text exposition. */
   text(): Promise<string>;
 }
@@ -56,6 +58,7 @@ export function createApiMetrics(sources: MetricSources): ApiMetrics {
       if (up !== undefined) this.set(up ? 1 : 0);
     },
   });
+  const reads = new Counter({ name: "api_rollup_reads_total", help: "Inspect reads, by where they went (a reader's URL, or node) and how (ok, behind, failed, fallback)", labelNames: ["target", "outcome"], registers });
   new Gauge({ name: "api_prover_processes", help: "Prover processes running (TLS attestor claims)", registers, collect() { this.set(sources.provers()); } });
 
   const middleware: MiddlewareHandler = async (c, next) => {
@@ -78,6 +81,7 @@ export function createApiMetrics(sources: MetricSources): ApiMetrics {
     observeGroup: (writes) => groups.observe(writes),
     observeProof: (mode, outcome, seconds) => proofs.observe({ mode, outcome }, seconds),
     observeSharedStateFallback: () => fallbacks.inc(),
+    observeRead: (target, outcome) => reads.inc({ target, outcome }),
     observeTransaction: (gasUsed, succeeded) => {
       transactions.inc({ outcome: succeeded ? "success" : "reverted" });
       gas.observe(Number(gasUsed));

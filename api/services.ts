@@ -20,7 +20,11 @@ import { NoticeFollower } from "./rollup/follower.ts";
 import { GraphqlReader } from "./rollup/graphql.ts";
 import { JsonRpcReader } from "./rollup/jsonrpc.ts";
 import type { NodeReader } from "./rollup/node-reader.ts";
-import { RollupReader } from "./rollup/inspect.ts";
+import { RollupReader, type RollupQueries } from "./rollup/inspect.ts";
+import { noteWrite } from "./rollup/read-context.ts";
+import { ReadPool } from "./rollup/read-pool.ts";
+import { WriteMark } from "./rollup/write-mark.ts";
+import { RedisWriteMark } from "./redis/write-mark.ts";
 import { GroupCommit, type CommittedWrite } from "./rollup/group-commit.ts";
 import { InputSubmitter } from "./rollup/submitter.ts";
 import { settleWrite, VerdictWatch } from "./rollup/verdict.ts";
@@ -31,7 +35,10 @@ export interface ApiServices {
   version: string;
   /** Unix seconds. */
   now: () => number;
-  reader: RollupReader;
+  /** Where inspect reads go: the node, or the readers of READ_URLS (then `readPool` is that pool). */
+  reader: RollupQueries;
+  /** The readers (READ_URLS), started and stopped with the api; undefined when the node answers reads. */
+  readPool: ReadPool | undefined;
   /** The node's reader: GraphQL on v1, JSON-RPC on v2 (`proofs` is the same object, typed by version). */
   node: NodeReader;
   proofs: { rollups: "v1"; reader: GraphqlReader } | { rollups: "v2"; reader: JsonRpcReader };
@@ -76,7 +83,8 @@ const ATTESTOR_SET_MAX_AGE_MS = 1_000;
 export function createServices(config: ApiConfig, overrides: { now?: () => number; logDestination?: DestinationStream } = {}): ApiServices {
   const now = overrides.now ?? (() => Math.floor(Date.now() / 1000));
   const logger = createApiLogger(config.logLevel, { format: config.logFormat, replica: config.replica, ...(overrides.logDestination === undefined ? {} : { destination: overrides.logDestination }) });
-  const reader = new RollupReader({ rollupUrl: config.rollupUrl, ...(config.rollups === "v2" ? { v2Application: config.dappAddress } : {}) });
+  const v2Application = config.rollups === "v2" ? { v2Application: config.dappAddress } : {};
+  const nodeInspect = new RollupReader({ rollupUrl: config.rollupUrl, ...v2Application });
   const proofs: ApiServices["proofs"] =
     config.rollups === "v2"
       ? { rollups: "v2", reader: new JsonRpcReader(config.rollupUrl, config.dappAddress) }
@@ -131,12 +139,27 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       limiter = new RedisRateLimiter(redis.client, localLimiter, now, fellBack, { replicas: config.replicaCount, connected: () => shared.ready });
     }
   }
+  // Reads go to the readers when there are any; every write raises the mark reads must reach (read-your-writes).
+  // Shared only when readers serve reads: the node itself has always processed every write it answered.
+  const sharedMark = redis !== undefined && config.reads !== undefined ? new RedisWriteMark(redis.client, config.dappAddress) : undefined;
+  const mark = new WriteMark(sharedMark, () => metrics.observeSharedStateFallback());
+  const readPool =
+    config.reads === undefined
+      ? undefined
+      : new ReadPool(
+          config.reads.urls.map((url) => new RollupReader({ rollupUrl: url, timeoutMs: config.reads?.timeoutMs ?? 3_000, ...v2Application })),
+          nodeInspect,
+          mark,
+          { waitMs: config.reads.waitMs, pollMs: config.reads.pollMs, onRead: (target, outcome) => metrics.observeRead(target, outcome) },
+        );
+  const reader: RollupQueries = readPool ?? nodeInspect;
 
   return {
     config,
     version: packageVersion(),
     now,
     reader,
+    readPool,
     node,
     proofs,
     submitter,
@@ -165,6 +188,9 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       // An attestor registered through this api counts for its next claim at once.
       if (kind === "set_tls_attestor") attestorSet = undefined;
       settleWrite(await verdicts.verdictOf(committed.inputIndex, committed.txHash), committed.item, context);
+      // Before the answer leaves: any read that starts after it must see this input.
+      await mark.note(committed.inputIndex);
+      noteWrite(committed.inputIndex);
       return committed;
     },
     async providerTypeOf(schemaId) {

@@ -25,6 +25,7 @@ import { bareNodeKiB, memoryFigures, mixedLoadPeakKiB } from "./sections/memory.
 import { riscv64Rows } from "./sections/riscv64.ts";
 import { measureScale, scaleFigures, withStraightRigs } from "./sections/scale.ts";
 import { SEEDED_HOW, seedStores, sqliteFloors } from "./sections/stores.ts";
+import { CATCH_UP_FIGURE, READ_QUERIES, READER_INSPECT_FIGURE, READER_LOADS, readerFigureName, readerRows } from "./sections/readers.ts";
 import { LIBCMT_PEAK, LIBCMT_RATE, transportRows } from "./sections/transports.ts";
 import { startWholeStack } from "./sections/whole-stack.ts";
 import { GAS_SIZES, gasFigureName, gasRows } from "./sections/writes.ts";
@@ -54,6 +55,9 @@ export function expectedFigures(size: BenchSize): string[] {
     `dapp peak RSS @ ${largest}`,
     LIBCMT_RATE(Math.min(...p.scaleSizes)),
     LIBCMT_PEAK(Math.min(...p.scaleSizes)),
+    ...READ_QUERIES.flatMap((q) => READER_LOADS.map((via) => readerFigureName(q, via))),
+    CATCH_UP_FIGURE,
+    READER_INSPECT_FIGURE,
     "database bytes per attestation",
   ];
 }
@@ -172,6 +176,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     // ---- advance through the chain's InputBox; then the advance and memory figures ----
     const chain = await chainAdvance(ctx, stack);
     figures.push(...advanceFigures(ctx, stores.largest, straight, floorRate, chain), ...memoryFigures(stores.largest, peakKiB, bareKiB, stores.big));
+
+    // ---- readers: a stack of their own, once the whole stack is no longer loaded ----
+    const readers = await readerRows(ctx, profile.readers.inputs, profile.readers.requests);
+    figures.push(...readers.figures);
+    notes.push(...readers.notes);
     notes.push(...runNotes(profile, bundle.nodeFlags));
   } finally {
     await stack?.stop();

@@ -97,6 +97,18 @@ export interface ClientOptions {
   headers?: Record<string, string>;
   /** The fetch every request goes through (tests pass one that checks each exchange against the document). */
   fetch?: (request: Request) => Promise<Response>;
+  /**
+   * Read-your-writes across calls: the highest input index a write's answer named (`X-Input-Index`), sent as
+   * `X-Min-Input-Index` on every later request, so a read never sees a state without this client's writes
+   * whichever api replica or reader answers it. Shared by the clients `withToken`/`withHeaders` derive; pass
+   * one to share it wider.
+   */
+  session?: ClientSession;
+}
+
+/** What a client and the clients derived from it have seen. */
+export interface ClientSession {
+  inputIndex: number | undefined;
 }
 
 function isErrorBody(value: unknown): value is ErrorBody {
@@ -108,7 +120,11 @@ export class AttestationClient {
   lastHeaders: Headers | undefined;
   private readonly api: Client<paths>;
 
+  private readonly session: ClientSession;
+
   constructor(private readonly options: ClientOptions) {
+    this.session = options.session ?? { inputIndex: undefined };
+    this.options = { ...options, session: this.session };
     this.api = createClient<paths>({
       baseUrl: options.baseUrl.replace(/\/+$/, ""),
       headers: this.headers(),
@@ -131,9 +147,18 @@ export class AttestationClient {
     return headers;
   }
 
+  /** The highest input index this client (and those derived from it) wrote at, or undefined before any write. */
+  get inputIndexSeen(): number | undefined {
+    return this.session.inputIndex;
+  }
+
   private async send(request: Request): Promise<Response> {
+    const seen = this.session.inputIndex;
+    if (seen !== undefined && !request.headers.has("x-min-input-index")) request.headers.set("x-min-input-index", String(seen));
     const response = await (this.options.fetch ?? fetch)(request);
     this.lastHeaders = response.headers;
+    const wrote = Number(response.headers.get("x-input-index") ?? Number.NaN);
+    if (Number.isSafeInteger(wrote) && wrote >= 0 && (seen === undefined || wrote > seen)) this.session.inputIndex = wrote;
     return response;
   }
 

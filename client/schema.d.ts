@@ -79,7 +79,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Status (processedInputs and inputsPerMinute are extensions) */
+                /** @description Status (processedInputs, inputsPerMinute and readers are extensions) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -105,6 +105,16 @@ export interface paths {
                                     lastIndex: number;
                                     blockNumber: number;
                                 } | null;
+                                /** @description extension: the readers inspect reads go to (READ_URLS), as the api last saw each; empty when the node answers reads */
+                                readers: {
+                                    url: string;
+                                    /** @enum {string} */
+                                    kind: "reader" | "node" | "unknown";
+                                    /** @enum {string} */
+                                    health: "serving" | "down" | "not-serving" | "stale";
+                                    processedInputCount: number;
+                                    reason: string | null;
+                                }[];
                             };
                         };
                     };

@@ -88,6 +88,14 @@ export interface InputBoxDialect {
   seenAgain?(index: number, log: LoggedInput): void;
 }
 
+/** How far and how lately the follower has read the chain: what tells a current reader from one left behind. */
+export interface ChainReads {
+  /** The last block whose InputBox logs are read, or null before the first scan. */
+  chainBlock: number | null;
+  /** Unix ms of the last sync or poll the chain answered in full, or null before one. */
+  chainReadAt: number | null;
+}
+
 /** While new blocks are pushed, the poll only catches what a lost notification would miss. */
 const SUBSCRIBED_POLL_MS = 1_000;
 
@@ -125,6 +133,9 @@ export class InputFollower {
   private again = false;
   private heads: HeadSubscription | undefined;
   private rpcDown = false;
+  private readAt: number | null = null;
+  /** Some block was scanned (now or by an earlier run): only then does `next - 1` name a block read. */
+  private scanned: boolean;
   /** Blocks per eth_getLogs: MAX_LOG_RANGE, halved while answers are too large. */
   private logRange = MAX_LOG_RANGE;
   /** Runs after every sync with the record (the v1 application and its claims are put back then). */
@@ -144,6 +155,11 @@ export class InputFollower {
     this.headers = createPublicClient({ transport: http(settings.rpcUrl, { retryCount: 0, batch: { batchSize: BLOCK_BATCH } }) });
     this.next = store.nextBlock() ?? BigInt(settings.inputBoxBlock);
     this.recorded = store.inputCount();
+    this.scanned = store.nextBlock() !== undefined;
+  }
+
+  reads(): ChainReads {
+    return { chainBlock: this.scanned && this.next > 0n ? Number(this.next - 1n) : null, chainReadAt: this.readAt };
   }
 
   /** Waits until the RPC answers (the chain may still be starting), up to `timeoutMs`. */
@@ -192,6 +208,7 @@ export class InputFollower {
       this.rewind();
     }
     await this.afterSync?.();
+    this.readAt = Date.now();
   }
 
   start(): void {
@@ -262,6 +279,8 @@ export class InputFollower {
     this.poll().then(
       () => {
         this.polling = false;
+        // Only a whole poll counts: a chain that answers the block number and then hangs is not being read.
+        this.readAt = Date.now();
         if (this.again) {
           this.again = false;
           this.pollNow();
@@ -341,6 +360,7 @@ export class InputFollower {
     this.store.addInputs(fresh, to + 1n);
     this.recorded = expected;
     this.next = to + 1n;
+    this.scanned = true;
     for (const input of fresh) this.model.enqueueAdvance(input);
   }
 

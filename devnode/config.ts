@@ -120,6 +120,12 @@ const envSchema = z.object({
   LOG_FORMAT: z.enum(LOG_FORMATS).default("plain"),
   /** How often a validator looks for new claims. */
   VALIDATOR_INTERVAL_MS: positiveMs.default(1_000),
+  /** A reader (a validator serving reads) is stale once its last successful read of the chain is older (devnode/reader.ts). */
+  READER_STALE_MS: positiveMs.default(5_000),
+  /** The dapp's database, which a snapshot backs up and installs: the dapp's own default (dapp/config.ts). */
+  DAPP_DB_PATH: z.string().min(1).optional(),
+  /** A validator starts from this snapshot's folder instead of from genesis (devnode/snapshot-install.ts). */
+  DEVNODE_SNAPSHOT: z.string().min(1).optional(),
   CLAIMER_PRIVATE_KEY: z
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key")
@@ -154,6 +160,11 @@ export interface DevnodeConfig {
   claimerPrivateKey: Hex;
   role: "claimer" | "validator";
   validatorIntervalMs: number;
+  readerStaleMs: number;
+  /** The dapp's database file (DAPP_DB_PATH, default DATA_DIR/dapp.sqlite as the dapp computes it). */
+  dappDbPath: string;
+  /** The folder of the snapshot a validator starts from (DEVNODE_SNAPSHOT), or undefined. */
+  snapshotPath: string | undefined;
 }
 
 /** A configuration value that does not validate; the message names the variable. */
@@ -177,6 +188,10 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
   // A validator checks someone else's chain: it must never place contracts or re-submit inputs there.
   if (e.DEVNODE_ROLE === "validator" && chainMode !== "external") {
     throw new ConfigError("invalid devnode configuration: DEVNODE_ROLE: a validator follows an external chain (set RPC_URL, and DEVNODE_CHAIN=external)");
+  }
+  // A claimer's record is its own history of the chain it manages; only a reader takes someone else's.
+  if (e.DEVNODE_SNAPSHOT !== undefined && e.DEVNODE_ROLE !== "validator") {
+    throw new ConfigError("invalid devnode configuration: DEVNODE_SNAPSHOT: only a validator (DEVNODE_ROLE=validator) starts from a snapshot");
   }
   const v2 = e.ROLLUPS === "v2";
   const rpcUrl = e.RPC_URL ?? `http://127.0.0.1:${e.CHAIN_PORT}`;
@@ -206,5 +221,8 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
     claimerPrivateKey: (e.CLAIMER_PRIVATE_KEY as Hex | undefined) ?? hardhatPrivateKey(DEFAULTS.claimerAccountIndex),
     role: e.DEVNODE_ROLE,
     validatorIntervalMs: e.VALIDATOR_INTERVAL_MS,
+    readerStaleMs: e.READER_STALE_MS,
+    dappDbPath: resolve(e.DAPP_DB_PATH ?? join(dataDir, "dapp.sqlite")),
+    snapshotPath: e.DEVNODE_SNAPSHOT === undefined ? undefined : resolve(e.DEVNODE_SNAPSHOT),
   };
 }

@@ -9,14 +9,18 @@
  */
 import { mkdirSync, rmSync } from "node:fs";
 import type { Server } from "node:net";
+import { join } from "node:path";
 import { messageOf } from "../common/errors.ts";
 import { InputFollower, waitForChain } from "./chain.ts";
 import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts";
 import { createDevnodeLog } from "./log.ts";
 import { createDevnodeMetrics } from "./metrics.ts";
 import { RollupModel, type ModelOptions } from "./model.ts";
+import { Reader } from "./reader.ts";
 import { createRollupServer } from "./rollup-server.ts";
-import { DevnodeStore } from "./store.ts";
+import { SnapshotTaker } from "./snapshot.ts";
+import { installSnapshot } from "./snapshot-install.ts";
+import { DevnodeStore, recordOwner } from "./store.ts";
 import { EpochValidator } from "./validator.ts";
 import { V1Application } from "./v1/application.ts";
 import { EpochHasher } from "./v1/epoch-hasher.ts";
@@ -58,9 +62,7 @@ function close(server: Server & { closeAllConnections(): void }): Promise<void> 
 
 /** The record belongs to one dapp on one InputBox (of one Rollups version); another needs another DATA_DIR. */
 function checkRecordOwner(store: DevnodeStore, config: DevnodeConfig): void {
-  const pair = `${config.inputBoxAddress.toLowerCase()}/${config.dappAddress.toLowerCase()}`;
-  // v1 records carry the bare pair (they came first); the version is named from v2 on.
-  const owner = config.rollups === "v1" ? pair : `${config.rollups}:${pair}`;
+  const owner = recordOwner(config.rollups, config.inputBoxAddress, config.dappAddress);
   const recorded = store.getMeta("owner");
   if (recorded === undefined) store.setMeta("owner", owner);
   else if (recorded !== owner) {
@@ -68,6 +70,19 @@ function checkRecordOwner(store: DevnodeStore, config: DevnodeConfig): void {
       `${config.databasePath} records inputs of InputBox/dapp ${recorded}, not ${owner}: use another DATA_DIR or --reset`,
     );
   }
+}
+
+/** A validator's reads and snapshots (devnode/reader.ts), alike on v1 and v2. */
+function readerOf(config: DevnodeConfig, store: DevnodeStore, model: RollupModel, follower: InputFollower, validator: EpochValidator, chainId: number): Reader {
+  const identity = { rollups: config.rollups, chainId, inputBox: config.inputBoxAddress, application: config.dappAddress };
+  const snapshots = new SnapshotTaker({ model, record: store, dappDbPath: config.dappDbPath, folder: join(config.dataDir, "snapshots"), identity, log });
+  return new Reader({ model, record: store, chain: follower, validator, staleMs: config.readerStaleMs, snapshots });
+}
+
+/** What a reader says at start: where to ask how current it is, and whether it waits for a claim first. */
+function logReader(reader: Reader, node: string): void {
+  const status = reader.status();
+  log(`reader: GET ${node}/reader; snapshots: POST ${node}/snapshot${status.snapshot === null ? "" : `; started from a snapshot at input ${status.snapshot.inputCount}${status.snapshot.verified ? "" : ", serving no reads until a claim over a later input matches"}`}`);
 }
 
 function modelOptions(config: DevnodeConfig, store: DevnodeStore): ModelOptions {
@@ -82,6 +97,8 @@ async function main(): Promise<void> {
     for (const suffix of ["", "-wal", "-shm"]) rmSync(config.databasePath + suffix, { force: true });
     log(`--reset: removed ${config.databasePath}`);
   }
+  // Before the record opens: a validator started from a snapshot goes on from its input N.
+  if (config.snapshotPath !== undefined) await installSnapshot(config, await waitForChain(config.rpcUrl, 30_000), log);
   const store = config.rollups === "v2" ? new V2Store(config.databasePath) : new DevnodeStore(config.databasePath);
   checkRecordOwner(store, config);
   if (store instanceof V2Store) return runV2(config, store);
@@ -115,13 +132,14 @@ async function main(): Promise<void> {
   const pending = store.unprocessedInputs();
   for (const input of pending) model.enqueueAdvance(input);
 
+  const reader = validator === undefined ? undefined : readerOf(config, store, model, follower, validator, chainId);
   const rollupServer = createRollupServer(model);
   const metrics = createDevnodeMetrics({
     inputCountsByStatus: () => store.inputCountsByStatus(),
     epochs: () => epochs?.status(),
-    ...(validator === undefined ? {} : { validator: () => validator.status() }),
+    ...(validator === undefined || reader === undefined ? {} : { validator: () => validator.status(), reader: () => reader.status() }),
   });
-  const queryServer = createQueryServer(model, createGraphqlApi(store, epochs), epochs, metrics, validator);
+  const queryServer = createQueryServer(model, createGraphqlApi(store, epochs), epochs, metrics, validator, reader);
   await listen(rollupServer, config.rollupHttpPort, config.rollupHttpHost);
   await listen(queryServer, config.nodePort, config.nodeHost);
   follower.start();
@@ -138,6 +156,7 @@ async function main(): Promise<void> {
     log(`validator: checks every claim in History ${addresses.history} (Authority ${addresses.authority}) against this node's own epochs; claims nothing`);
     log(`verdicts: GET http://${shown}:${config.nodePort}/validator (npm run validate -- --node http://${shown}:${config.nodePort})`);
   }
+  if (reader !== undefined) logReader(reader, `http://${shown}:${config.nodePort}`);
   log(`rollup HTTP server for the dapp: http://${config.rollupHttpHost}:${config.rollupHttpPort}`);
   log(`inspect: http://${shown}:${config.nodePort}/inspect/<payload>  graphql: http://${shown}:${config.nodePort}/graphql  metrics: http://${shown}:${config.nodePort}/metrics`);
   log(`record ${config.databasePath}: ${store.inputCount()} input(s), ${pending.length} waiting for the dapp`);
@@ -186,14 +205,15 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
   const pending = store.unprocessedInputs();
   for (const input of pending) model.enqueueAdvance(input);
 
+  const reader = validator === undefined ? undefined : readerOf(config, store, model, follower, validator, chainId);
   const rollupServer = createRollupServer(model);
   const metrics = createDevnodeMetrics({
     inputCountsByStatus: () => store.inputCountsByStatus(),
     epochs: () => epochs.status(),
-    ...(validator === undefined ? {} : { validator: () => validator.status() }),
+    ...(validator === undefined || reader === undefined ? {} : { validator: () => validator.status(), reader: () => reader.status() }),
   });
   const rpc = new V2Rpc({ store, epochs, model, applicationName: config.applicationName, chainId });
-  const nodeServer = createV2NodeServer(model, rpc, epochs, metrics, validator);
+  const nodeServer = createV2NodeServer(model, rpc, epochs, metrics, validator, reader);
   await listen(rollupServer, config.rollupHttpPort, config.rollupHttpHost);
   await listen(nodeServer, config.nodePort, config.nodeHost);
   follower.start();
@@ -211,6 +231,7 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
     log(`validator: checks every claim the Authority ${state.authority} took for the application (epochs of ${state.epochLength} block(s)) against this node's own outputs roots; claims nothing`);
     log(`verdicts: GET ${node}/validator (npm run validate -- --node ${node})`);
   }
+  if (reader !== undefined) logReader(reader, node);
   log(`rollup HTTP server for the dapp: http://${config.rollupHttpHost}:${config.rollupHttpPort}`);
   log(`JSON-RPC: POST ${node}/rpc  inspect: POST ${node}/inspect/${config.applicationName}  metrics: ${node}/metrics`);
   log(`record ${config.databasePath}: ${store.inputCount()} input(s), ${pending.length} waiting for the dapp`);

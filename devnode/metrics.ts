@@ -5,6 +5,7 @@
  */
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { EpochStatus } from "./epoch-schedule.ts";
+import type { ReaderStatus } from "./reader.ts";
 import type { ValidatorStatus } from "./validator.ts";
 
 export interface DevnodeMetricSources {
@@ -12,6 +13,8 @@ export interface DevnodeMetricSources {
   epochs(): EpochStatus | undefined;
   /** A validator's verdicts; undefined on a claimer. */
   validator?(): ValidatorStatus | undefined;
+  /** A validator's reads (devnode/reader.ts); undefined on a claimer. */
+  reader?(): ReaderStatus;
 }
 
 export interface DevnodeMetrics {
@@ -68,6 +71,11 @@ export function createDevnodeMetrics(sources: DevnodeMetricSources): DevnodeMetr
         this.set((verdicts()?.lastError ?? null) === null ? 0 : 1);
       },
     });
+  }
+  if (sources.reader !== undefined) {
+    const reader = sources.reader;
+    new Gauge({ name: "devnode_reader_serving", help: "1 while this reader serves reads, 0 while it refuses them (a mismatch, or a snapshot not yet verified)", registers, collect() { this.set(reader().serving ? 1 : 0); } });
+    new Gauge({ name: "devnode_reader_stale", help: "1 while this reader's last successful read of the chain is older than READER_STALE_MS", registers, collect() { this.set(reader().stale ? 1 : 0); } });
   }
   const inspects = new Histogram({
     name: "devnode_inspect_duration_seconds",

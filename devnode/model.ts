@@ -8,7 +8,7 @@
  */
 import type { Address, Hex } from "viem";
 import type { CompletionStatus } from "../common/wire.ts";
-import { Fifo, PendingInspect, type InspectOutcome } from "./queues.ts";
+import { AdvanceGate, Fifo, PendingInspect, type InspectOutcome } from "./queues.ts";
 import type { AdvanceOutputs, InputRecord } from "./store.ts";
 
 export type FinishStatus = "accept" | "reject";
@@ -101,11 +101,7 @@ type State =
     }
   | { kind: "inspecting"; inspect: PendingInspect; session: DappSession; reports: Hex[] };
 
-interface FinishWaiter {
-  session: DappSession;
-  resolve: (request: RollupRequest | null) => void;
-  timer: NodeJS.Timeout;
-}
+type FinishWaiter = { session: DappSession; resolve: (request: RollupRequest | null) => void; timer: NodeJS.Timeout };
 
 export interface ModelStatus {
   state: State["kind"];
@@ -122,6 +118,7 @@ export class RollupModel {
   private state: State = { kind: "idle" };
   private readonly advances = new Fifo<InputRecord>();
   private readonly inspects = new Fifo<PendingInspect>();
+  private readonly gate = new AdvanceGate();
   private readonly sessions = new Set<DappSession>();
   private waiter: FinishWaiter | undefined;
   private lastWasAdvance = false;
@@ -167,6 +164,16 @@ export class RollupModel {
   /** Queues an input for the dapp; inputs must arrive in index order. */
   enqueueAdvance(input: InputRecord): void {
     this.advances.push(input);
+    this.pump();
+  }
+
+  /** Hands the dapp no new input until `resumeAdvances`; resolves once the one it holds (if any) is finished. */
+  pauseAdvances(): Promise<void> {
+    return this.gate.close(this.state.kind === "advancing");
+  }
+
+  resumeAdvances(): void {
+    this.gate.open();
     this.pump();
   }
 
@@ -272,6 +279,7 @@ export class RollupModel {
       // The record keeps only the reports of an input that did not succeed.
       this.sink.completeInput(state.input.index, "EXCEPTION", state.outputs, payload);
       this.processed++;
+      this.gate.between();
     } else if (state.kind === "inspecting") {
       state.inspect.settle({
         ok: true,
@@ -330,6 +338,7 @@ export class RollupModel {
         // A rejected input's outputs are discarded, and the next input's outputs take their indices.
         if (status === "accept") this.outputCount += state.outputs.outputs.length;
       }
+      this.gate.between();
     } else if (state.kind === "inspecting") {
       const outcome: InspectOutcome = {
         ok: true,
@@ -355,7 +364,7 @@ export class RollupModel {
 
   private takeNext(session: DappSession): RollupRequest | null {
     const inspect = this.nextInspect();
-    const input = this.advances.peek();
+    const input = this.gate.isOpen ? this.advances.peek() : undefined;
     if (inspect !== undefined && (input === undefined || this.lastWasAdvance)) {
       this.inspects.shift();
       this.lastWasAdvance = false;

@@ -71,3 +71,32 @@ export class Fifo<T> {
     }
   }
 }
+
+/**
+ * Holds advances back between two inputs while a reader's state is copied (a snapshot: devnode/snapshot.ts):
+ * `close` resolves once no advance is at the dapp, and the model hands none out until `open`.
+ */
+export class AdvanceGate {
+  private shut = false;
+  private waiters: (() => void)[] = [];
+
+  get isOpen(): boolean {
+    return !this.shut;
+  }
+
+  close(advancing: boolean): Promise<void> {
+    this.shut = true;
+    return advancing ? new Promise((resolve) => this.waiters.push(resolve)) : Promise.resolve();
+  }
+
+  /** The advance at the dapp ended: finished, or handed back to be done again by a new dapp. */
+  between(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  open(): void {
+    this.shut = false;
+  }
+}

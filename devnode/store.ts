@@ -153,6 +153,33 @@ function filterBounds(filter: InputFilter | undefined): [number, number] {
   return [low, high];
 }
 
+/**
+ * Who a record belongs to: one dapp on one InputBox, of one Rollups version. v1 records carry the bare
+ * pair (they came first); the version is named from v2 on.
+ */
+export function recordOwner(rollups: "v1" | "v2", inputBox: Address, dapp: Address): string {
+  const pair = `${inputBox.toLowerCase()}/${dapp.toLowerCase()}`;
+  return rollups === "v1" ? pair : `${rollups}:${pair}`;
+}
+
+/** What a record file holds, read from a connection of its own (a snapshot's copy is not opened as a store). */
+export interface RecordSummary {
+  processed: number;
+  /** The block of the last processed input (blocks never go down as indices go up), or null. */
+  lastProcessedBlock: number | null;
+  /** The next block to scan, or null before the first scan. */
+  nextBlock: number | null;
+  /** The meta rows (owner, scan position, the snapshot it was installed from...). */
+  meta: ReadonlyMap<string, string>;
+}
+
+export function summarizeRecord(db: Database.Database): RecordSummary {
+  const processed = db.prepare<[], { n: number; block: number | null }>("SELECT COUNT(*) AS n, MAX(block_number) AS block FROM inputs WHERE status <> 'UNPROCESSED'").get();
+  const meta = new Map(db.prepare<[], { key: string; value: string }>("SELECT key, value FROM meta").all().map((row) => [row.key, row.value]));
+  const next = meta.get("next_block");
+  return { processed: processed?.n ?? 0, lastProcessedBlock: processed?.block ?? null, nextBlock: next === undefined ? null : Number(next), meta };
+}
+
 export class DevnodeStore {
   protected readonly db: Database.Database;
   private readonly stmt;
@@ -231,6 +258,11 @@ export class DevnodeStore {
 
   close(): void {
     this.db.close();
+  }
+
+  /** A consistent copy of the whole record at `destination`, by SQLite's online backup (a snapshot). */
+  async backup(destination: string): Promise<void> {
+    await this.db.backup(destination);
   }
 
   getMeta(key: string): string | undefined {

@@ -61,21 +61,25 @@ interface ValidationRow {
   last_block: number | null;
 }
 
+/** A verdict's facts with what they come to: whether the claim matches, and if not, why. */
+export function judged(v: Omit<ValidationRecord, "matches" | "problem">): ValidationRecord {
+  const { checkedAt, ...facts } = v;
+  const matches = v.computedHash !== null && v.computedHash.toLowerCase() === v.claimedHash.toLowerCase();
+  // checkedAt last, where `GET /validator` has always shown it.
+  return { ...facts, matches, problem: matches ? null : v.computedHash === null ? "INPUTS_NOT_ON_CHAIN" : "EPOCH_HASH_DIFFERS", checkedAt };
+}
+
 function toValidation(row: ValidationRow): ValidationRecord {
-  const computed = row.computed_hash as Hex | null;
-  const matches = computed !== null && computed.toLowerCase() === row.claimed_hash.toLowerCase();
-  return {
+  return judged({
     claimIndex: row.claim_index,
     firstInput: row.first_input,
     lastInput: row.last_input,
     lastBlock: row.last_block,
     claimedHash: row.claimed_hash as Hex,
-    computedHash: computed,
+    computedHash: row.computed_hash as Hex | null,
     inputsOnChain: row.inputs_on_chain,
-    matches,
-    problem: matches ? null : computed === null ? "INPUTS_NOT_ON_CHAIN" : "EPOCH_HASH_DIFFERS",
     checkedAt: row.checked_at,
-  };
+  });
 }
 
 /**

@@ -19,7 +19,7 @@ import type { Hex } from "viem";
 import { messageOf } from "../common/errors.ts";
 import type { Log } from "./log.ts";
 import type { DevnodeStore } from "./store.ts";
-import type { ValidationRecord } from "./validations.ts";
+import { judged, type ValidationRecord } from "./validations.ts";
 
 export interface ValidatorStatus {
   role: "validator";
@@ -72,6 +72,22 @@ export interface ClaimBook<C extends ClaimOnChain> {
   describe(claim: C, firstInput: number, lastInput: number): string;
 }
 
+/** What a reader consults on every read, kept in memory (devnode/reader.ts). */
+export interface ReaderVerdicts {
+  /** The first claim that did not match, named (claim, inputs, claimed and computed hash); null while none. */
+  mismatch: string | null;
+  /** The last input of the furthest claim that matched; -1 before any. */
+  matchedThroughInput: number;
+}
+
+/** A verdict in words, from the record alone, so that it reads the same after a restart. */
+function describeMismatch(v: ValidationRecord, hashName: string): string {
+  const inputs = v.lastInput < v.firstInput ? "no inputs" : `inputs ${v.firstInput}..${v.lastInput}`;
+  const where = `claim ${v.claimIndex} (${v.lastBlock === null ? "" : `epoch ending at block ${v.lastBlock}, `}${inputs})`;
+  if (v.computedHash === null) return `${where} has ${hashName} ${v.claimedHash} on chain over inputs the InputBox does not hold (it holds ${v.inputsOnChain ?? 0} for the dapp)`;
+  return `${where} has ${hashName} ${v.claimedHash} on chain; this node computes ${v.computedHash}`;
+}
+
 /** One line for the log and the status: viem's messages run on with request details and a version. */
 function briefly(error: unknown): string {
   const short = error instanceof Error && "shortMessage" in error && typeof error.shortMessage === "string" ? error.shortMessage : messageOf(error);
@@ -84,6 +100,7 @@ export class EpochValidator<C extends ClaimOnChain = ClaimOnChain> {
   private stopped = false;
   private waitingFor: Waiting | null = null;
   private lastError: string | null = null;
+  private readonly reading: ReaderVerdicts = { mismatch: null, matchedThroughInput: -1 };
 
   constructor(
     private readonly store: DevnodeStore,
@@ -92,7 +109,19 @@ export class EpochValidator<C extends ClaimOnChain = ClaimOnChain> {
     private readonly log: Log,
     /** Where a mismatch is reported (stderr): loud, apart from the ordinary log. */
     private readonly alarm: Log,
-  ) {}
+  ) {
+    for (const verdict of store.validations()) this.remember(verdict);
+  }
+
+  /** The verdicts a reader needs, from memory: it asks on every inspect, and the record is read per call. */
+  verdicts(): ReaderVerdicts {
+    return { ...this.reading };
+  }
+
+  private remember(verdict: ValidationRecord): void {
+    if (verdict.matches) this.reading.matchedThroughInput = Math.max(this.reading.matchedThroughInput, verdict.lastInput);
+    else this.reading.mismatch ??= describeMismatch(verdict, this.book.hashName);
+  }
 
   start(): void {
     this.schedule(0);
@@ -165,7 +194,9 @@ export class EpochValidator<C extends ClaimOnChain = ClaimOnChain> {
     const { firstInput, lastInput } = judgement;
     const computed = judgement.kind === "computed" ? judgement.computed : null;
     const inputsOnChain = judgement.kind === "inputs-not-on-chain" ? judgement.inputsOnChain : null;
-    this.store.addValidation({ claimIndex, firstInput, lastInput, lastBlock: claim.lastBlock, claimedHash: claim.hash, computedHash: computed, inputsOnChain, checkedAt: Math.floor(Date.now() / 1000) });
+    const verdict = { claimIndex, firstInput, lastInput, lastBlock: claim.lastBlock, claimedHash: claim.hash, computedHash: computed, inputsOnChain, checkedAt: Math.floor(Date.now() / 1000) };
+    this.store.addValidation(verdict);
+    this.remember(judged(verdict));
     const where = `claim ${claimIndex} (${this.book.describe(claim, firstInput, lastInput)})`;
     const name = this.book.hashName;
     if (computed === null) {

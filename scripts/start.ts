@@ -3,7 +3,7 @@
  * devnode, the dapp and the api (when api/main.ts exists), each once the previous one is ready; restarts
  * the dapp and the api when they die; stops everything on Ctrl-C.
  *
- *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--validator]
+ *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--validator]
  *   (configuration: docs/devnode.md; replicas: docs/operations.md)
  */
 import { mkdirSync } from "node:fs";
@@ -21,7 +21,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (line: string): void => console.log(`[stack] ${line}`);
 
 const USAGE =
-  "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--validator]    (configuration by environment: docs/devnode.md)";
+  "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--validator]    (configuration by environment: docs/devnode.md)";
 
 async function main(): Promise<number> {
   if (wantsHelp()) {
@@ -50,7 +50,7 @@ async function main(): Promise<number> {
     return shuttingDown;
   };
   const supervisor = new Supervisor(settings, {
-    autoRestart: ["dapp", "attestor", "redis", "api", "balancer"],
+    autoRestart: ["dapp", "reader-dapp", "attestor", "redis", "api", "balancer"],
     readyTimeoutMs: 60_000,
     log: say,
     onUnexpectedExit: (piece: PieceName, code, signal) => {
@@ -108,6 +108,7 @@ async function main(): Promise<number> {
             : "  api       (not started: api/main.ts not found or disabled)",
         apiEnabled(settings) ? `  ws        ${urls.ws}` : "",
         settings.env.DEVNODE_ROLE === "validator" ? `  validator ${urls.node}/validator (npm run validate -- --node ${urls.node})` : "",
+        ...urls.readers.map((url, i) => `  reader ${i + 1}  ${url}/inspect/... (status ${url}/reader; the api's reads go to the readers)`),
         ...attestorNotes.map((note) => `  attestor  ${note}`),
         urls.demoProvider !== undefined ? `  provider  ${urls.demoProvider}/balance.json (demo, CA ${settings.dataDir}/demo-provider/ca.pem)` : "",
         `  InputBox  ${settings.inputBoxAddress}`,

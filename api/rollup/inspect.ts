@@ -29,7 +29,30 @@ export interface RollupReaderOptions {
   timeoutMs?: number;
 }
 
-export class RollupReader {
+/**
+ * Whatever answers the api's inspect queries: the node (RollupReader) or a pool of readers that replay the
+ * same rollup (api/rollup/read-pool.ts). Routes and claim paths read through this alone.
+ */
+export interface RollupQueries {
+  /** Where reads go, for health and error details. */
+  readonly url: string;
+  query<T extends QueryType>(type: T, params?: Record<string, unknown>, timeoutMs?: number): Promise<QueryResults[T]>;
+  queryAll<T extends ListQueryType>(type: T, params?: Record<string, unknown>): Promise<QueryResults[T]>;
+}
+
+/** Why an endpoint could not answer at all (down, or not serving), as opposed to the dapp's own rejection. */
+export class InspectUnavailableError extends Error {
+  override readonly name = "InspectUnavailableError";
+  constructor(
+    message: string,
+    /** The endpoint said so itself (an HTTP status), rather than not answering. */
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export class RollupReader implements RollupQueries {
   private readonly timeoutMs: number;
 
   constructor(private readonly options: RollupReaderOptions) {
@@ -45,36 +68,30 @@ export class RollupReader {
     params: Record<string, unknown> = {},
     timeoutMs: number = this.timeoutMs,
   ): Promise<QueryResults[T]> {
-    const query = JSON.stringify({ type, params });
-    let envelope: InspectEnvelope;
+    return resultOf<T>(await this.envelopeOf(type, params, timeoutMs), params, this.options.rollupUrl);
+  }
+
+  /** The inspect answer of `{type, params}`, whatever its status; ROLLUP_UNAVAILABLE when there is none. */
+  async envelopeOf(type: QueryType, params: Record<string, unknown>, timeoutMs: number = this.timeoutMs): Promise<InspectEnvelope> {
     try {
-      envelope = await this.inspect(query, timeoutMs);
+      return await this.inspect(JSON.stringify({ type, params }), timeoutMs);
     } catch (error) {
       throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup node is not responding", {
         url: this.options.rollupUrl,
-        error: networkMessage(error),
+        error: error instanceof InspectUnavailableError ? error.message : networkMessage(error),
       });
     }
-    if (envelope.status !== "Accepted") throw rejection(envelope, params);
-    const report = envelope.reports?.[0];
-    if (report === undefined) {
-      throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup node answered without a report", {
-        url: this.options.rollupUrl,
-        error: "no report in an accepted inspect response",
-      });
-    }
-    return JSON.parse(hexToUtf8(report.payload)) as QueryResults[T];
   }
 
   private async inspect(query: string, timeoutMs: number): Promise<InspectEnvelope> {
     const application = this.options.v2Application;
     if (application === undefined) {
       const response = await fetch(`${this.options.rollupUrl}/inspect/${encodeURIComponent(query)}`, { signal: AbortSignal.timeout(timeoutMs) });
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      if (!response.ok) throw await unavailable(response);
       return (await response.json()) as InspectEnvelope;
     }
     const response = await fetch(`${this.options.rollupUrl}/inspect/${application}`, { method: "POST", body: query, signal: AbortSignal.timeout(timeoutMs) });
-    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    if (!response.ok) throw await unavailable(response);
     return v1Envelope((await response.json()) as V2InspectBody);
   }
 
@@ -91,6 +108,28 @@ export class RollupReader {
       offset += page.length;
     }
   }
+}
+
+/** A refusal with its status and, when the endpoint says why in JSON (a reader in mismatch), its message. */
+async function unavailable(response: Response): Promise<InspectUnavailableError> {
+  let why = "";
+  try {
+    const body = (await response.json()) as { error?: { code?: unknown; message?: unknown } };
+    if (typeof body.error?.code === "string") why = `: ${body.error.code}${typeof body.error.message === "string" ? ` (${body.error.message})` : ""}`;
+  } catch {
+    // Not JSON: the status says enough.
+  }
+  return new InspectUnavailableError(`HTTP ${response.status}${why}`, response.status);
+}
+
+/** The result of an inspect answer: its first report, or the api's error for a rejection. */
+export function resultOf<T extends QueryType>(envelope: InspectEnvelope, params: Record<string, unknown>, url: string): QueryResults[T] {
+  if (envelope.status !== "Accepted") throw rejection(envelope, params);
+  const report = envelope.reports?.[0];
+  if (report === undefined) {
+    throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup node answered without a report", { url, error: "no report in an accepted inspect response" });
+  }
+  return JSON.parse(hexToUtf8(report.payload)) as QueryResults[T];
 }
 
 function rejection(envelope: InspectEnvelope, params: Record<string, unknown>): ApiError {

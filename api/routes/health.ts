@@ -45,9 +45,20 @@ export const statusRoute = createRoute({
             .object({ epochHash: id32, firstIndex: z.number().int(), lastIndex: z.number().int(), blockNumber: z.number().int() })
             .nullable()
             .describe("the application's latest claim (inputs firstIndex..lastIndex): v1, in its History, with its epoch hash; v2, its last accepted epoch, with its outputs Merkle root as epochHash; null before any, or when the chain does not answer"),
+          readers: z
+            .array(
+              z.object({
+                url: z.string(),
+                kind: z.enum(["reader", "node", "unknown"]),
+                health: z.enum(["serving", "down", "not-serving", "stale"]),
+                processedInputCount: z.number().int().nonnegative(),
+                reason: z.string().nullable(),
+              }),
+            )
+            .describe("extension: the readers inspect reads go to (READ_URLS), as the api last saw each; empty when the node answers reads"),
         }),
       ),
-      "Status (processedInputs and inputsPerMinute are extensions)",
+      "Status (processedInputs, inputsPerMinute and readers are extensions)",
     ),
     ...errorResponses({ group: "health" }),
   },
@@ -112,6 +123,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
             processedInputs,
             inputsPerMinute,
             latestClaim: claim,
+            readers: services.readPool?.readers() ?? [],
           },
         },
         200,

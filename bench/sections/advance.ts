@@ -65,7 +65,7 @@ export async function straightAdvance(ctx: BenchContext, rig: DirectRig): Promis
  * `count` create_attestation inputs through the InputBox from the admin (account #0, unlocked on hardhat),
  * in JSON-RPC batches of eth_sendTransaction, then waits until the node has processed the last one.
  */
-async function sendThroughInputBox(stack: TestStack, count: number, firstItem: number): Promise<{ seconds: number; minedSeconds: number }> {
+export async function sendThroughInputBox(stack: TestStack, count: number, firstItem: number): Promise<{ seconds: number; minedSeconds: number }> {
   const before = await inputsOnChain(stack);
   const last = before + count - 1;
   const from = DEFAULTS.adminAddress;

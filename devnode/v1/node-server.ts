@@ -1,7 +1,8 @@
 /**
  * A v1 devnode's NODE_PORT, the query interface: `GET /inspect/<percent-encoded payload>`, `POST /inspect`
  * (raw body), `/graphql`, and the devnode's own `/metrics`, `GET /epochs`, `POST /epoch/close`,
- * `GET /validator` and `GET /healthz` (for the stack's readiness checks). The inspect path is the hot one:
+ * `GET /validator` and `GET /healthz` (for the stack's readiness checks); a validator's `GET /reader` and
+ * `POST /snapshot` (devnode/reader.ts), whose inspects it may refuse. The inspect path is the hot one:
  * no disk, no validation library, one JSON.stringify per answer. (A v2 devnode's is v2/node-server.ts.)
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -16,6 +17,7 @@ import { decodeInspectPath, envelopeJson } from "../inspect.ts";
 import type { DevnodeMetrics } from "../metrics.ts";
 import type { RollupModel } from "../model.ts";
 import type { InspectOutcome } from "../queues.ts";
+import type { Reader } from "../reader.ts";
 import type { EpochValidator } from "../validator.ts";
 import type { EpochManager } from "./epochs.ts";
 import type { GraphqlApi } from "./graphql.ts";
@@ -93,6 +95,7 @@ export function createQueryServer(
   epochs?: EpochManager,
   metrics?: DevnodeMetrics,
   validator?: EpochValidator,
+  reader?: Reader,
 ): Server {
   const graphqlHandler = createHandler({ schema: graphql.schema, rootValue: graphql.rootValue, ...memoizedDocuments() });
   const inspect = async (payload: Buffer): Promise<InspectOutcome> => {
@@ -115,6 +118,7 @@ export function createQueryServer(
       return void res.end();
     }
     if (url.startsWith(INSPECT_PREFIX) || url === "/inspect" || url.startsWith("/inspect?")) {
+      if ((method === "GET" || method === "POST") && reader?.refuseRead(res) === true) return;
       if (method === "GET") {
         const payload = url.startsWith(INSPECT_PREFIX) ? decodeInspectPath(url.slice(INSPECT_PREFIX.length)) : Buffer.alloc(0);
         return answerInspect(res, await inspect(payload));
@@ -147,6 +151,7 @@ export function createQueryServer(
     if (url === "/healthz" && method === "GET") {
       return sendJson(res, 200, { status: "ok", ...model.status() }, CORS);
     }
+    if (reader !== undefined && (await reader.route(req, res, url.split("?")[0] as string, method))) return;
     sendText(res, 404, "not found", CORS);
   };
 

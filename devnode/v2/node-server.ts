@@ -10,6 +10,7 @@ import { BodyTooLargeError, readBody, sendJson, sendText } from "../http.ts";
 import type { DevnodeMetrics } from "../metrics.ts";
 import type { RollupModel } from "../model.ts";
 import type { InspectOutcome } from "../queues.ts";
+import type { Reader } from "../reader.ts";
 import type { ValidatorStatus } from "../validator.ts";
 import type { V2EpochManager } from "./epochs.ts";
 import { serveSpecInspect, type V2InspectAnswer } from "./spec-inspect.ts";
@@ -132,9 +133,11 @@ function inspectAnswer(res: ServerResponse, answer: V2InspectAnswer): void {
 
 /**
  * The node's routes; with a validator (DEVNODE_ROLE=validator), `GET /validator` gives its verdicts and
- * `POST /epoch/close` is not there: a validator closes nothing.
+ * `POST /epoch/close` is not there: a validator closes nothing. A validator is a reader too
+ * (devnode/reader.ts): `GET /reader`, `POST /snapshot`, and every inspect route refused while it must
+ * serve no reads.
  */
-export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2EpochManager, metrics: DevnodeMetrics, validator?: { status(): ValidatorStatus }): Server {
+export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2EpochManager, metrics: DevnodeMetrics, validator?: { status(): ValidatorStatus }, reader?: Reader): Server {
   const inspect = async (payload: Buffer): Promise<V2InspectAnswer> => {
     const started = performance.now();
     const outcome = await model.inspect(toHex(payload));
@@ -166,6 +169,9 @@ export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2Epo
     // is 405 with Allow: POST. A GET whose segment is a query, not an application's name or address, is
     // the specification's interface below.
     if (application !== undefined && method !== "POST" && isApplicationId(application)) return sendNodeText(res, 405, "Method not allowed", { allow: "POST" });
+    // Every read: the specification's GET /inspect/<query> and POST /inspect, and the node's POST /inspect/<application>.
+    const read = (method === "GET" || method === "POST") && (url.startsWith("/inspect/") || (method === "POST" && url === "/inspect"));
+    if (read && reader?.refuseRead(res) === true) return;
     // The specification's query interface (GET /inspect/<query>, POST /inspect), as the adapter serves it
     // in front of any v2 node: over this node's own inspect.
     if (await serveSpecInspect(req, res, inspect)) return;
@@ -202,6 +208,7 @@ export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2Epo
     }
     if (url === "/epochs" && method === "GET") return sendJson(res, 200, { ...epochs.status(), ...epochs.addresses }, CORS);
     if (url === "/healthz" && method === "GET") return sendJson(res, 200, { status: "ok", rollups: "v2", ...model.status() }, CORS);
+    if (reader !== undefined && (await reader.route(req, res, url, method))) return;
     sendText(res, 404, "not found", CORS);
   };
 

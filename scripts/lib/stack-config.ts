@@ -17,6 +17,7 @@ const privateKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefix
 /** Replicas take hardhat accounts #10 upward (replica 1 keeps PRIVATE_KEY): tests send from the low ones. */
 const FIRST_REPLICA_ACCOUNT = 10;
 export const MAX_API_REPLICAS = 8;
+export const MAX_READERS = 8;
 const address = configAddressSchema;
 const flag = flagSchema;
 
@@ -56,9 +57,14 @@ const envSchema = z.object({
   /** How many TLS attestors to run (ports ATTESTOR_PORT upward): schemas may require a quorum of them. */
   ATTESTORS: z.coerce.number().int().min(1).max(MAX_QUORUM).default(1),
   DEMO_PROVIDER_PORT: port.default(8443),
+  /** Readers: validators beside the stack that serve the api's reads (docs/operations.md, Readers). */
+  READERS: z.coerce.number().int().min(0).max(MAX_READERS).default(0),
+  /** Reader k's query interface is READER_BASE_PORT + k - 1, its dapp's rollup HTTP server READER_ROLLUP_BASE_PORT + k - 1. */
+  READER_BASE_PORT: port.default(10101),
+  READER_ROLLUP_BASE_PORT: port.default(5101),
 });
 
-export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--api-replicas <n>", "--attestors <n>", "--rollups <v1|v2>"] as const;
+export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--api-replicas <n>", "--attestors <n>", "--readers <n>", "--rollups <v1|v2>"] as const;
 const BOOLEAN_FLAGS: readonly string[] = START_FLAGS.filter((f) => !f.includes(" "));
 /** `npm start -- --validator` beside a running stack: where it listens and keeps its record by default. */
 export const VALIDATOR_DEFAULTS = { nodePort: 10001, rollupHttpPort: 5005, dataDir: ".data-validator" } as const;
@@ -77,6 +83,7 @@ const VALUED_FLAGS = {
   "--api-replicas": { variable: "API_REPLICAS", expected: "a number of replicas, e.g. --api-replicas 3" },
   "--rollups": { variable: "ROLLUPS", expected: "v1 or v2, e.g. --rollups v2" },
   "--attestors": { variable: "ATTESTORS", expected: "a number of attestors, e.g. --attestors 3" },
+  "--readers": { variable: "READERS", expected: "a number of readers, e.g. --readers 2" },
 } as const;
 
 function splitValuedFlags(argv: readonly string[]): { flags: string[]; values: Record<string, string> } {
@@ -135,6 +142,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
   // A validator's dapp must be configured as the claimer's is: the same admins (replicas' wallets included).
   const walletKeys = replicas?.privateKeys ?? (validator ? replicaPrivateKeys(e.PRIVATE_KEY, e.API_REPLICAS, e.API_REPLICA_KEYS) : [e.PRIVATE_KEY]);
   const wallets = walletKeys.map((key) => privateKeyToAccount(key as `0x${string}`).address);
+  if (validator && e.READERS > 0) throw new StartConfigError("--readers runs validators inside the stack: leave out --validator");
   if (validator) {
     // Beside a running `npm start`: its chain, other ports, another record; only a devnode and a dapp.
     return {
@@ -180,6 +188,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
       // The api's wallet (every replica's) is an admin of the dapp, so the api can register schemas from the start.
       dappAdmins: e.DAPP_ADMINS ?? wallets.join(","),
       replicas,
+      readers: readerSettings(e, validator),
       dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
       api: argv.includes("--no-api") || e.START_API === "off" ? false : e.START_API === "on" ? true : "auto",
       attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { ports: Array.from({ length: e.ATTESTORS }, (_, i) => e.ATTESTOR_PORT + i), caFiles: e.ATTESTOR_CA_FILES },
@@ -191,6 +200,17 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
 }
 
 type StartEnv = z.infer<typeof envSchema>;
+
+function readerSettings(e: StartEnv, validator: boolean): StackSettings["readers"] {
+  if (e.READERS === 0 || validator) return undefined;
+  const nodePorts = Array.from({ length: e.READERS }, (_, i) => e.READER_BASE_PORT + i);
+  const rollupHttpPorts = Array.from({ length: e.READERS }, (_, i) => e.READER_ROLLUP_BASE_PORT + i);
+  const taken = [e.API_PORT, e.NODE_PORT, e.CHAIN_PORT, e.ROLLUP_HTTP_PORT, e.ATTESTOR_PORT, e.REDIS_PORT, e.DEMO_PROVIDER_PORT];
+  const clash = [...nodePorts, ...rollupHttpPorts].find((p) => taken.includes(p));
+  if (clash !== undefined) throw new StartConfigError(`READER_BASE_PORT, READER_ROLLUP_BASE_PORT: reader port ${clash} is taken by another piece`);
+  if (nodePorts.some((p) => rollupHttpPorts.includes(p))) throw new StartConfigError("READER_BASE_PORT and READER_ROLLUP_BASE_PORT: the readers' ports overlap");
+  return { nodePorts, rollupHttpPorts };
+}
 
 function replicaSettings(e: StartEnv, env: NodeJS.ProcessEnv): NonNullable<StackSettings["replicas"]> {
   const missing = ["haproxy", "redis-server"].filter((program) => onPath(program, env) === undefined);

@@ -14,16 +14,39 @@ import type { RollupsVersion } from "../../devnode/config.ts";
 
 /**
  * The kinds of piece, in start order. With replicas, "api" is `api-1` ... `api-N` behind the balancer;
- * with several attestors, "attestor" is followed by `attestor-2` ... `attestor-N`.
+ * with several attestors, "attestor" is followed by `attestor-2` ... `attestor-N`; readers are `reader-k`
+ * (a validator devnode) and `reader-dapp-k` (its dapp), k from 1.
  */
-export const PIECES = ["chain", "devnode", "dapp", "provider", "attestor", "redis", "api", "balancer"] as const;
+export const PIECES = ["chain", "devnode", "dapp", "reader", "reader-dapp", "provider", "attestor", "redis", "api", "balancer"] as const;
 export type PieceKind = (typeof PIECES)[number];
-export type PieceName = PieceKind | `api-${number}` | `attestor-${number}`;
+export type PieceName = Exclude<PieceKind, "reader" | "reader-dapp"> | `api-${number}` | `attestor-${number}` | `reader-${number}` | `reader-dapp-${number}`;
 
-/** The kind of a piece: `api-3` is an api, `attestor-2` an attestor. */
+/** The kind of a piece: `api-3` is an api, `attestor-2` an attestor, `reader-dapp-1` a reader's dapp. */
 export function kindOf(piece: PieceName): PieceKind {
   if (piece.startsWith("api-")) return "api";
+  if (piece.startsWith("reader-dapp-")) return "reader-dapp";
+  if (piece.startsWith("reader-")) return "reader";
   return piece.startsWith("attestor-") ? "attestor" : (piece as PieceKind);
+}
+
+/** Which reader a `reader-k` or `reader-dapp-k` piece belongs to, 1-based. */
+export function readerNumber(piece: PieceName): number {
+  return Number(piece.slice(piece.lastIndexOf("-") + 1));
+}
+
+/** Readers (`npm start -- --readers N`): validators on the stack's chain that serve the api's reads. */
+export interface ReaderSettings {
+  /** Each reader's query interface (its NODE_PORT), on loopback. */
+  nodePorts: readonly number[];
+  /** Each reader's rollup HTTP server, for its own dapp. */
+  rollupHttpPorts: readonly number[];
+  /** Where each reader reads the chain, when not at the stack's own RPC (a test's proxy). */
+  rpcUrls?: readonly string[] | undefined;
+}
+
+/** Where reader k keeps its record and its dapp's database. */
+export function readerDataDir(s: StackSettings, k: number): string {
+  return join(s.dataDir, `reader-${k}`);
 }
 
 /** Which attestor a piece is, 1-based (`attestor` is the first). */
@@ -80,6 +103,10 @@ export interface StackSettings {
   demoProvider: { port: number } | undefined;
   /** Api replicas behind haproxy, with Redis; undefined runs one api on `apiPort`. */
   replicas?: ReplicaSettings | undefined;
+  /** Readers the api reads from; undefined: the node answers the api's reads. */
+  readers?: ReaderSettings | undefined;
+  /** Where the api reaches the node, when not at the node itself (a test's recording proxy in front of it). */
+  apiNodeUrl?: string | undefined;
   /** Extra environment for every child (after the stack's own variables, so it can override them). */
   env: Readonly<Record<string, string>>;
   /** Where the children's output goes: files under this directory, or (undefined) the console. */
@@ -99,6 +126,8 @@ export interface StackUrls {
   rollupHttp: string;
   api: string;
   ws: string;
+  /** Each reader's query interface, reader 1 first. */
+  readers: string[];
 }
 
 function loopback(host: string): string {
@@ -118,6 +147,7 @@ export function stackUrls(s: StackSettings): StackUrls {
     rollupHttp: `http://127.0.0.1:${s.rollupHttpPort}`,
     api: `http://127.0.0.1:${s.apiPort}`,
     ws: `ws://127.0.0.1:${s.apiPort}/ws`,
+    readers: (s.readers?.nodePorts ?? []).map((port) => `http://127.0.0.1:${port}`),
   };
 }
 
@@ -170,6 +200,8 @@ export function stackPieces(s: StackSettings): PieceName[] {
   for (const kind of PIECES) {
     if (kind === "api" && s.replicas !== undefined && apiEnabled(s)) {
       s.replicas.ports.forEach((_, i) => out.push(`api-${i + 1}`));
+    } else if (kind === "reader" || kind === "reader-dapp") {
+      (s.readers?.nodePorts ?? []).forEach((_, i) => out.push(`${kind}-${i + 1}`));
     } else if (pieceCommand(kind, s) !== undefined) {
       out.push(kind);
       if (kind === "attestor") for (let k = 2; k <= (s.attestor?.ports.length ?? 1); k++) out.push(`attestor-${k}`);
@@ -225,6 +257,14 @@ export function balancerConfigPath(s: StackSettings): string {
   return join(s.dataDir, "haproxy.cfg");
 }
 
+/** The dapp's command (DAPP_COMMAND's shell string or an argv) with `env`. */
+function dappCommand(s: StackSettings, env: Record<string, string>): Command {
+  if (typeof s.dappCommand === "string") return { file: "/bin/sh", args: ["-c", s.dappCommand], env };
+  const [file, ...args] = s.dappCommand;
+  if (file === undefined) throw new Error("the dapp command is empty");
+  return { file, args, env };
+}
+
 /** The command line and environment of each piece; `undefined` when the piece is not part of this stack. */
 export function pieceCommand(piece: PieceName, s: StackSettings): Command | undefined {
   const urls = stackUrls(s);
@@ -256,12 +296,35 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
           DATA_DIR: s.dataDir,
         },
       };
-    case "dapp": {
-      const env = { ROLLUP_HTTP_SERVER_URL: urls.rollupHttp, DAPP_ADMINS: s.dappAdmins, DATA_DIR: s.dataDir, DAPP_ADDRESS: s.dappAddress };
-      if (typeof s.dappCommand === "string") return { file: "/bin/sh", args: ["-c", s.dappCommand], env };
-      const [file, ...args] = s.dappCommand;
-      if (file === undefined) throw new Error("the dapp command is empty");
-      return { file, args, env };
+    case "dapp":
+      return dappCommand(s, { ROLLUP_HTTP_SERVER_URL: urls.rollupHttp, DAPP_ADMINS: s.dappAdmins, DATA_DIR: s.dataDir, DAPP_ADDRESS: s.dappAddress });
+    case "reader": {
+      const k = readerNumber(piece);
+      const readers = s.readers;
+      if (readers === undefined || k > readers.nodePorts.length) return undefined;
+      // A validator on the stack's chain (claims nothing, checks every claim), whose query interface the api reads.
+      return {
+        ...tsx("devnode/main.ts"),
+        env: {
+          RPC_URL: readers.rpcUrls?.[k - 1] ?? urls.rpc,
+          DEVNODE_CHAIN: "external",
+          DEVNODE_ROLE: "validator",
+          NODE_PORT: String(readers.nodePorts[k - 1]),
+          NODE_HOST: "127.0.0.1",
+          ROLLUP_HTTP_PORT: String(readers.rollupHttpPorts[k - 1]),
+          ROLLUPS: s.rollups,
+          INPUTBOX_ADDRESS: s.inputBoxAddress,
+          DAPP_ADDRESS: s.dappAddress,
+          DATA_DIR: readerDataDir(s, k),
+        },
+      };
+    }
+    case "reader-dapp": {
+      const k = readerNumber(piece);
+      const port = s.readers?.rollupHttpPorts[k - 1];
+      if (port === undefined) return undefined;
+      // Configured as the claimer's dapp is, so both compute the same state from the same inputs.
+      return dappCommand(s, { ROLLUP_HTTP_SERVER_URL: `http://127.0.0.1:${port}`, DAPP_ADMINS: s.dappAdmins, DATA_DIR: readerDataDir(s, k), DAPP_ADDRESS: s.dappAddress });
     }
     case "provider":
       if (s.demoProvider === undefined) return undefined;
@@ -318,14 +381,16 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
         env: {
           ...apiProviderEnv(s),
           API_PORT: String(s.apiPort),
-          ROLLUP_URL: urls.node,
-          GRAPHQL_URL: urls.graphql,
+          ROLLUP_URL: s.apiNodeUrl ?? urls.node,
+          GRAPHQL_URL: `${s.apiNodeUrl ?? urls.node}/graphql`,
           RPC_URL: urls.rpc,
           ROLLUPS: s.rollups,
           INPUTBOX_ADDRESS: s.inputBoxAddress,
           DAPP_ADDRESS: s.dappAddress,
           PRIVATE_KEY: s.privateKey,
           DATA_DIR: s.dataDir,
+          // With readers, the api sends the node no inspect: its reads go to them (docs/operations.md, Readers).
+          ...(urls.readers.length === 0 ? {} : { READ_URLS: urls.readers.join(",") }),
           ...replicaEnv,
         },
       };

@@ -6,7 +6,7 @@
  * JSON-RPC answers, which the supervisor hands a v1 dapp.
  */
 import { connect } from "node:net";
-import { attestorNumber, kindOf, replicaIndex, stackUrls, type PieceName, type StackSettings } from "./stack-pieces.ts";
+import { attestorNumber, kindOf, readerNumber, replicaIndex, stackUrls, type PieceName, type StackSettings } from "./stack-pieces.ts";
 
 /** The chain id the JSON-RPC at `url` answers. */
 export async function chainIdAt(url: string): Promise<number> {
@@ -52,6 +52,13 @@ export function readinessCheck(piece: PieceName, s: StackSettings): () => Promis
       // The dapp is ready when it holds a connection to the rollup HTTP server.
       return async () => {
         const response = await fetch(`${urls.node}/healthz`, { signal: timeout() });
+        return response.ok && ((await response.json()) as { dappConnected?: boolean }).dappConnected === true;
+      };
+    case "reader":
+      return async () => (await fetch(`${urls.readers[readerNumber(piece) - 1] ?? ""}/healthz`, { signal: timeout() })).ok;
+    case "reader-dapp":
+      return async () => {
+        const response = await fetch(`${urls.readers[readerNumber(piece) - 1] ?? ""}/healthz`, { signal: timeout() });
         return response.ok && ((await response.json()) as { dappConnected?: boolean }).dappConnected === true;
       };
     case "api": {

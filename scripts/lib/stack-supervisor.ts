@@ -93,7 +93,7 @@ export class Supervisor {
     if (command === undefined) throw new Error(`${piece} is not part of this stack`);
     // A v1 dapp is told the chain owners sign consent on (a v2 input says it): the chain's own answer,
     // so a validator's dapp and the claimer's judge the same signatures alike.
-    const chain = kindOf(piece) === "dapp" ? { DAPP_CHAIN_ID: String(await chainIdAt(stackUrls(this.settings).rpc)) } : {};
+    const chain = kindOf(piece) === "dapp" || kindOf(piece) === "reader-dapp" ? { DAPP_CHAIN_ID: String(await chainIdAt(stackUrls(this.settings).rpc)) } : {};
     const child = spawn(command.file, command.args, {
       cwd: this.settings.root,
       env: { ...process.env, ...command.env, ...chain, ...this.settings.env },

@@ -79,6 +79,12 @@ describe("loadConfig", () => {
     ["WRITE_IN_FLIGHT", "0"],
     ["REDIS_URL", "http://cache:6379"],
     ["API_REPLICA", "api 1"],
+    ["READ_URLS", "reader-1:10101"],
+    ["READ_URLS", "http://r1:10101,http://r1:10101"],
+    ["READ_URLS", " , "],
+    ["READ_WAIT_MS", "-5"],
+    ["READER_POLL_MS", "5"],
+    ["READER_TIMEOUT_MS", "soon"],
   ])("rejects a bad %s naming the variable", (variable, value) => {
     let thrown: unknown;
     try {
@@ -89,6 +95,16 @@ describe("loadConfig", () => {
     expect(thrown).toBeInstanceOf(ConfigError);
     expect((thrown as ConfigError).variable).toBe(variable);
     expect((thrown as ConfigError).message).toContain(variable);
+  });
+
+  it("reads from the node unless READ_URLS names readers; then their list and waits", () => {
+    expect(loadConfig({ DATA_DIR: tempDir() }).reads).toBeUndefined();
+    expect(loadConfig({ DATA_DIR: tempDir(), READ_URLS: " http://r1:10101/, http://r2:10101 ", READ_WAIT_MS: "0" }).reads).toEqual({
+      urls: ["http://r1:10101", "http://r2:10101"],
+      waitMs: 0,
+      pollMs: 250,
+      timeoutMs: 3000,
+    });
   });
 
   it("generates a JWT secret into DATA_DIR on first start and reuses it", () => {

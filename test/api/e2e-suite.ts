@@ -9,7 +9,8 @@ import { AttestationClient, connectEvents } from "../../client/index.ts";
 import { keyIdOf, schemaIdOf } from "../../common/ids.ts";
 import { ConformanceRecorder, type OpenApiDoc } from "../support/conformance.ts";
 import { startProviderServer } from "../support/provider-server.ts";
-import { startStack } from "../support/stack.ts";
+import { startRecordingProxy } from "../support/recording-proxy.ts";
+import { freePorts, startStack } from "../support/stack.ts";
 import { closedPort, TEST_JWT_SECRET, tokenFor, USER_A, USER_B, failure } from "../support/api-fixtures.ts";
 import { claimsTests } from "./e2e-suite/claims.ts";
 import { SuiteContext, type ApiEndToEndOptions } from "./e2e-suite/context.ts";
@@ -23,10 +24,15 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
 
   beforeAll(async () => {
     ctx.provider = await startProviderServer();
+    // With readers, the api reaches the node through a recording proxy: what it sends the node is kept.
+    const [nodePort] = ctx.readers > 0 ? await freePorts(1) : [];
+    ctx.nodeProxy = nodePort === undefined ? undefined : await startRecordingProxy(nodePort);
     ctx.stack = await startStack({
       api: true,
       apiReplicas: ctx.replicas,
       rollups: ctx.rollups,
+      readers: ctx.readers,
+      ...(nodePort === undefined ? {} : { ports: { node: nodePort }, apiNodeUrl: ctx.nodeProxy?.url }),
       env: {
         PROVIDER_ALLOWED_HOSTS: "127.0.0.1",
         TRUST_PROXY: "true",
@@ -50,6 +56,7 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
     for (const api of ctx.extraApis) await api.stop();
     await ctx.stack?.stop();
     await ctx.provider?.close();
+    await ctx.nodeProxy?.close();
   });
 
   describe("health", () => {
@@ -64,6 +71,7 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
         processedInputs: expect.any(Number),
         inputsPerMinute: expect.any(Array),
         latestClaim: status.latestClaim === null ? null : { epochHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), firstIndex: expect.any(Number), lastIndex: expect.any(Number), blockNumber: expect.any(Number) },
+        readers: ctx.stack.urls.readers.map((url) => ({ url, kind: expect.any(String), health: "serving", processedInputCount: expect.any(Number), reason: null })),
       });
       expect(status.inputsPerMinute).toHaveLength(60);
       // No TLS attestor runs in this suite (test/api/attestor.e2e.test.ts runs one).
@@ -149,4 +157,18 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
   claimsTests(ctx);
   grantsTests(ctx);
   operationsTests(ctx);
+
+  // Last, once every other test has read and written: with readers, the node served the api no inspect.
+  if (ctx.readers > 0) {
+    describe("readers", () => {
+      it("the api sent the node no inspect: every read went to the readers", async () => {
+        const sent = ctx.nodeProxy?.received().toString("latin1") ?? "";
+        // The api did reach the node (verdicts, notices, proofs), and never its inspect route.
+        expect(sent).toMatch(/^POST \/(graphql|rpc) HTTP\/1\.1/m);
+        expect(sent.match(/^[A-Z]+ \/inspect[^\r\n]*/gm) ?? []).toEqual([]);
+        const reads = await ctx.asClient(ctx.anon).status();
+        expect(reads.readers.map((r) => r.health)).toEqual(ctx.stack.urls.readers.map(() => "serving"));
+      });
+    });
+  }
 }

@@ -8,6 +8,7 @@ import { UsageError } from "../../scripts/lib/cli.ts";
 import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
 import { parseReplayFile } from "../../scripts/lib/replay-file.ts";
 import { loadStartOptions } from "../../scripts/lib/stack-config.ts";
+import { pieceCommand, stackPieces } from "../../scripts/lib/stack-pieces.ts";
 import { PROJECT_ROOT } from "../support/stack.ts";
 
 describe("devnode configuration", () => {
@@ -72,6 +73,19 @@ describe("devnode configuration", () => {
     expect(() => loadDevnodeConfig({ DEVNODE_ROLE: "validator" }, [])).toThrow(/^invalid devnode configuration: DEVNODE_ROLE: a validator follows an external chain/);
     expect(() => loadDevnodeConfig({ DEVNODE_ROLE: "watcher" }, [])).toThrow(/^invalid devnode configuration: DEVNODE_ROLE: /);
   });
+
+  it("a reader: stale after READER_STALE_MS, the dapp's database where the dapp keeps it, and a snapshot for validators only", () => {
+    const validator = { RPC_URL: "http://10.0.0.1:8545", DEVNODE_ROLE: "validator", DATA_DIR: "/srv/reader" };
+    expect(loadDevnodeConfig(validator, [])).toMatchObject({ readerStaleMs: 5000, dappDbPath: "/srv/reader/dapp.sqlite", snapshotPath: undefined });
+    expect(loadDevnodeConfig({ ...validator, READER_STALE_MS: "800", DAPP_DB_PATH: "/disk/dapp.db", DEVNODE_SNAPSHOT: "/snaps/one" }, [])).toMatchObject({
+      readerStaleMs: 800,
+      dappDbPath: "/disk/dapp.db",
+      snapshotPath: "/snaps/one",
+    });
+    expect(() => loadDevnodeConfig({ ...validator, READER_STALE_MS: "0" }, [])).toThrow(/^invalid devnode configuration: READER_STALE_MS: /);
+    expect(() => loadDevnodeConfig({ ...validator, DAPP_DB_PATH: "" }, [])).toThrow(/^invalid devnode configuration: DAPP_DB_PATH: /);
+    expect(() => loadDevnodeConfig({ DEVNODE_SNAPSHOT: "/snaps/one" }, [])).toThrow(/^invalid devnode configuration: DEVNODE_SNAPSHOT: only a validator \(DEVNODE_ROLE=validator\) starts from a snapshot$/);
+  });
 });
 
 describe("npm start configuration", () => {
@@ -102,6 +116,21 @@ describe("npm start configuration", () => {
     expect(new Set(wallets).size).toBe(3);
     expect(loadStartOptions({ PATH: process.env.PATH, API_REPLICAS: "2" }, [], PROJECT_ROOT).settings.replicas?.ports).toEqual([8101, 8102]);
     expect(loadStartOptions({}, ["--api-replicas=1"], PROJECT_ROOT).settings.replicas).toBeUndefined();
+  });
+
+  it("--readers N: validators inside the stack on ports and records of their own, which the api reads from", () => {
+    const { settings } = loadStartOptions({}, ["--readers", "2"], PROJECT_ROOT);
+    expect(settings.readers).toEqual({ nodePorts: [10101, 10102], rollupHttpPorts: [5101, 5102] });
+    expect(stackPieces(settings).filter((p) => p.startsWith("reader"))).toEqual(["reader-1", "reader-2", "reader-dapp-1", "reader-dapp-2"]);
+    const reader = pieceCommand("reader-2", settings);
+    expect(reader?.env).toMatchObject({ DEVNODE_ROLE: "validator", DEVNODE_CHAIN: "external", NODE_PORT: "10102", ROLLUP_HTTP_PORT: "5102", RPC_URL: "http://127.0.0.1:8545" });
+    expect(reader?.env.DATA_DIR).toMatch(/\.data\/reader-2$/);
+    expect(pieceCommand("reader-dapp-2", settings)?.env).toMatchObject({ ROLLUP_HTTP_SERVER_URL: "http://127.0.0.1:5102", DAPP_ADMINS: settings.dappAdmins, DAPP_ADDRESS: settings.dappAddress });
+    expect(pieceCommand("api", settings)?.env.READ_URLS).toBe("http://127.0.0.1:10101,http://127.0.0.1:10102");
+    // Without readers the api reads the node, as before.
+    const plain = loadStartOptions({}, [], PROJECT_ROOT).settings;
+    expect([plain.readers, pieceCommand("api", plain)?.env.READ_URLS]).toEqual([undefined, undefined]);
+    expect(loadStartOptions({ READERS: "1", READER_BASE_PORT: "12000" }, [], PROJECT_ROOT).settings.readers?.nodePorts).toEqual([12000]);
   });
 
   it("--validator: a devnode and a dapp on the local stack's chain, on ports and a record of their own, with the same admins", () => {
@@ -138,6 +167,11 @@ describe("npm start configuration", () => {
     [["--api-replicas", "2"], { API_REPLICA_BASE_PORT: "8000" }, /API_REPLICA_BASE_PORT: replica port 8001 is taken/],
     [["--rollups"], {}, /--rollups: expected v1 or v2/],
     [["--rollups", "v3"], {}, /ROLLUPS: /],
+    [["--readers"], {}, /--readers: expected a number of readers, e.g. --readers 2/],
+    [["--readers", "9"], {}, /READERS: /],
+    [["--readers", "2", "--validator"], {}, /--readers runs validators inside the stack: leave out --validator/],
+    [["--readers", "2"], { READER_BASE_PORT: "8000" }, /READER_BASE_PORT, READER_ROLLUP_BASE_PORT: reader port 8001 is taken by another piece/],
+    [["--readers", "2"], { READER_BASE_PORT: "5100" }, /the readers' ports overlap/],
   ])("refuses %j with %j", (argv, env, message) => {
     expect(() => loadStartOptions({ PATH: process.env.PATH, ...env }, argv, PROJECT_ROOT)).toThrow(message);
   });

@@ -38,6 +38,7 @@ const SCRIPTS: Record<string, { bad: string[]; says: RegExp }> = {
   "db-digest": { bad: [], says: /expected the path of a dapp database/ },
   epoch: { bad: ["now"], says: /unexpected argument: now/ },
   validate: { bad: ["--node", "ftp://x"], says: /--node: expected an http\(s\) URL/ },
+  snapshot: { bad: ["--node", "ftp://x"], says: /--node: expected an http\(s\) URL/ },
   verify: { bad: ["0x12"], says: /a claim id is 0x and 64 hex digits/ },
   prove: { bad: ["--url", "https://localhost/x", "--schema", "0x12"], says: /--schema must be a schema id/ },
   "inspect-adapter": { bad: ["--node", "ftp://x"], says: /--node: expected the v2 node's http\(s\) URL/ },

@@ -91,6 +91,12 @@ export interface StartStackOptions {
   externalRpcUrl?: string;
   /** The Cartesi Rollups the devnode stands in for and the api talks to (ROLLUPS). Default v1. */
   rollups?: RollupsVersion;
+  /** Readers beside the node (`npm start -- --readers N`): validators the api reads from. Default none. */
+  readers?: number;
+  /** Where the api reaches the node instead of the node itself (a recording proxy in front of it). */
+  apiNodeUrl?: string;
+  /** Where each reader reaches the chain instead of the chain itself (a proxy a test holds or cuts), reader 1 first. */
+  readerRpcUrls?: string[];
 }
 
 export interface StopOptions {
@@ -161,9 +167,11 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
   if (options.reset === true) wipeDataDir(dataDir, PROJECT_ROOT);
   const replicaCount = options.apiReplicas ?? 1;
   const attestorCount = options.attestors ?? 1;
-  const [chain, node, rollupHttp, api, attestor, demoProvider, redisPort, ...morePorts] = await freePorts(7 + replicaCount + attestorCount - 1);
+  const readerCount = options.readers ?? 0;
+  const [chain, node, rollupHttp, api, attestor, demoProvider, redisPort, ...morePorts] = await freePorts(7 + replicaCount + attestorCount - 1 + 2 * readerCount);
   const replicaPorts = morePorts.slice(0, replicaCount);
-  const extraAttestorPorts = morePorts.slice(replicaCount);
+  const extraAttestorPorts = morePorts.slice(replicaCount, replicaCount + attestorCount - 1);
+  const readerPorts = morePorts.slice(replicaCount + attestorCount - 1);
   const ports: StackPorts = {
     chain: options.ports?.chain ?? (chain as number),
     node: options.ports?.node ?? (node as number),
@@ -199,6 +207,11 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     // Every replica's wallet writes as the api does, so each is an admin of the dapp.
     dappAdmins: replicaWallets.join(","),
     replicas,
+    readers:
+      readerCount === 0
+        ? undefined
+        : { nodePorts: readerPorts.slice(0, readerCount), rollupHttpPorts: readerPorts.slice(readerCount), ...(options.readerRpcUrls === undefined ? {} : { rpcUrls: options.readerRpcUrls }) },
+    ...(options.apiNodeUrl === undefined ? {} : { apiNodeUrl: options.apiNodeUrl }),
     // TEST_DAPP_BUNDLE=1 (set by .ci/run for one pass) runs the built bundle, so what ships is what is tested;
     // TEST_DAPP_COMMAND (set by `npm run riscv64 -- e2e`) runs another dapp, the riscv64 one under qemu.
     dappCommand: options.dappCommand ?? nonEmpty(process.env.TEST_DAPP_COMMAND) ?? defaultDappCommand(process.env.TEST_DAPP_BUNDLE === "1"),
@@ -261,6 +274,11 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
       if (ownsDataDir && stopOptions.keepDataDir !== true) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Where reader k of a stack started with `readers` keeps its record and its dapp's database. */
+export function readerDataDirOf(stack: Pick<TestStack, "dataDir">, k: number): string {
+  return join(stack.dataDir, `reader-${k}`);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -9,6 +9,7 @@ import type { AttestationClient, EventStream } from "../../../client/index.ts";
 import { USER_A, USER_B } from "../../support/api-fixtures.ts";
 import type { ConformanceRecorder } from "../../support/conformance.ts";
 import type { ProviderServer } from "../../support/provider-server.ts";
+import type { RecordingProxy } from "../../support/recording-proxy.ts";
 import type { TestStack } from "../../support/stack.ts";
 
 /** Hardhat's funded accounts the suite signs with (beyond USER_A's). */
@@ -25,6 +26,8 @@ export interface ApiEndToEndOptions {
   replicas: number;
   /** The node the stack runs and the api reads (ROLLUPS). Default v1. */
   rollups?: "v1" | "v2";
+  /** Readers the api reads from instead of the node (`--readers N`); 0 reads the node. */
+  readers?: number;
 }
 
 export class SuiteContext {
@@ -48,11 +51,15 @@ export class SuiteContext {
   readonly b = USER_B.toLowerCase();
   readonly replicas: number;
   readonly rollups: "v1" | "v2";
+  readonly readers: number;
+  /** With readers, a recording proxy the api reaches the node through: the node must get no inspect from it. */
+  nodeProxy: RecordingProxy | undefined;
   private clientNo = 0;
 
   constructor(options: ApiEndToEndOptions) {
     this.replicas = options.replicas;
     this.rollups = options.rollups ?? "v1";
+    this.readers = options.readers ?? 0;
   }
 
   /** A distinct client address per test (the api trusts X-Forwarded-For here), so rate limits stay per test. */

@@ -87,9 +87,13 @@ export function operationsTests(ctx: SuiteContext): void {
       expect(verdict.status).toBe("ACCEPTED");
       const late = await extraApi({ PRIVATE_KEY: HARDHAT_KEYS[8], PROVIDER_ALLOWED_HOSTS: "127.0.0.1" });
       ctx.provider.route("/balance", { kind: "json", value: { data: { balance: 2500, currency: "EUR" } } });
-      const result = await late.withToken(await tokenFor("user", USER_B)).claim(ctx.claimFor("/balance"));
+      const lateUser = late.withToken(await tokenFor("user", USER_B));
+      const result = await lateUser.claim(ctx.claimFor("/balance"));
       expect(result.bucket).toBe("high");
-      expect(await ctx.asClient(ctx.anon).attestation(result.claimId)).toMatchObject({ owner: ctx.b, bucket: "high", provider: "http" });
+      // Written through another api: the suite's api is told which input to wait for (read-your-writes across apis).
+      const seen = lateUser.inputIndexSeen;
+      expect(seen).toEqual(expect.any(Number));
+      expect(await ctx.asClient(ctx.anon).withHeaders({ "X-Min-Input-Index": String(seen) }).attestation(result.claimId)).toMatchObject({ owner: ctx.b, bucket: "high", provider: "http" });
     });
 
     it("no InputAdded event (wrong InputBox address): 502 INPUT_TX_FAILED {reason, wallet}", async () => {
