@@ -112,6 +112,10 @@ const envSchema = z.object({
   // How often each reader's status (GET /reader) is read, and how long one reader may take to answer.
   READER_POLL_MS: z.coerce.number().int().min(20).max(60_000).default(250),
   READER_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
+  // The attestation registry and gate beside the application (npm start deploys them; docs/eas.md): served in
+  // the status, and read for each attestation's on-chain state. Unset, the api knows of none.
+  REGISTRY_ADDRESS: address.optional(),
+  GATE_ADDRESS: address.optional(),
 });
 
 /** The comma-separated PEM paths of ATTESTOR_CA_FILES. */
@@ -156,6 +160,8 @@ export interface ApiConfig {
   replica: string;
   /** How many replicas share the limits (API_REPLICA_COUNT). */
   replicaCount: number;
+  /** The registry and the gate beside the application, when known (both or neither). */
+  contracts: { registry: Address; gate: Address } | undefined;
   /** Readers the inspect reads go to (READ_URLS), with how long a read waits for one to catch up; undefined: the node. */
   reads: { urls: string[]; waitMs: number; pollMs: number; timeoutMs: number } | undefined;
 }
@@ -210,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     redisUrl: e.REDIS_URL,
     replica: e.API_REPLICA,
     replicaCount: e.API_REPLICA_COUNT,
+    contracts: contractsOf(e.REGISTRY_ADDRESS, e.GATE_ADDRESS),
     reads: e.READ_URLS === undefined ? undefined : { urls: e.READ_URLS, waitMs: e.READ_WAIT_MS, pollMs: e.READER_POLL_MS, timeoutMs: e.READER_TIMEOUT_MS },
     attestor: {
       urls: e.ATTESTOR_URL,
@@ -221,6 +228,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
       ...(e.PROVER_PRIVATE_KEY === undefined ? {} : { proverPrivateKey: e.PROVER_PRIVATE_KEY as Hex }),
     },
   };
+}
+
+/** Both addresses or neither: a registry without its gate (or the reverse) is a deployment half done. */
+function contractsOf(registry: string | undefined, gate: string | undefined): ApiConfig["contracts"] {
+  if (registry === undefined && gate === undefined) return undefined;
+  if (registry === undefined || gate === undefined) throw new ConfigError(registry === undefined ? "REGISTRY_ADDRESS" : "GATE_ADDRESS", "the registry and the gate go together (npm run deploy-contracts deploys both)");
+  return { registry: registry as Address, gate: gate as Address };
 }
 
 /**

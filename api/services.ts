@@ -26,6 +26,7 @@ import { ReadPool } from "./rollup/read-pool.ts";
 import { WriteMark } from "./rollup/write-mark.ts";
 import { RedisWriteMark } from "./redis/write-mark.ts";
 import { GroupCommit, type CommittedWrite } from "./rollup/group-commit.ts";
+import { compactSchemaOf, type CompactSchema } from "../common/compact-batch.ts";
 import { InputSubmitter } from "./rollup/submitter.ts";
 import { settleWrite, VerdictWatch } from "./rollup/verdict.ts";
 import type { WsEvent } from "./ws.ts";
@@ -56,6 +57,11 @@ export interface ApiServices {
    * it went: null alone, else its position in a batch (ids come from `writeIdOf`).
    */
   write<K extends InputKind>(kind: K, params: InputParams[K], context?: { schemaId?: Hex }): Promise<CommittedWrite>;
+  /**
+   * What a compact batch needs of a schema (its short index, provider, domain, bucket fields), read once
+   * from the rollup (`provider_schema`); undefined while the rollup cannot say (the write then goes as JSON).
+   */
+  compactSchemaOf(schemaId: Hex): Promise<CompactSchema | undefined>;
   /** provider_type of a schema; schemas are immutable, so the answer is cached for good. */
   providerTypeOf(schemaId: Hex): Promise<string>;
   /** Prover processes that make claims through the TLS attestor, started on first use. */
@@ -105,6 +111,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     },
   });
   const providerTypes = new Map<string, string>();
+  const compactSchemas = new Map<string, CompactSchema>();
   let wsClients = (): number => 0;
   let attestor: ProverPool | undefined;
   let redis: SharedRedis | undefined;
@@ -153,6 +160,21 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
           { waitMs: config.reads.waitMs, pollMs: config.reads.pollMs, onRead: (target, outcome) => metrics.observeRead(target, outcome) },
         );
   const reader: RollupQueries = readPool ?? nodeInspect;
+  const compactSchemaFor = async (schemaId: Hex): Promise<CompactSchema | undefined> => {
+    const key = schemaId.toLowerCase();
+    const known = compactSchemas.get(key);
+    if (known !== undefined) return known;
+    try {
+      const s = await reader.query("provider_schema", { schema_id: key, include_index: true });
+      if (s.schema_index === undefined) return undefined;
+      // Schemas never change, nor their index: what is read once holds for good.
+      const schema = compactSchemaOf(s.schema_index, s.schema_id, s.provider_type, s.domain, s.bucket_definitions);
+      compactSchemas.set(key, schema);
+      return schema;
+    } catch {
+      return undefined;
+    }
+  };
 
   return {
     config,
@@ -184,7 +206,8 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     limiter,
     commits,
     async write(kind, params, context = {}) {
-      const committed = await commits.write(kind, params);
+      const schema = kind === "create_attestation" ? await compactSchemaFor((params as InputParams["create_attestation"]).schema_id) : undefined;
+      const committed = await commits.write(kind, params, schema);
       // An attestor registered through this api counts for its next claim at once.
       if (kind === "set_tls_attestor") attestorSet = undefined;
       settleWrite(await verdicts.verdictOf(committed.inputIndex, committed.txHash), committed.item, context);
@@ -201,6 +224,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       providerTypes.set(key, schema.provider_type);
       return schema.provider_type;
     },
+    compactSchemaOf: compactSchemaFor,
     setEventSink(next) {
       sink = next;
     },

@@ -19,9 +19,9 @@ import { privateKeyToAddress } from "viem/accounts";
 import { z } from "zod";
 import type { BucketDefinition } from "../common/buckets.ts";
 import type { ProveFailureKind, ProveRequest, ProveResult, ProverReady } from "../common/prover-protocol.ts";
-import { binRange, bucketOfSpelling } from "../common/range-pattern.ts";
+import { binRange, bucketOfSpelling, type DecimalRange } from "../common/range-pattern.ts";
 import { readField, revealPlan, type FieldToken, type Span } from "../common/revealed-response.ts";
-import { claimContext, claimParameters, type TlsClaim } from "../common/tls-claim.ts";
+import { claimContext, claimParameters, type ProviderParameters, type RangeStatement, type TlsClaim } from "../common/tls-claim.ts";
 import { keyInDataDir } from "./config.ts";
 import { parseHttpResponse } from "./http-response.ts";
 import { trustExtraRoots } from "./roots.ts";
@@ -69,6 +69,16 @@ export interface ProverPlan {
   hide(answer: string, field: string, mode: ProveRequest["mode"]): Span[];
   /** The label to claim for the field's token, or undefined when the value is in no bucket. */
   label(token: FieldToken, definition: BucketDefinition): string | undefined;
+  /** What to ask the attestor to sign for the label's range: the parameters and the statement named in the context (the honest plan's when left out). */
+  ask?(request: ClaimAsk): { parameters: ProviderParameters; statement: RangeStatement | undefined };
+}
+
+/** What a claim is about once the bucket is known. */
+export interface ClaimAsk {
+  url: string;
+  method: "GET" | "POST";
+  field: string;
+  range: DecimalRange;
 }
 
 export const honestPlan: ProverPlan = {
@@ -80,6 +90,11 @@ export const honestPlan: ProverPlan = {
   },
   label: (token, definition) => bucketOfSpelling(token.spelling, definition),
 };
+
+/** The canonical statement for the claim's field and range, named in the context as well. */
+function honestAsk(claim: ClaimAsk): { parameters: ProviderParameters; statement: RangeStatement } {
+  return { parameters: claimParameters(claim), statement: { field: claim.field, range: claim.range } };
+}
 
 /** A failure this process understood, with the kind the caller maps to an error code. */
 class ProveError extends Error {
@@ -203,11 +218,13 @@ export function serveProver(plan: ProverPlan): void {
       // Until the answer is in, the bucket is unknown: the first bin stands in, and is replaced below.
       const first = binRange(request.definition, request.definition.labels[0] as string);
       if (first === undefined) throw new ProveError("internal", "the bucket definition has no first bin");
+      // attestor-core serializes the context after updateProviderParams: the statement is added there.
+      const context: Record<string, unknown> = claimContext(request.owner, request.schemaId, `0x${randomBytes(16).toString("hex")}`);
       const result = await attestorCore.createClaimOnAttestor({
         name: "http",
         params: claimParameters({ url: request.url, method: request.method, field: request.field, range: first }),
         secretParams: { headers: request.headers },
-        context: claimContext(request.owner, request.schemaId, `0x${randomBytes(16).toString("hex")}`),
+        context,
         ownerPrivateKey: privateKey,
         client: { url: request.attestorUrl },
         zkEngine: "snarkjs",
@@ -230,7 +247,10 @@ export function serveProver(plan: ProverPlan): void {
           label = plan.label(token.value, request.definition);
           const range = label === undefined ? undefined : binRange(request.definition, label);
           if (range === undefined) throw new ProveError("outside", "the provider's value falls outside every bucket");
-          return { params: claimParameters({ url: request.url, method: request.method, field: request.field, range }), secretParams: {} };
+          const asked = (plan.ask ?? honestAsk)({ url: request.url, method: request.method, field: request.field, range });
+          if (asked.statement === undefined) delete context.statement;
+          else context.statement = claimContext(request.owner, request.schemaId, undefined, asked.statement).statement;
+          return { params: asked.parameters, secretParams: {} };
         },
       });
       if (result.error?.message || !result.claim || !result.signatures) {

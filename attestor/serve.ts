@@ -5,7 +5,8 @@
  * transcript (and the zero-knowledge proofs of what was redacted), and signs a claim about what the
  * provider answered. Started by `npm start`; the address it signs with is printed on its ready line.
  *
- * It signs range statements only (common/tls-claim.ts), and only after reading the proven field itself
+ * It signs range statements only (common/tls-claim.ts): the one response match `fieldPattern` makes for
+ * the field and range the claim's context names, and only after reading the proven field itself
  * from what it saw, with hidden bytes kept where they were (common/revealed-response.ts): attestor-core
  * alone deletes runs of hidden bytes before matching, which let a prover hide part of a number.
  */
@@ -64,11 +65,14 @@ function serverRecords({ transcript, tlsVersion }: DecryptedTranscript): SeenRec
 
 /**
  * Makes attestor-core's http provider check each claim's statement against the field as we read it. The
- * two functions are looked up on module objects at call time, so replacing them here takes effect.
+ * functions are looked up on module objects at call time, so replacing them here takes effect.
  */
 function signRangeStatementsOnly(): void {
   const generics = require("@reclaimprotocol/attestor-core/lib/utils/generics") as {
     extractApplicationDataFromTranscript(receipt: DecryptedTranscript): object;
+  };
+  const serverGenerics = require("@reclaimprotocol/attestor-core/lib/server/utils/generics") as {
+    niceParseJsonObject(data: string, key: string): Record<string, unknown>;
   };
   const http = (require("@reclaimprotocol/attestor-core/lib/providers") as { providers: { http: { assertValidProviderReceipt(opts: ReceiptCheck): unknown } } }).providers.http;
   const seen = new WeakMap<object, SeenRecord[]>();
@@ -78,11 +82,26 @@ function signRangeStatementsOnly(): void {
     seen.set(applicationData, serverRecords(receipt));
     return applicationData;
   };
+  // The provider check gets the parsed parameters but not the claim's context, where the statement is:
+  // attestor-core parses the two one after the other, so each context is tied to the parameters object
+  // parsed just before it, which is the very object the provider check then receives.
+  const contexts = new WeakMap<object, Record<string, unknown>>();
+  let lastParameters: object | undefined;
+  const parse = serverGenerics.niceParseJsonObject.bind(serverGenerics);
+  serverGenerics.niceParseJsonObject = (data, key) => {
+    const parsed = parse(data, key);
+    if (key === "params") lastParameters = parsed;
+    else if (key === "context" && lastParameters !== undefined) {
+      contexts.set(lastParameters, parsed);
+      lastParameters = undefined;
+    }
+    return parsed;
+  };
   const assertReceipt = http.assertValidProviderReceipt.bind(http);
   http.assertValidProviderReceipt = (opts) => {
     const records = typeof opts.receipt === "object" && opts.receipt !== null ? seen.get(opts.receipt) : undefined;
     if (records === undefined) throw new Error("range statement refused: the transcript behind this receipt was not seen");
-    const checked = checkSeenStatement(opts.params, records);
+    const checked = checkSeenStatement(opts.params, records, contexts.get(opts.params));
     if (!checked.ok) throw new Error(`range statement refused: ${checked.reason}`);
     return assertReceipt(opts);
   };

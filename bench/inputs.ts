@@ -1,7 +1,7 @@
 /**
  * Deterministic bench data shared by the seeder, the straight feed (bench/direct-node.ts), the chain feed
  * and the in-process floor: owner addresses, the bench schema, and `create_attestation` inputs shaped
- * like the ones the api produces for a claim (one bucket field, ~116 bytes of sealed data).
+ * like the ones the api produces for a claim (one bucket field, 61 bytes of sealed data).
  */
 import type { Address, Hex } from "viem";
 import type { InputParams } from "../common/wire.ts";
@@ -17,8 +17,11 @@ export const BENCH_ADMIN = DEFAULTS.adminAddress.toLowerCase() as Address;
  */
 export const SEED_INDEX_BASE = 1_000_000_000_000;
 
-/** Sealed size of the api's claim plaintext `{"data.currency":"EUR","data.balance":512.5}`: 32 + 24 + 44 + 16. */
-export const SEALED_BYTES = 116;
+/**
+ * Sealed size of the api's claim plaintext `["EUR",512.5]` in a sealed box (issue 37): ephemeral key 32,
+ * the plaintext 13, the tag 16. (116 before: the named object, 44 bytes, and a 24-byte nonce.)
+ */
+export const SEALED_BYTES = 61;
 
 export const BENCH_SCHEMA: SchemaContent & { name: string; description: string } = {
   provider: "http",
@@ -64,13 +67,13 @@ export const ATTESTATIONS_PER_OWNER = 10;
 
 /** Pseudo-random sealed bytes for input `i` (content is opaque to the dapp; only the size matters). */
 export function sealedBytes(i: number): Buffer {
-  const out = Buffer.allocUnsafe(SEALED_BYTES);
+  const out = Buffer.alloc(Math.ceil(SEALED_BYTES / 4) * 4);
   let state = mix32(i + 0x51ed);
-  for (let at = 0; at + 4 <= SEALED_BYTES; at += 4) {
+  for (let at = 0; at < out.length; at += 4) {
     state = mix32(state + at);
     out.writeUInt32BE(state, at);
   }
-  return out;
+  return out.subarray(0, SEALED_BYTES);
 }
 
 export function bucketLabel(i: number): (typeof LABELS)[number] {

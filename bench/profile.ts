@@ -25,6 +25,8 @@ export interface Profile {
   groupClaims: { 16: number; 64: number };
   /** Inputs of the transports rows (the dapp on libcmt against the rollup HTTP server), on the smallest store. */
   transportInputs: number;
+  /** Batches of 32 claims per encoding in the batch advance rows (compact against JSON, in-process), on the smallest store. */
+  batchInputs: number;
   /** The readers section: inputs through the InputBox, then requests per read figure. */
   readers: { inputs: number; requests: number };
   /** Inputs and inspects of the riscv64 rows (--riscv64), on the smallest store. */
@@ -56,6 +58,7 @@ export const PROFILES: Record<BenchSize, Profile> = {
     claimWarmup: 5,
     groupClaims: { 16: 2_000, 64: 5_000 },
     transportInputs: 5_000,
+    batchInputs: 300,
     readers: { inputs: 5_000, requests: 5_000 },
     riscv64: { inputs: 2_000, inspects: 1_000 },
     machine: { inputs: 1_000, inspects: 300 },
@@ -79,6 +82,7 @@ export const PROFILES: Record<BenchSize, Profile> = {
     claimWarmup: 2,
     groupClaims: { 16: 64, 64: 192 },
     transportInputs: 200,
+    batchInputs: 20,
     readers: { inputs: 100, requests: 150 },
     riscv64: { inputs: 100, inspects: 100 },
     machine: { inputs: 50, inspects: 20 },

@@ -1,12 +1,13 @@
 /**
  * `runBench`: every figure of the benchmark issue, measured on this machine in one run (scripts/bench.ts
  * parses the command line and writes the report). This file only composes the sections
- * (bench/sections/), in this order: seed the stores and take their in-process floors; scale (a straight
+ * (bench/sections/), in this order: seed the stores and take their in-process floors (and the dapp's rate
+ * on compact batches against JSON batches, in-process, on the smallest); scale (a straight
  * rig per store size); on the largest store the straight advance, then a mixed load for the memory figure;
  * on the smallest the dapp on libcmt against the same dapp on the rollup HTTP server;
  * then the whole stack (chain, devnode, dapp bundle, api) on the inspect-size store for the inspect
  * figures, the api figures, the gas of a write, the riscv64 and machine rows when asked, and the advance
- * through the chain's InputBox.
+ * through the chain's InputBox; last, on stacks of their own, the readers and the publisher.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
@@ -15,8 +16,8 @@ import type { TestStack } from "../test/support/stack.ts";
 import { buildDappBundle } from "./bundle.ts";
 import { TARGET_OWNER_COUNT } from "./inputs.ts";
 import { PROFILES, type Profile } from "./profile.ts";
-import type { BenchReport, Figure, ScalePoint } from "./report.ts";
-import { advanceFigures, advanceFloor, chainAdvance, straightAdvance } from "./sections/advance.ts";
+import { figure, type BenchReport, type Figure, type ScalePoint } from "./report.ts";
+import { advanceFigures, advanceFloor, BATCH_ADVANCE, batchAdvance, chainAdvance, straightAdvance } from "./sections/advance.ts";
 import { apiRows, GROUP_CONCURRENCY } from "./sections/api.ts";
 import type { BenchContext } from "./sections/context.ts";
 import { echoUrl, INSPECT_CONFIGS, INSPECT_QUERIES, inspectRows, startEcho } from "./sections/inspect.ts";
@@ -25,10 +26,11 @@ import { bareNodeKiB, memoryFigures, mixedLoadPeakKiB } from "./sections/memory.
 import { riscv64Rows } from "./sections/riscv64.ts";
 import { measureScale, scaleFigures, withStraightRigs } from "./sections/scale.ts";
 import { SEEDED_HOW, seedStores, sqliteFloors } from "./sections/stores.ts";
+import { publisherFigureNames, publisherRows } from "./sections/publisher.ts";
 import { CATCH_UP_FIGURE, READ_QUERIES, READER_INSPECT_FIGURE, READER_LOADS, readerFigureName, readerRows } from "./sections/readers.ts";
 import { LIBCMT_PEAK, LIBCMT_RATE, transportRows } from "./sections/transports.ts";
 import { startWholeStack } from "./sections/whole-stack.ts";
-import { GAS_SIZES, gasFigureName, gasRows } from "./sections/writes.ts";
+import { gasFigureNames, gasRows } from "./sections/writes.ts";
 import type { SeedResult } from "./seed.ts";
 
 import { SIZES, type BenchSize } from "./sizes.ts";
@@ -47,17 +49,19 @@ export function expectedFigures(size: BenchSize): string[] {
     "claim p50",
     "claim p99",
     ...GROUP_CONCURRENCY.flatMap((c) => (c === 1 ? ["claims/s c1"] : [`claims/s c${c}`, `claim c${c} p50`, `claim c${c} p99`])),
-    ...GAS_SIZES.map(gasFigureName),
+    ...gasFigureNames(),
     "read p50",
     "read p99",
     `straight (devnode model, no chain) @ ${largest}`,
     `through InputBox @ ${p.inspectStore.toLocaleString("en-US")}`,
     `dapp peak RSS @ ${largest}`,
+    BATCH_ADVANCE(Math.min(...p.scaleSizes)),
     LIBCMT_RATE(Math.min(...p.scaleSizes)),
     LIBCMT_PEAK(Math.min(...p.scaleSizes)),
     ...READ_QUERIES.flatMap((q) => READER_LOADS.map((via) => readerFigureName(q, via))),
     CATCH_UP_FIGURE,
     READER_INSPECT_FIGURE,
+    ...publisherFigureNames(),
     "database bytes per attestation",
   ];
 }
@@ -116,6 +120,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     seeding = stores.seeding;
     const sqlite = sqliteFloors(stores, profile.floorOps);
     const floorRate = await advanceFloor(ctx, stores.big);
+    const smallStore = stores.seeded.get(Math.min(...profile.scaleSizes)) as SeedResult;
+    const batches = await batchAdvance(ctx, smallStore);
+    figures.push(
+      figure("advance", BATCH_ADVANCE(smallStore.count), "claims/s", batches.compact, { name: "JSON batches of the same claims, same run", value: batches.json }, {
+        // The same work per claim either way (the payload's decoding is a few µs of ~55): "not below" within the run's noise.
+        target: { text: "not below JSON batches (>= 0.97x)", met: (_v: number, r: number) => r >= 0.97 },
+      }),
+    );
 
     // ---- scale; on the largest store's rig, the straight advance then the memory load ----
     const { straight, peakKiB } = await withStraightRigs(ctx, stores, async (rigs) => {
@@ -181,6 +193,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const readers = await readerRows(ctx, profile.readers.inputs, profile.readers.requests);
     figures.push(...readers.figures);
     notes.push(...readers.notes);
+
+    // ---- the publisher: a stack of its own, its gas beside EAS's and its delay ----
+    const published = await publisherRows(ctx, options.rollups);
+    figures.push(...published.figures);
+    notes.push(...published.notes);
     notes.push(...runNotes(profile, bundle.nodeFlags));
   } finally {
     await stack?.stop();

@@ -46,6 +46,7 @@ export type AttestationData = Data<"/api/core/attestation/{claimId}/data", "get"
  * CartesiDApp.validateNotice, on Rollups v2 those for Application.validateOutput (`isV2Proof` tells them apart).
  */
 export type AttestationProof = Data<"/api/core/attestation/{claimId}/proof", "get">;
+export type OnChainState = Data<"/api/core/attestation/{claimId}/onchain", "get">;
 export type V2AttestationProof = Extract<AttestationProof, { output: string }>;
 export type V1AttestationProof = Exclude<AttestationProof, V2AttestationProof>;
 
@@ -250,6 +251,10 @@ export class AttestationClient {
   /** Throws AttestationApiError PROOF_NOT_READY (with retry_after) while the attestation's epoch is open. */
   async attestationProof(claimId: string): Promise<AttestationProof> {
     return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/proof", { params: { path: { claimId } } }))).data;
+  }
+  /** Extension: the attestation's state in the registry and the gate beside the application (docs/eas.md). */
+  async onChain(claimId: string): Promise<OnChainState> {
+    return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/onchain", { params: { path: { claimId } } }))).data;
   }
   /** Extension: the notice of the attestation's revocation and its proof; NOT_REVOKED while it stands. */
   async revocationProof(claimId: string): Promise<AttestationProof> {

@@ -12,6 +12,7 @@ import { hexToBytes } from "../common/hex.ts";
 import { keyIdOf } from "../common/ids.ts";
 import { isOwnerSealed } from "../common/owner-sealed.ts";
 import { openSealed } from "../common/seal.ts";
+import { namedContent, type ContentSchema } from "../common/sealed-content.ts";
 import type { SignedConsent, TypedDataSigner } from "./consent.ts";
 import { DEFAULT_CONSENT_TTL_SECONDS } from "./consent.ts";
 
@@ -51,13 +52,15 @@ export function shareContentKeys(owner: BoxKeyPair, requesterPublicKey: string, 
 
 /**
  * The plaintext JSON of attested data, opened with one's own secret key: admin-sealed data with the admin
- * key; owner-sealed data with the owner's key, or with the content key a grant shared (`sealedKey`).
+ * key (either sealing layout, common/seal.ts); owner-sealed data with the owner's key, or with the content
+ * key a grant shared (`sealedKey`). Data sealed as values alone (common/sealed-content.ts) is named with
+ * `schema` (its data keys and bucket fields, from the schema's public view).
  */
-export function openAttestedData(encryptedData: Hex, mine: BoxKeyPair, sealedKey?: Hex): Record<string, unknown> {
+export function openAttestedData(encryptedData: Hex, mine: BoxKeyPair, sealedKey?: Hex, schema?: ContentSchema): Record<string, unknown> {
   const bytes = isOwnerSealed(hexToBytes(encryptedData))
     ? openOwnerSealed(encryptedData, mine.secretKey, sealedKey === undefined ? { keyId: mine.keyId } : { sealedKey })
     : openSealed(encryptedData, mine.secretKey);
-  const value = JSON.parse(new TextDecoder().decode(bytes)) as unknown;
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new Error("the opened data is not a JSON object");
-  return value as Record<string, unknown>;
+  const named = namedContent(bytes, schema);
+  if (!named.ok) throw new Error(`the opened data cannot be read: ${named.problem}${schema === undefined ? " (data sealed as values alone needs its schema to name them)" : ""}`);
+  return named.value;
 }

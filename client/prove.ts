@@ -16,7 +16,7 @@ import { failureCode, ProverPool, spawnProver, type FailureCode, type ProverSpaw
 import type { ProveFailure, ProveSuccess } from "../common/prover-protocol.ts";
 import { readBodyField } from "../common/revealed-response.ts";
 import { sealToOwner } from "../common/content-seal.ts";
-import { sealForKey } from "../common/seal.ts";
+import { sealAnonymous } from "../common/seal.ts";
 import { sealedContent } from "../common/sealed-content.ts";
 import { proofFieldProblem, type ProofMode, type TlsProof } from "../common/tls-claim.ts";
 
@@ -29,6 +29,8 @@ export interface ProvingSchema {
   /** How many distinct attestors must sign. */
   quorum: number;
   dataKeys: readonly string[];
+  /** Every bucket field of the schema (default: `field` alone): whether the sealed content names its values. */
+  bucketFields?: readonly string[];
 }
 
 /**
@@ -39,7 +41,7 @@ export interface ProvingSchema {
 export type SealingKeys = { kind: "admin"; publicKey: string } | { kind: "owner"; publicKeys: readonly [string, ...string[]] };
 
 export function sealWith(keys: SealingKeys, plaintext: Uint8Array): Hex {
-  return keys.kind === "admin" ? sealForKey(plaintext, keys.publicKey) : sealToOwner(plaintext, keys.publicKeys);
+  return keys.kind === "admin" ? sealAnonymous(plaintext, keys.publicKey) : sealToOwner(plaintext, keys.publicKeys);
 }
 
 export interface ProveOnUserSideOptions {
@@ -157,7 +159,7 @@ export async function proveOnUserSide(o: ProveOnUserSideOptions): Promise<UserPr
   } catch {
     throw new UserProveError("PROVIDER_INVALID_RESPONSE", "provider response is not JSON", { expected: "JSON body", received: "a body that is not JSON" });
   }
-  const plaintext = sealedContent(body, schema.dataKeys, schema.field, Number(token.value.spelling));
+  const plaintext = sealedContent(body, { dataKeys: schema.dataKeys, bucketFields: schema.bucketFields ?? [schema.field] }, schema.field, Number(token.value.spelling));
   return {
     schemaId: schema.schemaId,
     field: schema.field,

@@ -79,7 +79,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Status (processedInputs, inputsPerMinute and readers are extensions) */
+                /** @description Status (processedInputs, inputsPerMinute, latestClaim, contracts and readers are extensions) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -104,6 +104,13 @@ export interface paths {
                                     firstIndex: number;
                                     lastIndex: number;
                                     blockNumber: number;
+                                } | null;
+                                /** @description extension: the attestation registry (EAS's read interface) and the gate beside the application (docs/eas.md); null when the api knows of none */
+                                contracts: {
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    registry: `0x${string}`;
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    gate: `0x${string}`;
                                 } | null;
                                 /** @description extension: the readers inspect reads go to (READ_URLS), as the api last saw each; empty when the node answers reads */
                                 readers: {
@@ -1400,7 +1407,7 @@ export interface paths {
                                 schemaId: `0x${string}`;
                                 /** @description 0x-prefixed 20-byte hex address */
                                 owner: `0x${string}`;
-                                /** @description 0x hex: ephemeral public key (32) | nonce (24) | nacl.box ciphertext; for a schema that seals to the owner, the owner-sealed form (docs/consent.md) */
+                                /** @description 0x hex: a sealed box, ephemeral public key (32) | nacl.box ciphertext, the nonce derived (since issue 37), or before it ephemeral public key (32) | nonce (24) | nacl.box ciphertext; for a schema that seals to the owner, the owner-sealed form (docs/consent.md) */
                                 encrypted_data: string;
                                 /** @description extension, owner-sealed data read by a grantee: the content key its owner sealed to the requester's key; the requester opens the data on its side (npm run open) */
                                 sealedKey?: string;
@@ -1728,6 +1735,106 @@ export interface paths {
                     };
                 };
                 /** @description Error: ROLLUP_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/attestation/{claimId}/onchain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension: the attestation's state on the base layer, in the registry (EAS's read interface) and the gate the stack deployed beside its application (docs/eas.md): recorded there, valid there, and when its revocation was recorded there. 404 NOT_FOUND when the api knows of no registry (REGISTRY_ADDRESS) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description claim id (= attestation_id) */
+                    claimId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description On-chain state */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                claimId: `0x${string}`;
+                                registry: {
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    address: `0x${string}`;
+                                    recorded: boolean;
+                                    /** @description IEAS.isAttestationValid: recorded, not revoked, not expired at the chain's latest block */
+                                    valid: boolean;
+                                    /** @description when the rollup revoked it, as recorded there (null: no revocation recorded) */
+                                    revokedAt: number | null;
+                                };
+                                gate: {
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    address: `0x${string}`;
+                                    /** @description the gate holds it as its owner's latest for its schema */
+                                    recorded: boolean;
+                                    /** @description how many TLS attestors proved what the gate holds for its owner and schema */
+                                    attestorCount: number;
+                                    revokedAt: number | null;
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Error: ATTESTATION_NOT_FOUND, NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE, RPC_UNAVAILABLE */
                 503: {
                     headers: {
                         [name: string]: unknown;

@@ -1,12 +1,22 @@
 /**
- * Sealing of `encrypted_data` (DECISIONS.md section 5), by the api or on the user's side: `nacl.box` (X25519, XSalsa20-Poly1305) from a
- * fresh ephemeral key pair to the registered key. The sealed form is `0x` + hex of
- * `ephemeral public key (32) | nonce (24) | ciphertext (plaintext + 16-byte tag)`, so the key holder
- * needs nothing but its secret key to open it.
+ * Sealing of `encrypted_data` (DECISIONS.md section 5), by the api or on the user's side: `nacl.box` (X25519,
+ * XSalsa20-Poly1305) from a fresh ephemeral key pair to the registered key, in one of two layouts:
+ *
+ * - the **sealed box** (`sealAnonymous`, what claims are sealed with since issue 37): `ephemeral public key
+ *   (32) | box (plaintext + 16-byte tag)`, the nonce not sent but derived, `BLAKE2b-192(ephemeral pk |
+ *   recipient pk)`: libsodium's `crypto_box_seal` byte for byte, 24 bytes shorter on chain;
+ * - the **nonce-carrying box** (`sealForKey`, every seal before it, and content keys of owner-sealed data
+ *   still): `ephemeral public key (32) | nonce (24) | box`.
+ *
+ * `openSealed` opens both with nothing but the secret key: the sealed box first, then the other. Each
+ * attempt authenticates (Poly1305), so a box opens under its own layout only, and a fixed order gives
+ * every opener the same answer.
  */
-import { createPublicKey, diffieHellman, generateKeyPairSync, randomFillSync, type KeyObject } from "node:crypto";
+import { createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, randomFillSync, type KeyObject } from "node:crypto";
 import nacl from "tweetnacl";
+import { blake2b } from "./blake2b.ts";
 import { bytesToHex, hexToBytes } from "./hex.ts";
+import type { Hex } from "viem";
 
 /**
  * Why a key or a sealed text is unusable, with the specification's code and details (the api answers
@@ -26,6 +36,8 @@ export class SealError extends Error {
 export const SEAL_PUBLIC_KEY_BYTES = nacl.box.publicKeyLength;
 export const SEAL_NONCE_BYTES = nacl.box.nonceLength;
 const HEADER_BYTES = SEAL_PUBLIC_KEY_BYTES + SEAL_NONCE_BYTES;
+/** What a sealed box adds to its plaintext: the ephemeral public key and the tag. */
+export const SEALED_BOX_OVERHEAD = SEAL_PUBLIC_KEY_BYTES + nacl.box.overheadLength;
 const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 function decodeRecipientKey(base64: string): Uint8Array {
@@ -83,33 +95,80 @@ function ephemeralBoxKey(recipientBase64: string, recipient: Uint8Array): { publ
   return { publicKey, sharedKey };
 }
 
-export function sealForKey(plaintext: Uint8Array, recipientPublicKeyBase64: string): `0x${string}` {
+/** The sealed box's nonce: BLAKE2b-192 of the ephemeral and the recipient's public keys (libsodium's). */
+export function sealedBoxNonce(ephemeralPublicKey: Uint8Array, recipientPublicKey: Uint8Array): Uint8Array {
+  const input = new Uint8Array(2 * SEAL_PUBLIC_KEY_BYTES);
+  input.set(ephemeralPublicKey, 0);
+  input.set(recipientPublicKey, SEAL_PUBLIC_KEY_BYTES);
+  return blake2b(input, SEAL_NONCE_BYTES);
+}
+
+/** `ephemeral public key | box`: a fresh key pair per seal, the nonce derived from both public keys. */
+function seal(plaintext: Uint8Array, recipientPublicKeyBase64: string, sentNonce: Uint8Array | undefined): Hex {
   const recipient = decodeRecipientKey(recipientPublicKeyBase64);
-  const nonce = new Uint8Array(SEAL_NONCE_BYTES);
-  randomFillSync(nonce);
   // A fresh pair per seal: the sender keeps no key, and two seals of one plaintext are unlinkable.
   let ephemeralPublicKey: Uint8Array;
-  let ciphertext: Uint8Array;
+  let box: (nonce: Uint8Array) => Uint8Array;
   const fast = ephemeralBoxKey(recipientPublicKeyBase64, recipient);
   if (fast !== undefined) {
     ephemeralPublicKey = fast.publicKey;
-    ciphertext = nacl.secretbox(plaintext, nonce, fast.sharedKey);
+    box = (nonce) => nacl.secretbox(plaintext, nonce, fast.sharedKey);
   } else {
     const ephemeral = nacl.box.keyPair();
     ephemeralPublicKey = ephemeral.publicKey;
-    ciphertext = nacl.box(plaintext, nonce, recipient, ephemeral.secretKey);
+    box = (nonce) => nacl.box(plaintext, nonce, recipient, ephemeral.secretKey);
   }
-  const sealed = new Uint8Array(HEADER_BYTES + ciphertext.length);
+  const nonce = sentNonce ?? sealedBoxNonce(ephemeralPublicKey, recipient);
+  const ciphertext = box(nonce);
+  const sent = sentNonce === undefined ? 0 : SEAL_NONCE_BYTES;
+  const sealed = new Uint8Array(SEAL_PUBLIC_KEY_BYTES + sent + ciphertext.length);
   sealed.set(ephemeralPublicKey, 0);
-  sealed.set(nonce, SEAL_PUBLIC_KEY_BYTES);
-  sealed.set(ciphertext, HEADER_BYTES);
+  if (sentNonce !== undefined) sealed.set(sentNonce, SEAL_PUBLIC_KEY_BYTES);
+  sealed.set(ciphertext, SEAL_PUBLIC_KEY_BYTES + sent);
   return bytesToHex(sealed);
+}
+
+/**
+ * A sealed box (libsodium's `crypto_box_seal`): `ephemeral public key (32) | box (plaintext + 16)`. The
+ * nonce need not travel: the ephemeral key is fresh, so the nonce derived from it is never used twice.
+ */
+export function sealAnonymous(plaintext: Uint8Array, recipientPublicKeyBase64: string): Hex {
+  return seal(plaintext, recipientPublicKeyBase64, undefined);
+}
+
+/** The nonce-carrying layout: `ephemeral public key (32) | random nonce (24) | box (plaintext + 16)`. */
+export function sealForKey(plaintext: Uint8Array, recipientPublicKeyBase64: string): Hex {
+  const nonce = new Uint8Array(SEAL_NONCE_BYTES);
+  randomFillSync(nonce);
+  return seal(plaintext, recipientPublicKeyBase64, nonce);
 }
 
 function decryptionFailed(reason: string): SealError {
   return new SealError("DECRYPTION_FAILED", `sealed data cannot be opened: ${reason}`, { reason });
 }
 
+/** DER of a PKCS#8 X25519 private key, before its 32 bytes: lets node's native X25519 take a raw secret key. */
+const X25519_PKCS8_PREFIX = Buffer.from("302e020100300506032b656e04220420", "hex");
+
+/**
+ * The recipient's public key and `nacl.box.before(ephemeral, secret)`, natively where OpenSSL takes the
+ * point (tweetnacl's two scalar multiplications in pure JS cost milliseconds), else with tweetnacl.
+ */
+function openingKeys(ephemeralPublicKey: Uint8Array, secretKey: Uint8Array): { publicKey: Uint8Array; sharedKey: Uint8Array } {
+  try {
+    const privateKey = createPrivateKey({ key: Buffer.concat([X25519_PKCS8_PREFIX, secretKey]), format: "der", type: "pkcs8" });
+    const publicKey = new Uint8Array(Buffer.from(createPublicKey(privateKey).export({ format: "jwk" }).x ?? "", "base64url"));
+    const ephemeral = createPublicKey({ key: { kty: "OKP", crv: "X25519", x: Buffer.from(ephemeralPublicKey).toString("base64url") }, format: "jwk" });
+    const shared = diffieHellman({ privateKey, publicKey: ephemeral });
+    const sharedKey = new Uint8Array(32);
+    naclLowLevel.crypto_core_hsalsa20(sharedKey, ZERO_16, new Uint8Array(shared), HSALSA_SIGMA);
+    return { publicKey, sharedKey };
+  } catch {
+    return { publicKey: nacl.box.keyPair.fromSecretKey(secretKey).publicKey, sharedKey: nacl.box.before(ephemeralPublicKey, secretKey) };
+  }
+}
+
+/** Opens either layout (the sealed box first); see the top of this file. */
 export function openSealed(sealed: string, recipientSecretKey: Uint8Array): Uint8Array {
   if (recipientSecretKey.length !== nacl.box.secretKeyLength) {
     throw decryptionFailed(`secret key must be ${nacl.box.secretKeyLength} bytes`);
@@ -120,13 +179,14 @@ export function openSealed(sealed: string, recipientSecretKey: Uint8Array): Uint
   } catch {
     throw decryptionFailed("sealed data is not 0x-prefixed hex");
   }
-  if (bytes.length < HEADER_BYTES + nacl.box.overheadLength) throw decryptionFailed("sealed data is too short");
-  const opened = nacl.box.open(
-    bytes.subarray(HEADER_BYTES),
-    bytes.subarray(SEAL_PUBLIC_KEY_BYTES, HEADER_BYTES),
-    bytes.subarray(0, SEAL_PUBLIC_KEY_BYTES),
-    recipientSecretKey,
-  );
-  if (opened === null) throw decryptionFailed("wrong key or tampered data");
-  return opened;
+  if (bytes.length < SEALED_BOX_OVERHEAD) throw decryptionFailed("sealed data is too short");
+  const ephemeralPublicKey = bytes.subarray(0, SEAL_PUBLIC_KEY_BYTES);
+  const keys = openingKeys(ephemeralPublicKey, recipientSecretKey);
+  const anonymous = nacl.secretbox.open(bytes.subarray(SEAL_PUBLIC_KEY_BYTES), sealedBoxNonce(ephemeralPublicKey, keys.publicKey), keys.sharedKey);
+  if (anonymous !== null) return anonymous;
+  if (bytes.length >= HEADER_BYTES + nacl.box.overheadLength) {
+    const carried = nacl.secretbox.open(bytes.subarray(HEADER_BYTES), bytes.subarray(SEAL_PUBLIC_KEY_BYTES, HEADER_BYTES), keys.sharedKey);
+    if (carried !== null) return carried;
+  }
+  throw decryptionFailed("wrong key or tampered data");
 }

@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import { hashMessage, recoverAddress, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
 import type { SeenRecord } from "./revealed-response.ts";
-import { checkSeenStatement, claimIdentifier, claimParameters, claimSignText, jsonPathOf, proofFieldProblem, proofSchemaIssues } from "./tls-claim.ts";
+import { checkSeenStatement, claimContext, claimIdentifier, claimParameters, claimSignText, fieldPattern, jsonPathOf, proofFieldProblem, proofSchemaIssues } from "./tls-claim.ts";
 
 const REAL_CLAIM = {
   provider: "http",
@@ -72,19 +72,40 @@ describe("the range pattern of a field, as attestor-core runs it (RE2, flags sgi
 
 describe("what our attestor agrees to sign (checkSeenStatement)", () => {
   const body = '{"data":{"balance":512.5}}';
+  const CONTEXT = claimContext("0x70997970c51812dc3a010c7d01b50e0d17dc79c8", `0x${"ab".repeat(32)}`, "0x01", { field: "data.balance", range: mid });
+  const withMatch = (value: string) => ({ ...PARAMS, responseMatches: [{ type: "regex", value }] });
+  const cut = fieldPattern("data.balance", mid).slice(0, -"[,}\\]\\s]".length);
+
   it("the canonical statement over a field whose value is in the bin", () => {
-    expect(checkSeenStatement({ ...PARAMS }, view(body))).toEqual({ ok: true, value: { raw: "512.5", spelling: "512.5" } });
+    expect(checkSeenStatement({ ...PARAMS }, view(body), CONTEXT)).toEqual({ ok: true, value: { raw: "512.5", spelling: "512.5" } });
+  });
+  it("the cut pattern is what it claims to be: a prefix of a value outside the bin satisfies it", () => {
+    expect(new RegExp(cut, "su").test('{"data":{"balance":5125}}')).toBe(true);
+    expect(new RegExp(PARAMS.responseMatches[0]?.value ?? "", "su").test('{"data":{"balance":5125}}')).toBe(false);
   });
   it.each([
-    ["a value outside the bin", { ...PARAMS }, '{"data":{"balance":5000}}', "the value at data.balance does not satisfy the signed pattern"],
-    ["no jsonPath redaction", { ...PARAMS, responseRedactions: [] }, body, "name the field with exactly one jsonPath redaction"],
-    ["two redactions", { ...PARAMS, responseRedactions: [{ jsonPath: "$.data.balance" }, { jsonPath: "$.x" }] }, body, "exactly one jsonPath"],
-    ["a regex redaction", { ...PARAMS, responseRedactions: [{ jsonPath: "$.data.balance", regex: "." }] }, body, "exactly one jsonPath"],
-    ["an inverted match", { ...PARAMS, responseMatches: [{ ...PARAMS.responseMatches[0], invert: true }] }, body, "exactly one regex response match"],
-    ["a contains match", { ...PARAMS, responseMatches: [{ type: "contains", value: "512" }] }, body, "exactly one regex response match"],
-    ["a regex that does not compile", { ...PARAMS, responseMatches: [{ type: "regex", value: "(" }] }, body, "not a valid regex"],
-  ])("refuses %s", (_, params, text, reason) => {
-    const checked = checkSeenStatement(params as Record<string, unknown>, view(text));
+    ["a value outside the bin", { ...PARAMS }, '{"data":{"balance":5000}}', CONTEXT, "the value at data.balance is not in [100, 1000)"],
+    ["no jsonPath redaction", { ...PARAMS, responseRedactions: [] }, body, CONTEXT, "name the field with exactly one jsonPath redaction"],
+    ["two redactions", { ...PARAMS, responseRedactions: [{ jsonPath: "$.data.balance" }, { jsonPath: "$.x" }] }, body, CONTEXT, "exactly one jsonPath"],
+    ["a regex redaction", { ...PARAMS, responseRedactions: [{ jsonPath: "$.data.balance", regex: "." }] }, body, CONTEXT, "exactly one jsonPath"],
+    ["an inverted match", { ...PARAMS, responseMatches: [{ ...PARAMS.responseMatches[0], invert: true }] }, body, CONTEXT, "exactly one regex response match"],
+    ["a contains match", { ...PARAMS, responseMatches: [{ type: "contains", value: "512" }] }, body, CONTEXT, "exactly one regex response match"],
+    ["a regex that does not compile", withMatch("("), body, CONTEXT, "not the canonical range statement for data.balance in [100, 1000)"],
+    ["the pattern cut before its delimiter", withMatch(cut), '{"data":{"balance":5125}}', CONTEXT, "not the canonical range statement for data.balance in [100, 1000)"],
+    ["a widened pattern", withMatch(fieldPattern("data.balance", { ...mid, hi: "10000" })), body, CONTEXT, "not the canonical range statement"],
+    ["another bin's pattern", withMatch(fieldPattern("data.balance", { lo: "0", hi: "100", hiInclusive: false })), body, CONTEXT, "not the canonical range statement"],
+    ["an arbitrary pattern", withMatch('"balance"'), body, CONTEXT, "not the canonical range statement"],
+    ["no statement in the context", { ...PARAMS }, body, { contextAddress: "0x01" }, 'name the statement to sign in the context: "statement"'],
+    ["no context at all", { ...PARAMS }, body, undefined, "name the statement to sign in the context"],
+    ["a statement about another field", { ...PARAMS }, body, { ...CONTEXT, statement: { field: "data.limit", range: mid } }, "the jsonPath redaction names data.balance, the statement names data.limit"],
+    ["a statement that is not an object", { ...PARAMS }, body, { ...CONTEXT, statement: "balance in mid" }, "the context's statement is not an object"],
+    ["a statement with more to say", { ...PARAMS }, body, { ...CONTEXT, statement: { field: "data.balance", range: mid, label: "mid" } }, 'holds "label"'],
+    ["a field with an index", { ...PARAMS }, body, { ...CONTEXT, statement: { field: "data.0", range: mid } }, 'the statement\'s field "data.0" is not a chain of object keys'],
+    ["a range without bounds", { ...PARAMS }, body, { ...CONTEXT, statement: { field: "data.balance", range: { lo: 100 } } }, "the statement's range must be"],
+    ["a bound that is not a decimal", { ...PARAMS }, body, { ...CONTEXT, statement: { field: "data.balance", range: { ...mid, lo: "1e" } } }, "the statement's range is not a range: range.lo is not a decimal spelling"],
+    ["a parameter beyond the statement's", { ...PARAMS, paramValues: { a: "b" } }, body, CONTEXT, 'the parameters may hold method, responseMatches, responseRedactions, url (got "paramValues")'],
+  ])("refuses %s", (_, params, text, context, reason) => {
+    const checked = checkSeenStatement(params as Record<string, unknown>, view(text), context as Record<string, unknown> | undefined);
     expect(checked.ok ? "signed" : checked.reason).toContain(reason);
   });
 });

@@ -118,25 +118,77 @@ export function claimParameters({ url, method, field, range }: ClaimRequest): Pr
 }
 
 /**
- * The client's part of the context: the attestation's owner and schema, so a claim made for one
- * attestation cannot be replayed for another owner or schema; and a nonce, so two claims in the same
- * second are two claims (the dapp refuses a signed claim it has seen).
+ * The statement a claim asks the attestor to sign, in words rather than a regex: the number at `field`
+ * lies in `range`. It travels in the claim's context, so the signed claim says it plainly, and our
+ * attestor signs only the response match that `fieldPattern(field, range)` makes for it.
  */
-export function claimContext(owner: Address, schemaId: Hex, nonce?: Hex): { contextAddress: Address; contextMessage: Hex; nonce?: Hex } {
+export interface RangeStatement {
+  field: string;
+  range: DecimalRange;
+}
+
+/**
+ * The client's part of the context: the attestation's owner and schema, so a claim made for one
+ * attestation cannot be replayed for another owner or schema; a nonce, so two claims in the same second
+ * are two claims (the dapp refuses a signed claim it has seen); and the range statement the claim asks
+ * our attestor to sign.
+ */
+export function claimContext(
+  owner: Address,
+  schemaId: Hex,
+  nonce?: Hex,
+  statement?: RangeStatement,
+): { contextAddress: Address; contextMessage: Hex; nonce?: Hex; statement?: RangeStatement } {
   const context = { contextAddress: owner.toLowerCase() as Address, contextMessage: schemaId.toLowerCase() as Hex };
-  return nonce === undefined ? context : { ...context, nonce };
+  return { ...context, ...(nonce === undefined ? {} : { nonce }), ...(statement === undefined ? {} : { statement: { field: statement.field, range: { ...statement.range } } }) };
+}
+
+/** The statement a context names, or why it names none an attestor could sign. */
+export function contextStatement(context: Record<string, unknown> | undefined): Reading<RangeStatement> {
+  const statement = context?.statement;
+  if (statement === undefined) {
+    return { ok: false, reason: 'name the statement to sign in the context: "statement": {"field": ..., "range": {"lo", "hi", "hiInclusive"}}' };
+  }
+  if (statement === null || typeof statement !== "object" || Array.isArray(statement)) return { ok: false, reason: "the context's statement is not an object" };
+  const { field, range, ...extra } = statement as Record<string, unknown>;
+  if (Object.keys(extra).length > 0) return { ok: false, reason: `the context's statement holds "${Object.keys(extra)[0]}": it names a field and a range only` };
+  if (typeof field !== "string" || proofFieldProblem(field) !== undefined) return { ok: false, reason: `the statement's field ${JSON.stringify(field)} is not a chain of object keys` };
+  const bounds = range !== null && typeof range === "object" && !Array.isArray(range) ? (range as Record<string, unknown>) : undefined;
+  const keys = bounds === undefined ? [] : Object.keys(bounds).sort();
+  if (bounds === undefined || keys.join() !== "hi,hiInclusive,lo" || typeof bounds.lo !== "string" || (bounds.hi !== null && typeof bounds.hi !== "string") || typeof bounds.hiInclusive !== "boolean") {
+    return { ok: false, reason: 'the statement\'s range must be {"lo": "<decimal>", "hi": "<decimal>" or null, "hiInclusive": true or false}' };
+  }
+  const decimal: DecimalRange = { lo: bounds.lo, hi: bounds.hi as string | null, hiInclusive: bounds.hiInclusive };
+  try {
+    numberRangePattern(decimal);
+  } catch (error) {
+    return { ok: false, reason: `the statement's range is not a range: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  return { ok: true, value: { field, range: decimal } };
+}
+
+/** A range as a reader writes it: `[100, 1000)`, `[10000, +inf)`. */
+export function rangeText(range: DecimalRange): string {
+  return `[${range.lo}, ${range.hi ?? "+inf"}${range.hiInclusive ? "]" : ")"}`;
 }
 
 const JSON_PATH_RE = /^\$\.((?:[A-Za-z_][A-Za-z0-9_-]{0,63})(?:\.[A-Za-z_][A-Za-z0-9_-]{0,63})*)$/;
 
+/** The provider parameters a range statement needs: nothing else may change what is signed. */
+const STATEMENT_PARAMETERS = ["method", "responseMatches", "responseRedactions", "url"];
+
 /**
  * What the attestor process signs, checked against what it saw (records as attestor-core has them,
- * hidden bytes as `*`): the parameters name one field by JSON path and one regex; the field's token,
- * read with a JSON parser that refuses hidden structure (common/revealed-response.ts), makes that regex
- * match the smallest document holding it. For the canonical pattern that means: the number lies in the
- * range. Any other statement is refused, so a signature of this attestor always means one of these.
+ * hidden bytes as `*`): the context names a range statement (field and range); the parameters name that
+ * field by JSON path and hold exactly the regex `fieldPattern` makes for it, byte for byte, so a pattern
+ * cut short, widened or made up is refused before anything is read; and the field's token, read with a
+ * JSON parser that refuses hidden structure (common/revealed-response.ts), makes that regex match the
+ * smallest document holding it: the number lies in the range. A signature of this attestor always means
+ * one of these statements and nothing else.
  */
-export function checkSeenStatement(parameters: Record<string, unknown>, records: readonly SeenRecord[]): Reading<FieldToken> {
+export function checkSeenStatement(parameters: Record<string, unknown>, records: readonly SeenRecord[], context: Record<string, unknown> | undefined): Reading<FieldToken> {
+  const extra = Object.keys(parameters).find((key) => !STATEMENT_PARAMETERS.includes(key));
+  if (extra !== undefined) return { ok: false, reason: `this attestor signs range statements only: the parameters may hold ${STATEMENT_PARAMETERS.join(", ")} (got "${extra}")` };
   const redactions: unknown = parameters.responseRedactions;
   const matches: unknown = parameters.responseMatches;
   const redaction: unknown = Array.isArray(redactions) && redactions.length === 1 ? redactions[0] : undefined;
@@ -148,16 +200,20 @@ export function checkSeenStatement(parameters: Record<string, unknown>, records:
   if (match === undefined || match.type !== "regex" || typeof match.value !== "string" || Object.keys(match).length !== 2) {
     return { ok: false, reason: "this attestor signs range statements only: give exactly one regex response match" };
   }
+  const statement = contextStatement(context);
+  if (!statement.ok) return { ok: false, reason: `this attestor signs range statements only: ${statement.reason}` };
+  const { field: stated, range } = statement.value;
+  if (path[1] !== stated) return { ok: false, reason: `the jsonPath redaction names ${path[1] as string}, the statement names ${stated}` };
+  if (match.value !== fieldPattern(stated, range)) {
+    return { ok: false, reason: `the response match is not the canonical range statement for ${stated} in ${rangeText(range)} (common/tls-claim.ts fieldPattern)` };
+  }
   const field = path[1] as string;
   const seen = readRevealedField(records, field);
   if (!seen.ok) return seen;
-  let holds: boolean;
-  try {
-    holds = new RegExp(match.value, "su").test(documentOf(field, seen.value.raw));
-  } catch {
-    return { ok: false, reason: "the response match is not a valid regex" };
-  }
-  return holds ? seen : { ok: false, reason: `the value at ${field} does not satisfy the signed pattern` };
+  // The canonical pattern always compiles; it is run rather than trusted so that the reading and the
+  // signed regex are one judgement.
+  const holds = new RegExp(match.value, "su").test(documentOf(field, seen.value.raw));
+  return holds ? seen : { ok: false, reason: `the value at ${field} is not in ${rangeText(range)}` };
 }
 
 /** The longest range pattern a proven schema may need (the claim's parameters travel in calldata). */

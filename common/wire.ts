@@ -125,6 +125,11 @@ export type ConsentKind = "signed" | "owner" | "relayed";
  */
 export const BATCH_KIND = "batch";
 export const BATCH_MAX_ITEMS = 256;
+/**
+ * The compact batch (common/compact-batch.ts): the same items in a versioned binary layout, recognised by
+ * its first byte (0xC1, which no UTF-8 text holds), not by a JSON `type`. The name is what logs call it.
+ */
+export const COMPACT_BATCH_KIND = "compact_batch";
 export interface BatchParams {
   items: { type: InputKind; params: InputParams[InputKind] }[];
 }
@@ -221,6 +226,11 @@ export interface SchemaSummary {
   bucket_definitions: Record<string, BucketDefinition>;
   /** Only when the query asks `include_description: true` (the api's views need it). */
   description?: string;
+  /**
+   * Extension, only when the query asks `include_index: true`: the short index the rollup gave the schema
+   * at registration (its row id, in creation order, never reused), by which a compact batch names it.
+   */
+  schema_index?: number;
 }
 
 export interface SchemaDetail extends SchemaSummary {

@@ -9,8 +9,9 @@ struct Attestation {
     bytes32 schemaId;
     string field;
     string bucket;
-    /// The TLS attestor named by the notice of a proven attestation; zero for an unproven one.
-    address attestor;
+    /// The TLS attestors that proved it, in the notice's order (the first is its `attestor`); empty for an
+    /// unproven attestation. A quorum's notice lists them all, distinct (the dapp refuses a repeated one).
+    address[] attestors;
     /// The account that sent the attestation's input (EAS's attester): the api's wallet, or the owner itself.
     address attester;
     /// The block time of the attestation's input (Unix seconds).
@@ -45,7 +46,7 @@ library AttestationNotice {
     error UnsupportedText(string text);
 
     /// The `attestation:created` notice the dapp emits for such an attestation (one bucketed field, as the api
-    /// makes them, and at most one TLS attestor: a quorum's notice also lists `attestors`, which is not rebuilt).
+    /// makes them): a proven one names its first attestor, and a quorum's lists them all after it.
     function encode(Attestation calldata a) internal pure returns (bytes memory) {
         _plain(a.provider);
         _plain(a.field);
@@ -56,7 +57,8 @@ library AttestationNotice {
             abi.encodePacked('","schema_id":"', _hex(abi.encodePacked(a.schemaId)), '","bucket_values":{"'),
             abi.encodePacked(a.field, '":"', a.bucket, '"}'),
             // A proven attestation's notice names its attestor after the buckets; an unproven one does not.
-            a.attestor == address(0) ? bytes("") : abi.encodePacked(',"attestor":"', _hex(abi.encodePacked(a.attestor)), '"')
+            a.attestors.length == 0 ? bytes("") : abi.encodePacked(',"attestor":"', _hex(abi.encodePacked(a.attestors[0])), '"'),
+            _attestorList(a.attestors)
         );
         return abi.encodePacked(
             head,
@@ -80,6 +82,14 @@ library AttestationNotice {
             r.supersededBy == bytes32(0) ? bytes("null") : abi.encodePacked('"', _hex(abi.encodePacked(r.supersededBy)), '"'),
             "}}"
         );
+    }
+
+    /// `,"attestors":["0x…","0x…"]` for a quorum (more than one attestor), nothing otherwise, as the dapp writes it.
+    function _attestorList(address[] calldata attestors) private pure returns (bytes memory out) {
+        if (attestors.length < 2) return out;
+        out = abi.encodePacked(',"attestors":["', _hex(abi.encodePacked(attestors[0])), '"');
+        for (uint256 i = 1; i < attestors.length; i++) out = abi.encodePacked(out, ',"', _hex(abi.encodePacked(attestors[i])), '"');
+        out = abi.encodePacked(out, "]");
     }
 
     function _plain(string calldata text) private pure {

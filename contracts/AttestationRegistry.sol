@@ -16,8 +16,10 @@ import {Attestation, Revocation} from "./AttestationNotice.sol";
 /// @dev Where it differs from EAS: `isAttestationValid` is also false for a revoked or expired attestation
 /// (EAS only says the uid exists); `refUID` is always zero; the write functions of IEAS are not offered.
 abstract contract AttestationRegistry {
-    /// @notice What `data` holds (EAS's schema syntax): abi.encode of these, in this order.
-    string public constant DATA_SCHEMA = "string provider,string field,string bucket,address attestor,uint64 halfLife";
+    /// @notice What `data` holds (EAS's schema syntax): abi.encode of these, in this order. `attestor` is the
+    /// first of `attestors` (zero for an unproven attestation); `attestors` lists every TLS attestor that proved
+    /// it, distinct, and came last so that a consumer decoding the first five fields reads them as before.
+    string public constant DATA_SCHEMA = "string provider,string field,string bucket,address attestor,uint64 halfLife,address[] attestors";
 
     /// EAS's events, with the same signatures and indexed fields, so EAS indexers read these too.
     event Attested(address indexed recipient, address indexed attester, bytes32 uid, bytes32 indexed schemaUID);
@@ -27,12 +29,16 @@ abstract contract AttestationRegistry {
     error AlreadyRecorded(bytes32 uid);
     /// This attestation's revocation is already recorded.
     error AlreadyRevoked(bytes32 uid);
+    /// `recordMany` and `revokeMany` take one proof per notice.
+    error LengthMismatch(uint256 notices, uint256 proofs);
 
     mapping(bytes32 uid => EasAttestation) private attestations;
     /// Revocations seen, by uid: kept apart so that a revocation brought before its attestation still counts.
     mapping(bytes32 uid => uint64) private revocationTimes;
     /// Schemas of the attestations and revocations recorded here.
     mapping(bytes32 schema => bool) private schemasSeen;
+    /// How many distinct TLS attestors proved each attestation recorded here.
+    mapping(bytes32 uid => uint256) private attestorCounts;
 
     /// Stores an attestation whose notice the caller has just proven.
     function _record(Attestation calldata a) internal {
@@ -47,7 +53,8 @@ abstract contract AttestationRegistry {
         stored.attester = a.attester;
         // The rollup lets the attestation's attester, attestor, owner or an admin revoke it.
         stored.revocable = true;
-        stored.data = abi.encode(a.provider, a.field, a.bucket, a.attestor, a.halfLife);
+        stored.data = abi.encode(a.provider, a.field, a.bucket, a.attestors.length == 0 ? address(0) : a.attestors[0], a.halfLife, a.attestors);
+        attestorCounts[a.claimId] = a.attestors.length;
         schemasSeen[a.schemaId] = true;
         emit Attested(a.owner, a.attester, a.claimId, a.schemaId);
     }
@@ -63,6 +70,27 @@ abstract contract AttestationRegistry {
         emit Revoked(r.owner, r.revoker, r.claimId, r.schemaId);
     }
 
+    /// Whether the attestation `uid` is recorded here (what `recordMany` skips).
+    function _isRecorded(bytes32 uid) internal view returns (bool) {
+        return attestations[uid].uid != bytes32(0);
+    }
+
+    /// @notice When the rollup revoked `uid`, as recorded here (zero: no revocation recorded), whether or not
+    /// the attestation itself is: what `revokeMany` skips, and what a publisher reads to know what is left to bring.
+    function revocationOf(bytes32 uid) public view returns (uint64) {
+        return revocationTimes[uid];
+    }
+
+    /// @notice How many distinct TLS attestors proved `uid` (0 for an unproven one or one not recorded here).
+    function attestorCountOf(bytes32 uid) external view returns (uint256) {
+        return attestorCounts[uid];
+    }
+
+    /// @notice `isAttestationValid`, and at least `minAttestors` distinct TLS attestors proved it.
+    function isAttestationValidWith(bytes32 uid, uint256 minAttestors) external view returns (bool) {
+        return isAttestationValid(uid) && attestorCounts[uid] >= minAttestors;
+    }
+
     /// @notice IEAS.getAttestation: the attestation recorded under `uid`, all zero when none is.
     function getAttestation(bytes32 uid) external view returns (EasAttestation memory) {
         return attestations[uid];
@@ -70,7 +98,7 @@ abstract contract AttestationRegistry {
 
     /// @notice IEAS.isAttestationValid, stricter than EAS's: recorded here, not revoked, and not expired at this
     /// block's time (EAS's says only that the uid exists).
-    function isAttestationValid(bytes32 uid) external view returns (bool) {
+    function isAttestationValid(bytes32 uid) public view returns (bool) {
         EasAttestation storage stored = attestations[uid];
         return stored.uid != bytes32(0)
             && stored.revocationTime == 0

@@ -27,4 +27,27 @@ contract AttestationRegistryV1 is AttestationRegistry {
         application.validateNotice(AttestationNotice.encodeRevocation(r), proof);
         _revoke(r);
     }
+
+    /// @notice `record` for each, skipping (not reverting on) one already recorded here: a publisher's batch is
+    /// never lost to one notice someone else brought first. Returns how many it recorded.
+    function recordMany(Attestation[] calldata list, Proof[] calldata proofs) external returns (uint256 recorded) {
+        if (list.length != proofs.length) revert LengthMismatch(list.length, proofs.length);
+        for (uint256 i; i < list.length; i++) {
+            if (_isRecorded(list[i].claimId)) continue;
+            application.validateNotice(AttestationNotice.encode(list[i]), proofs[i]);
+            _record(list[i]);
+            recorded++;
+        }
+    }
+
+    /// @notice `revoke` for each, skipping one already recorded here. Returns how many it recorded.
+    function revokeMany(Revocation[] calldata list, Proof[] calldata proofs) external returns (uint256 recorded) {
+        if (list.length != proofs.length) revert LengthMismatch(list.length, proofs.length);
+        for (uint256 i; i < list.length; i++) {
+            if (revocationOf(list[i].claimId) != 0) continue;
+            application.validateNotice(AttestationNotice.encodeRevocation(list[i]), proofs[i]);
+            _revoke(list[i]);
+            recorded++;
+        }
+    }
 }

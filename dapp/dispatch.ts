@@ -6,13 +6,15 @@
 import type { Address, Hex } from "viem";
 import { normalizeAddress } from "../common/address.ts";
 import { messageOf } from "../common/errors.ts";
-import { hexToUtf8, isHex, jsonToHex, utf8ToHex } from "../common/hex.ts";
-import { BATCH_KIND, type Envelope, type NoticeEvent } from "../common/wire.ts";
+import { hexToBytes, hexToUtf8, isHex, jsonToHex, utf8ToHex } from "../common/hex.ts";
+import { isCompactPayload } from "../common/compact-batch.ts";
+import { BATCH_KIND, COMPACT_BATCH_KIND, type Envelope, type NoticeEvent } from "../common/wire.ts";
 import type { DappDatabase } from "./db/open.ts";
 import { createStore, type Store } from "./db/store.ts";
 import type { AdvanceContext, InputMetadata } from "./define.ts";
 import { InputRejection, QueryRejection, rejectionReport } from "./errors.ts";
-import { applyBatch, BatchRejection } from "./inputs/batch.ts";
+import { applyBatch, BatchRejection, type BatchOutcome } from "./inputs/batch.ts";
+import { applyCompactBatch } from "./inputs/compact_batch.ts";
 import { INPUTS } from "./inputs/index.ts";
 import { QUERIES } from "./queries/index.ts";
 import { createRoles } from "./roles.ts";
@@ -136,13 +138,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const envelope = decodeInput(request.payload);
       const ctx: AdvanceContext = { store, roles, input };
       let write: () => Output[];
-      if (envelope.type === BATCH_KIND) {
+      const batchOutputs = (outcome: BatchOutcome): Output[] => {
+        summary = ` (${outcome.applied} of ${outcome.items} items applied)`;
+        return outcome.outputs.map((o): Output => ("notice" in o ? noticeOutput(o.notice) : { kind: "report", payload: jsonToHex(o.report) }));
+      };
+      if ("compact" in envelope) {
+        kind = COMPACT_BATCH_KIND;
+        write = () => batchOutputs(applyCompactBatch(ctx, envelope.compact));
+      } else if (envelope.type === BATCH_KIND) {
         kind = BATCH_KIND;
-        write = () => {
-          const outcome = applyBatch(ctx, envelope.params);
-          summary = ` (${outcome.applied} of ${outcome.items} items applied)`;
-          return outcome.outputs.map((o): Output => ("notice" in o ? noticeOutput(o.notice) : { kind: "report", payload: jsonToHex(o.report) }));
-        };
+        write = () => batchOutputs(applyBatch(ctx, envelope.params));
       } else {
         const module = Object.hasOwn(INPUTS, envelope.type) ? INPUTS[envelope.type as keyof typeof INPUTS] : undefined;
         if (!module) throw new InputRejection("UNKNOWN_KIND", `unknown input kind: ${envelope.type}`);
@@ -252,8 +257,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** hex → UTF-8 → JSON → {type, params}; params may be left out (an empty object). */
-function decodeInput(payload: string): Envelope {
+/**
+ * A compact batch by its first byte (0xC1: no UTF-8 text, so no JSON, starts with it); anything else is
+ * hex → UTF-8 → JSON → {type, params}, params possibly left out (an empty object).
+ */
+function decodeInput(payload: string): Envelope | { compact: Uint8Array } {
+  if (/^0x[cC]1/.test(payload) && isHex(payload)) {
+    const bytes = hexToBytes(payload);
+    if (isCompactPayload(bytes)) return { compact: bytes };
+  }
   let text: string;
   try {
     text = hexToUtf8(payload);

@@ -6,19 +6,27 @@ import { freshnessAt, statusAt } from "../common/validity.ts";
 import type { AttestationListItem, AttestationView, GrantView, RevocationView, SchemaDetail, SchemaSummary, TlsAttestorView } from "../common/wire.ts";
 import type { AttestationRead, GrantRow, SchemaRow, TlsAttestorRow } from "./db/store.ts";
 
-export function schemaSummary(row: SchemaRow, includeDescription: boolean): SchemaSummary {
+/** What a schema query adds on request: `include_description`, `include_index` (the schema's short index). */
+export interface SchemaExtras {
+  description: boolean;
+  index: boolean;
+}
+
+export function schemaSummary(row: SchemaRow, extras: SchemaExtras): SchemaSummary {
   return {
     schema_id: bytesToHex(row.schemaId),
     name: row.name,
-    ...(includeDescription ? { description: row.description } : {}),
+    ...(extras.description ? { description: row.description } : {}),
     provider_type: row.providerType,
     bucket_definitions: JSON.parse(row.bucketDefinitions) as Record<string, BucketDefinition>,
+    // The row id: assigned at registration in creation order and never reused (store.schemaByIndex).
+    ...(extras.index ? { schema_index: row.id } : {}),
   };
 }
 
-export function schemaDetail(row: SchemaRow, includeDescription: boolean): SchemaDetail {
+export function schemaDetail(row: SchemaRow, extras: SchemaExtras): SchemaDetail {
   return {
-    ...schemaSummary(row, includeDescription),
+    ...schemaSummary(row, extras),
     data_keys: JSON.parse(row.dataKeys) as string[],
     freshness_half_life: row.freshnessHalfLife,
     domain: row.domain,

@@ -30,7 +30,12 @@ runScript(async () => {
   const api = new AttestationClient({ baseUrl: options.get("--api") ?? process.env.API_URL ?? "http://127.0.0.1:8001", token });
   try {
     const read = await api.attestationData(claimId);
-    const data = openAttestedData(read.encrypted_data as Hex, mine, read.sealedKey as Hex | undefined);
+    // The schema's public view names the values of data sealed as values alone (common/sealed-content.ts).
+    const schema = await api.schema(read.schemaId);
+    const data = openAttestedData(read.encrypted_data as Hex, mine, read.sealedKey as Hex | undefined, {
+      dataKeys: schema.data_keys,
+      bucketFields: Object.keys(schema.bucket_definitions),
+    });
     console.log(JSON.stringify({ claimId: read.claimId, owner: read.owner, schemaId: read.schemaId, data }, null, 2));
     return 0;
   } catch (error) {

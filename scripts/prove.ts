@@ -133,6 +133,7 @@ runScript(async () => {
     definition,
     quorum: schema.attestor_quorum,
     dataKeys: schema.data_keys,
+    bucketFields: fields,
   };
   // The local stack's attestors by default (npm start -- --attestors N listens from 8003 upward).
   const attestorUrls =

@@ -3,7 +3,7 @@
  * devnode, the dapp and the api (when api/main.ts exists), each once the previous one is ready; restarts
  * the dapp and the api when they die; stops everything on Ctrl-C.
  *
- *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--validator]
+ *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--publish] [--validator]
  *   (configuration: docs/devnode.md; replicas: docs/operations.md)
  */
 import { mkdirSync } from "node:fs";
@@ -21,7 +21,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (line: string): void => console.log(`[stack] ${line}`);
 
 const USAGE =
-  "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--validator]    (configuration by environment: docs/devnode.md)";
+  "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--publish] [--validator]    (configuration by environment: docs/devnode.md)";
 
 async function main(): Promise<number> {
   if (wantsHelp()) {
@@ -50,7 +50,7 @@ async function main(): Promise<number> {
     return shuttingDown;
   };
   const supervisor = new Supervisor(settings, {
-    autoRestart: ["dapp", "reader-dapp", "attestor", "redis", "api", "balancer"],
+    autoRestart: ["dapp", "reader-dapp", "attestor", "redis", "api", "balancer", "publisher"],
     readyTimeoutMs: 60_000,
     log: say,
     onUnexpectedExit: (piece: PieceName, code, signal) => {
@@ -112,6 +112,8 @@ async function main(): Promise<number> {
         ...attestorNotes.map((note) => `  attestor  ${note}`),
         urls.demoProvider !== undefined ? `  provider  ${urls.demoProvider}/balance.json (demo, CA ${settings.dataDir}/demo-provider/ca.pem)` : "",
         `  InputBox  ${settings.inputBoxAddress}`,
+        ...(settings.contracts === undefined ? [] : [`  registry  ${settings.contracts.registry} (EAS's IEAS: getAttestation, isAttestationValid; docs/eas.md)`, `  gate      ${settings.contracts.gate}`]),
+        settings.publisher === undefined ? "" : `  publisher brings every attestation and revocation with its proof to both (metrics http://127.0.0.1:${settings.publisher.port}/metrics)`,
         `  dapp      ${settings.dappAddress} (admins ${settings.dappAdmins})`,
         `  data      ${settings.dataDir}`,
         "Press Ctrl-C to stop.",

@@ -14,6 +14,8 @@ export interface ChosenSchema {
   domain: string;
   definition: BucketDefinition;
   dataKeys: string[];
+  /** Every bucket field of the schema: whether the sealed content names its values (common/sealed-content.ts). */
+  bucketFields: string[];
   proof: ProofKind;
   /** How many distinct attestors must sign (1 unless the schema requires proof by a quorum). */
   quorum: number;
@@ -50,6 +52,7 @@ export async function chooseSchema(services: ClaimServices, provider: string, ho
     domain: chosen.content.domain,
     definition,
     dataKeys: chosen.content.dataKeys,
+    bucketFields: Object.keys(chosen.content.bucketDefinitions),
     proof: chosen.content.proof ?? "none",
     quorum: chosen.content.attestorQuorum ?? 1,
     sealing: chosen.content.sealing ?? "admin",
@@ -94,7 +97,16 @@ function checkedSchema(
   }
   const definition = schema.bucket_definitions[field];
   if (definition === undefined) throw noDefinition(schemaId, field);
-  return { schemaId, domain: schema.domain, definition, dataKeys: schema.data_keys, proof: schema.proof, quorum: schema.attestor_quorum, sealing: schema.sealing };
+  return {
+    schemaId,
+    domain: schema.domain,
+    definition,
+    dataKeys: schema.data_keys,
+    bucketFields: Object.keys(schema.bucket_definitions),
+    proof: schema.proof,
+    quorum: schema.attestor_quorum,
+    sealing: schema.sealing,
+  };
 }
 
 /** The claim's definition must be the schema's for the field (DECISIONS.md section 4). */

@@ -12,6 +12,7 @@ import { hexToBytes } from "../../common/hex.ts";
 import { keyIdOf } from "../../common/ids.ts";
 import { isOwnerSealed, parseOwnerSealed } from "../../common/owner-sealed.ts";
 import { openSealed } from "../../common/seal.ts";
+import { namedContent, type ContentSchema } from "../../common/sealed-content.ts";
 import type { GrantView } from "../../common/wire.ts";
 import { ApiError } from "../errors.ts";
 import type { ApiServices } from "../services.ts";
@@ -48,48 +49,35 @@ export function decideGrant(grants: readonly GrantView[], requester: string, sch
 }
 
 /**
- * The opened plaintext as a JSON object. The reasons are fixed text: a parser's message would quote part
- * of the plaintext, which is exactly what must not leak from a failed open.
+ * The opened plaintext as a JSON object: the named form as it is, the values form named by `schema`
+ * (common/sealed-content.ts). The reasons are fixed text: a parser's message would quote part of the
+ * plaintext, which is exactly what must not leak from a failed open.
  */
-export function openJsonObject(sealed: string, secretKey: Uint8Array): Record<string, unknown> {
-  return jsonObjectOf(openSealed(sealed, secretKey));
+export function openJsonObject(sealed: string, secretKey: Uint8Array, schema?: ContentSchema): Record<string, unknown> {
+  return jsonObjectOf(openSealed(sealed, secretKey), schema);
 }
 
-function jsonObjectOf(bytes: Uint8Array): Record<string, unknown> {
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw new ApiError("DECRYPTION_FAILED", "sealed data cannot be opened: plaintext is not UTF-8", {
-      reason: "plaintext is not UTF-8",
-    });
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new ApiError("DECRYPTION_FAILED", "sealed data cannot be opened: plaintext is not JSON", {
-      reason: "plaintext is not JSON",
-    });
-  }
-  // The api always seals an object ({dataKey: value, field: value}); anything else was not sealed by it.
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new ApiError("DECRYPTION_FAILED", "sealed data cannot be opened: plaintext is not a JSON object", {
-      reason: "plaintext is not a JSON object",
-    });
-  }
-  return value as Record<string, unknown>;
+function jsonObjectOf(bytes: Uint8Array, schema: ContentSchema | undefined): Record<string, unknown> {
+  const named = namedContent(bytes, schema);
+  if (!named.ok) throw new ApiError("DECRYPTION_FAILED", `sealed data cannot be opened: ${named.problem}`, { reason: named.problem });
+  return named.value;
 }
 
 /**
  * Owner-sealed data the admin key opens too ("owner+admin"), as a JSON object; undefined when the data is
  * sealed to the owner alone (the api holds no key that opens it, by design).
  */
-function openAsAdmin(sealed: Hex, secretKey: Uint8Array): Record<string, unknown> | undefined {
+function openAsAdmin(sealed: Hex, secretKey: Uint8Array, schema: ContentSchema): Record<string, unknown> | undefined {
   const adminKeyId = keyIdOf(nacl.box.keyPair.fromSecretKey(secretKey).publicKey);
   const parsed = parseOwnerSealed(hexToBytes(sealed));
   if (typeof parsed === "string" || !parsed.recipients.some((r) => r.keyId === adminKeyId)) return undefined;
-  return jsonObjectOf(openOwnerSealed(sealed, secretKey, { keyId: adminKeyId }));
+  return jsonObjectOf(openOwnerSealed(sealed, secretKey, { keyId: adminKeyId }), schema);
+}
+
+/** What names the values of the schema's sealed content: its data keys and bucket fields, read from the rollup. */
+async function contentSchemaOf(services: ApiServices, schemaId: Hex): Promise<ContentSchema> {
+  const schema = await services.reader.query("provider_schema", { schema_id: schemaId });
+  return { dataKeys: schema.data_keys, bucketFields: Object.keys(schema.bucket_definitions) };
 }
 
 /** What `requester` may read of attestation `claimId`, or the ApiError that says why not. */
@@ -128,7 +116,8 @@ export async function readAttestationData(services: ApiServices, claimId: string
         throw new ApiError("NO_GRANT_FOUND", "The owner has shared no key of this attestation's data with this requester (a grant with keys, or share_keys)", { owner, requester });
       }
     }
-    const opened = secretKey === undefined ? undefined : ownerSealed ? openAsAdmin(view.encrypted_data, secretKey) : openJsonObject(view.encrypted_data, secretKey);
+    const schema = secretKey === undefined ? undefined : await contentSchemaOf(services, view.schema_id);
+    const opened = secretKey === undefined || schema === undefined ? undefined : ownerSealed ? openAsAdmin(view.encrypted_data, secretKey, schema) : openJsonObject(view.encrypted_data, secretKey, schema);
     const data: AttestationData = {
       claimId: view.attestation_id,
       schemaId: view.schema_id,

@@ -32,7 +32,7 @@ export const attestationDataRoute = createRoute({
           claimId: id32,
           schemaId: id32,
           owner: addressOut,
-          encrypted_data: z.string().openapi({ description: "0x hex: ephemeral public key (32) | nonce (24) | nacl.box ciphertext; for a schema that seals to the owner, the owner-sealed form (docs/consent.md)" }),
+          encrypted_data: z.string().openapi({ description: "0x hex: a sealed box, ephemeral public key (32) | nacl.box ciphertext, the nonce derived (since issue 37), or before it ephemeral public key (32) | nonce (24) | nacl.box ciphertext; for a schema that seals to the owner, the owner-sealed form (docs/consent.md)" }),
           sealedKey: z
             .string()
             .optional()

@@ -45,6 +45,10 @@ export const statusRoute = createRoute({
             .object({ epochHash: id32, firstIndex: z.number().int(), lastIndex: z.number().int(), blockNumber: z.number().int() })
             .nullable()
             .describe("the application's latest claim (inputs firstIndex..lastIndex): v1, in its History, with its epoch hash; v2, its last accepted epoch, with its outputs Merkle root as epochHash; null before any, or when the chain does not answer"),
+          contracts: z
+            .object({ registry: addressOut, gate: addressOut })
+            .nullable()
+            .describe("extension: the attestation registry (EAS's read interface) and the gate beside the application (docs/eas.md); null when the api knows of none"),
           readers: z
             .array(
               z.object({
@@ -58,7 +62,7 @@ export const statusRoute = createRoute({
             .describe("extension: the readers inspect reads go to (READ_URLS), as the api last saw each; empty when the node answers reads"),
         }),
       ),
-      "Status (processedInputs, inputsPerMinute and readers are extensions)",
+      "Status (processedInputs, inputsPerMinute, latestClaim, contracts and readers are extensions)",
     ),
     ...errorResponses({ group: "health" }),
   },
@@ -123,6 +127,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
             processedInputs,
             inputsPerMinute,
             latestClaim: claim,
+            contracts: services.config.contracts === undefined ? null : { registry: services.config.contracts.registry.toLowerCase(), gate: services.config.contracts.gate.toLowerCase() },
             readers: services.readPool?.readers() ?? [],
           },
         },

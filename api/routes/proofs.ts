@@ -6,7 +6,8 @@
  * its version; the api adds no trust of its own: the contract is the judge.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
+import { contractArtifact, stackContracts, type DeployedContract } from "../../common/contracts.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
@@ -32,6 +33,7 @@ export function attestationNotice<T extends { payload: Hex }>(notices: readonly 
   });
 }
 
+const onChainTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "NOT_FOUND", "ROLLUP_UNAVAILABLE", "RPC_UNAVAILABLE"] };
 const proofTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "PROOF_NOT_READY", "ROLLUP_UNAVAILABLE"] };
 const revocationProofTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "NOT_REVOKED", "PROOF_NOT_READY", "ROLLUP_UNAVAILABLE"] };
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
@@ -131,6 +133,38 @@ export async function noticeProof(services: ApiServices, claimId: Hex, inputInde
   return { ...common, noticeIndex: notice.index, notice: notice.payload, proof: notice.proof };
 }
 
+export const onChainRoute = createRoute({
+  method: "get",
+  path: "/api/core/attestation/{claimId}/onchain",
+  summary:
+    "Extension: the attestation's state on the base layer, in the registry (EAS's read interface) and the gate the stack deployed beside its application (docs/eas.md): recorded there, valid there, and when its revocation was recorded there. 404 NOT_FOUND when the api knows of no registry (REGISTRY_ADDRESS)",
+  ...operationTraits(onChainTraits),
+  request: claimIdParams,
+  responses: {
+    200: jsonContent(
+      envelope(
+        z.object({
+          claimId: id32,
+          registry: z.object({
+            address: addressOut,
+            recorded: z.boolean(),
+            valid: z.boolean().describe("IEAS.isAttestationValid: recorded, not revoked, not expired at the chain's latest block"),
+            revokedAt: z.number().int().nullable().describe("when the rollup revoked it, as recorded there (null: no revocation recorded)"),
+          }),
+          gate: z.object({
+            address: addressOut,
+            recorded: z.boolean().describe("the gate holds it as its owner's latest for its schema"),
+            attestorCount: z.number().int().describe("how many TLS attestors proved what the gate holds for its owner and schema"),
+            revokedAt: z.number().int().nullable(),
+          }),
+        }),
+      ),
+      "On-chain state",
+    ),
+    ...errorResponses(onChainTraits),
+  },
+});
+
 export function proofRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "attestations", clientOf);
   return router()
@@ -140,6 +174,14 @@ export function proofRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       const view = await services.reader.query("attestation", { attestation_id: claimId });
       return c.json({ success: true as const, data: await noticeProof(services, claimId, view.input_index, "attestation:created") }, 200);
     })
+    .openapi({ ...onChainRoute, middleware: [limited] }, async (c) => {
+      const claimId = c.req.valid("param").claimId.toLowerCase() as Hex;
+      if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
+      const contracts = services.config.contracts;
+      if (contracts === undefined) throw new ApiError("NOT_FOUND", "No registry is configured: set REGISTRY_ADDRESS and GATE_ADDRESS (npm start deploys them)");
+      const view = await services.reader.query("attestation", { attestation_id: claimId });
+      return c.json({ success: true as const, data: { claimId, ...(await onChainState(services, contracts, claimId, view.owner, view.schema_id)) } }, 200);
+    })
     .openapi({ ...revocationProofRoute, middleware: [limited] }, async (c) => {
       const claimId = c.req.valid("param").claimId.toLowerCase() as Hex;
       if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
@@ -147,4 +189,29 @@ export function proofRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       if (view.revocation === null) throw new ApiError("NOT_REVOKED", "The attestation has not been revoked", { claim_id: claimId });
       return c.json({ success: true as const, data: await noticeProof(services, claimId, view.revocation.input_index, "attestation:revoked") }, 200);
     });
+}
+
+/** What the registry and the gate hold of `claimId`, read from the chain. */
+async function onChainState(services: ApiServices, contracts: { registry: Address; gate: Address }, claimId: Hex, owner: string, schemaId: string) {
+  const names = stackContracts(services.config.rollups);
+  const client = services.submitter.publicClient;
+  const read = (address: Address, name: DeployedContract, functionName: string, args: readonly unknown[]): Promise<unknown> =>
+    client.readContract({ address, abi: contractArtifact(name).abi, functionName, args });
+  try {
+    const [stored, valid, revokedAt, held, gateRevokedAt] = await Promise.all([
+      read(contracts.registry, names.registry, "getAttestation", [claimId]) as Promise<{ uid: Hex }>,
+      read(contracts.registry, names.registry, "isAttestationValid", [claimId]) as Promise<boolean>,
+      read(contracts.registry, names.registry, "revocationOf", [claimId]) as Promise<bigint>,
+      read(contracts.gate, names.gate, "attestationOf", [owner, schemaId]) as Promise<{ claimId: Hex; attestorCount: number }>,
+      read(contracts.gate, names.gate, "revokedAt", [claimId]) as Promise<bigint>,
+    ]);
+    const when = (t: bigint): number | null => (t === 0n ? null : Number(t));
+    const recorded = held.claimId.toLowerCase() === claimId;
+    return {
+      registry: { address: contracts.registry.toLowerCase(), recorded: stored.uid.toLowerCase() === claimId, valid, revokedAt: when(revokedAt) },
+      gate: { address: contracts.gate.toLowerCase(), recorded, attestorCount: recorded ? Number(held.attestorCount) : 0, revokedAt: when(gateRevokedAt) },
+    };
+  } catch {
+    throw new ApiError("RPC_UNAVAILABLE", "The chain did not answer for the registry and the gate", { url: services.config.rpcUrl });
+  }
 }

@@ -2,7 +2,8 @@
  * The advance section: create_attestation inputs per second, straight (the largest store's straight rig,
  * fed over IPC, against the dapp's dispatcher in this process on a copy of the same store) and through
  * the chain's InputBox (the whole stack, eth_sendTransaction batches from the admin, against how fast the
- * chain mined them). A node that stops making progress fails the run instead of hanging it.
+ * chain mined them). A node that stops making progress fails the run instead of hanging it. And the
+ * dapp's rate on compact batches against JSON batches of the same claims (issue 37), in-process.
  */
 import { copyFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -13,11 +14,12 @@ import { createDispatcher } from "../../dapp/dispatch.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
 import { inputsOnChain, type TestStack } from "../../test/support/stack.ts";
 import { startProgress } from "../../toolkit/progress.ts";
-import { attestationParams, BENCH_ADMIN, fedOwner } from "../inputs.ts";
+import { benchClaims, benchCompactSchema, compactPayload, jsonPayload } from "../claim-writes.ts";
+import { attestationParams, BENCH_ADMIN, BENCH_SCHEMA_ID, fedOwner } from "../inputs.ts";
 import { figure, type Figure } from "../report.ts";
 import type { DirectRig } from "../rig.ts";
 import type { SeedResult } from "../seed.ts";
-import type { BenchContext } from "./context.ts";
+import { ROUNDS, type BenchContext } from "./context.ts";
 import { addInputData, inputStatus, rpc, type RpcAnswer } from "./whole-stack.ts";
 
 /** How long the chain advance may make no progress before the run fails. */
@@ -50,6 +52,61 @@ export async function advanceFloor(ctx: BenchContext, big: SeedResult): Promise<
   for (const suffix of ["", "-wal", "-shm"]) rmSync(floorPath + suffix, { force: true });
   log(`floors: in-process advance ${rate.toFixed(0)}/s`);
   return rate;
+}
+
+/** The batch advance figure's name (bench/run.ts expects it). */
+export const BATCH_ADVANCE = (stored: number): string => `compact batches of 32, in-process @ ${stored.toLocaleString("en-US")}`;
+const BATCH = 32;
+
+/**
+ * The dapp's dispatcher in this process on a copy of `store`: `profile.batchInputs` compact batches of 32
+ * claims against as many JSON batches of the same claims, in interleaved rounds on the one database (both
+ * see it grow alike); claims applied per second of each. Every item must apply.
+ */
+export async function batchAdvance(ctx: BenchContext, store: SeedResult): Promise<{ compact: number; json: number }> {
+  const path = join(ctx.work, "batches.sqlite");
+  copyFileSync(store.path, path);
+  const db = openDatabase({ path });
+  try {
+    const ignore = async (): Promise<void> => {};
+    let reports = 0;
+    const report = async (): Promise<void> => void (reports += 1);
+    const dispatcher = createDispatcher({ db, admins: [BENCH_ADMIN], outputs: { notice: ignore, report, exception: ignore } });
+    const schema = dispatcher.store.schemaById(Buffer.from(BENCH_SCHEMA_ID.slice(2), "hex"));
+    if (schema === undefined) throw new Error("batch advance: the store holds no bench schema");
+    const count = ctx.profile.batchInputs;
+    const batches = Array.from({ length: count }, (_, b) => benchClaims(BATCH, 5_000_000 + b * BATCH));
+    const payloads = { json: batches.map(jsonPayload), compact: batches.map((items) => compactPayload(items, benchCompactSchema(schema.id)).payload) };
+    const seconds = { json: 0, compact: 0 };
+    const now = Math.floor(Date.now() / 1000);
+    let index = 0;
+    // One batch of each first, not timed: the first round would otherwise pay both paths' warm-up.
+    for (const payload of [jsonPayload(benchClaims(BATCH, 4_000_000)), compactPayload(benchClaims(BATCH, 4_000_000), benchCompactSchema(schema.id)).payload]) {
+      await dispatcher.advance({ metadata: { msg_sender: BENCH_ADMIN, input_index: index, block_number: index + 1, timestamp: now }, payload });
+      index += 1;
+    }
+    const perRound = Math.ceil(count / ROUNDS);
+    for (let round = 0; round * perRound < count; round++) {
+      // Alternate which goes first, so neither always runs on a warmer (or a larger) database.
+      const order = round % 2 === 0 ? (["json", "compact"] as const) : (["compact", "json"] as const);
+      for (const encoding of order) {
+        const started = performance.now();
+        for (let b = round * perRound; b < Math.min(count, (round + 1) * perRound); b++) {
+          const status = await dispatcher.advance({ metadata: { msg_sender: BENCH_ADMIN, input_index: index, block_number: index + 1, timestamp: now }, payload: payloads[encoding][b] as string });
+          index += 1;
+          // An item's report would mean it did not apply: both encodings must do all the work.
+          if (status !== "accept" || reports > 0) throw new Error(`batch advance: ${encoding} batch ${b} was not applied whole`);
+        }
+        seconds[encoding] += (performance.now() - started) / 1000;
+      }
+    }
+    const rates = { compact: (count * BATCH) / seconds.compact, json: (count * BATCH) / seconds.json };
+    ctx.log(`batch advance: ${count} batches of ${BATCH} each way: compact ${rates.compact.toFixed(0)} claims/s, JSON ${rates.json.toFixed(0)} claims/s`);
+    return rates;
+  } finally {
+    db.$client.close();
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+  }
 }
 
 /** `profile.advance` inputs fed to the largest store's straight rig, from index 0. */

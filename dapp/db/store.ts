@@ -106,6 +106,7 @@ export function createStore(db: DappDatabase) {
       .prepare(),
 
     schemaById: db.select().from(schemas).where(eq(schemas.schemaId, ph("id"))).prepare(),
+    schemaByIndex: db.select().from(schemas).where(eq(schemas.id, ph("index"))).prepare(),
     schemaPage: db
       .select()
       .from(schemas)
@@ -265,6 +266,7 @@ export function createStore(db: DappDatabase) {
   };
 
   const schemaCache = new Map<string, SchemaRow>();
+  const schemaIndexCache = new Map<number, SchemaRow>();
   const inTransaction = sqlite.transaction((run: () => void) => run());
 
   return {
@@ -282,6 +284,7 @@ export function createStore(db: DappDatabase) {
         // A schema read inside the undone work may be one the work itself inserted (a batch registers a
         // schema, then attests under it): forget what was cached rather than keep a row that is gone.
         schemaCache.clear();
+        schemaIndexCache.clear();
         throw error;
       }
       if (!result) throw new Error("transaction finished without a result");
@@ -309,6 +312,20 @@ export function createStore(db: DappDatabase) {
       if (row) {
         if (schemaCache.size >= SCHEMA_CACHE_MAX) schemaCache.clear();
         schemaCache.set(key, row);
+      }
+      return row;
+    },
+    /**
+     * The schema whose short index (its row id: assigned at registration in creation order, never reused,
+     * since schemas are never deleted) is `index`: how a compact batch names a schema. Cached as above.
+     */
+    schemaByIndex(index: number): SchemaRow | undefined {
+      const cached = schemaIndexCache.get(index);
+      if (cached) return cached;
+      const row = q.schemaByIndex.get({ index });
+      if (row) {
+        if (schemaIndexCache.size >= SCHEMA_CACHE_MAX) schemaIndexCache.clear();
+        schemaIndexCache.set(index, row);
       }
       return row;
     },

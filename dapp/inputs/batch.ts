@@ -46,12 +46,20 @@ export function applyBatch(ctx: AdvanceContext, rawParams: unknown): BatchOutcom
     throw new InputRejection("INVALID_PARAMS", first === undefined ? "invalid batch" : describeIssue(first));
   }
   const { items } = parsed.data;
+  return applyEach(ctx, items.length, (item) => applyItem(ctx, items[item], item));
+}
+
+/**
+ * Applies items 0..count-1 in order, each through `apply` in its own savepoint (`store.transaction`):
+ * a `batch` and a compact batch (compact_batch.ts) alike. Throws a BatchRejection when none applied.
+ */
+export function applyEach(ctx: AdvanceContext, count: number, apply: (item: number) => NoticeEvent[]): BatchOutcome {
   const outputs: BatchOutput[] = [];
   const reports: BatchItemErrorReport[] = [];
   let applied = 0;
-  items.forEach((raw, item) => {
+  for (let item = 0; item < count; item++) {
     try {
-      const notices = ctx.store.transaction(() => applyItem(ctx, raw, item));
+      const notices = ctx.store.transaction(() => apply(item));
       applied += 1;
       for (const notice of notices) outputs.push({ notice });
     } catch (error) {
@@ -61,12 +69,13 @@ export function applyBatch(ctx: AdvanceContext, rawParams: unknown): BatchOutcom
       reports.push(report);
       outputs.push({ report });
     }
-  });
+  }
   if (applied === 0) throw new BatchRejection(reports);
-  return { outputs, applied, items: items.length };
+  return { outputs, applied, items: count };
 }
 
-function applyItem(ctx: AdvanceContext, raw: unknown, item: number): NoticeEvent[] {
+/** One `{type, params}` item, judged as if its sender had sent it alone (only its ids know its position). */
+export function applyItem(ctx: AdvanceContext, raw: unknown, item: number): NoticeEvent[] {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw) || typeof (raw as { type?: unknown }).type !== "string") {
     throw new InputRejection("INVALID_PARAMS", "expected an item {type, params}");
   }

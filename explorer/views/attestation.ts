@@ -52,6 +52,7 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
     throw error;
   }
   const proofCard = card("On the base layer", h("p", { class: "muted" }, "Reading the proof…"));
+  const onChainCard = card("On chain (registry and gate)", h("p", { class: "muted" }, "Reading the contracts…"));
   const transaction = h("span", { class: "muted" }, "reading the chain…");
   view.append(
     h("h1", {}, "Attestation ", badge(attestation.bucket, "info"), " ", statusBadge(attestation.status)),
@@ -84,8 +85,9 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
       ]),
     ),
     proofCard,
+    onChainCard,
   );
-  await Promise.all([showProof(proofCard, claimId), showTransaction(transaction, claimId)]);
+  await Promise.all([showProof(proofCard, claimId), showTransaction(transaction, claimId), showOnChain(onChainCard, claimId)]);
 }
 
 /** What its status rests on: its revocation (when, by whom, why, what replaces it) or its expiry. */
@@ -160,5 +162,36 @@ async function showProof(target: HTMLElement, claimId: string): Promise<void> {
       return;
     }
     target.append(h("p", { class: "error" }, error instanceof Error ? error.message : String(error)));
+  }
+}
+
+interface OnChain {
+  registry: { address: string; recorded: boolean; valid: boolean; revokedAt: number | null };
+  gate: { address: string; recorded: boolean; attestorCount: number; revokedAt: number | null };
+}
+
+/** Whether the attestation and its revocation were brought to the registry (EAS's read interface) and the gate. */
+async function showOnChain(target: HTMLElement, claimId: string): Promise<void> {
+  const title = target.querySelector("h2");
+  target.replaceChildren(...(title === null ? [] : [title]));
+  try {
+    const state = await get<OnChain>(`/api/core/attestation/${claimId}/onchain`);
+    const where = (recorded: boolean, revokedAt: number | null): Child =>
+      revokedAt !== null
+        ? h("span", {}, badge(recorded ? "recorded, revoked" : "revocation recorded", "warn"), ` revoked ${when(revokedAt)}`)
+        : recorded
+          ? badge("recorded", "ok")
+          : h("span", {}, badge("not yet", "info"), h("span", { class: "muted small" }, " the publisher brings it once its epoch is claimed (npm start -- --publish)"));
+    target.append(
+      facts([
+        ["Registry", h("span", { id: "onchain-registry" }, where(state.registry.recorded, state.registry.revokedAt), state.registry.valid ? h("span", { class: "muted small" }, " · isAttestationValid: true") : "")],
+        ["Registry address", h("span", { class: "mono" }, state.registry.address)],
+        ["Gate", h("span", { id: "onchain-gate" }, where(state.gate.recorded, state.gate.revokedAt), state.gate.recorded ? h("span", { class: "muted small" }, ` · ${state.gate.attestorCount} attestor(s)`) : "")],
+        ["Gate address", h("span", { class: "mono" }, state.gate.address)],
+      ]),
+    );
+  } catch (error) {
+    const text = error instanceof ApiFailure && error.code === "NOT_FOUND" ? "This api knows of no registry (REGISTRY_ADDRESS)." : error instanceof Error ? error.message : String(error);
+    target.append(h("p", { class: "muted" }, text));
   }
 }

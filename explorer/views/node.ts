@@ -19,6 +19,8 @@ interface Status {
   processedInputs: number | null;
   inputsPerMinute: number[];
   latestClaim: { epochHash: string; firstIndex: number; lastIndex: number; blockNumber: number } | null;
+  contracts: { registry: string; gate: string } | null;
+  readers: { url: string; health: string; processedInputCount: number; reason: string | null }[];
 }
 
 function tone(status: string): "ok" | "warn" | "bad" {
@@ -59,6 +61,24 @@ export async function nodeView(view: HTMLElement): Promise<void> {
         ],
       ]),
     ),
+    card(
+      "On chain",
+      facts([
+        ["Attestation registry (EAS's IEAS)", h("span", { class: "mono", id: "registry-address" }, status.contracts?.registry ?? "none known")],
+        ["Gate", h("span", { class: "mono", id: "gate-address" }, status.contracts?.gate ?? "none known")],
+      ]),
+    ),
+    ...(status.readers.length === 0
+      ? []
+      : [
+          card(
+            "Readers",
+            table(
+              ["Reader", "Health", "Processed inputs"],
+              status.readers.map((r) => [h("span", { class: "mono" }, r.url), badge(r.health, r.health === "serving" ? "ok" : "warn"), r.processedInputCount.toLocaleString("en-US")]),
+            ),
+          ),
+        ]),
     card("Inputs per minute, last hour", perMinuteChart(status.inputsPerMinute)),
     rateCard(),
   );

@@ -10,6 +10,7 @@ import { configAddressSchema, flagSchema, portSchema } from "../../common/env.ts
 import { existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { describeIssues, DEFAULTS, hardhatPrivateKey, ROLLUPS_VERSIONS, V2_DEFAULTS } from "../../devnode/config.ts";
+import { predictedContracts, STACK_DEPLOYER_KEY } from "./deploy-contracts.ts";
 import { defaultDappCommand, type StackSettings } from "./stack-pieces.ts";
 
 const port = portSchema.min(1);
@@ -62,9 +63,11 @@ const envSchema = z.object({
   /** Reader k's query interface is READER_BASE_PORT + k - 1, its dapp's rollup HTTP server READER_ROLLUP_BASE_PORT + k - 1. */
   READER_BASE_PORT: port.default(10101),
   READER_ROLLUP_BASE_PORT: port.default(5101),
+  /** The publisher's metrics and health (`--publish`). */
+  PUBLISHER_PORT: port.default(8005),
 });
 
-export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--api-replicas <n>", "--attestors <n>", "--readers <n>", "--rollups <v1|v2>"] as const;
+export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--publish", "--api-replicas <n>", "--attestors <n>", "--readers <n>", "--rollups <v1|v2>"] as const;
 const BOOLEAN_FLAGS: readonly string[] = START_FLAGS.filter((f) => !f.includes(" "));
 /** `npm start -- --validator` beside a running stack: where it listens and keeps its record by default. */
 export const VALIDATOR_DEFAULTS = { nodePort: 10001, rollupHttpPort: 5005, dataDir: ".data-validator" } as const;
@@ -189,6 +192,9 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
       dappAdmins: e.DAPP_ADMINS ?? wallets.join(","),
       replicas,
       readers: readerSettings(e, validator),
+      // On a chain of its own the stack deploys the registry and the gate; on another, npm run deploy-contracts does.
+      contracts: e.RPC_URL === undefined ? predictedContracts(privateKeyToAccount(STACK_DEPLOYER_KEY).address) : undefined,
+      publisher: publisherSettings(e, argv),
       dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
       api: argv.includes("--no-api") || e.START_API === "off" ? false : e.START_API === "on" ? true : "auto",
       attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { ports: Array.from({ length: e.ATTESTORS }, (_, i) => e.ATTESTOR_PORT + i), caFiles: e.ATTESTOR_CA_FILES },
@@ -200,6 +206,13 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
 }
 
 type StartEnv = z.infer<typeof envSchema>;
+
+function publisherSettings(e: StartEnv, argv: readonly string[]): StackSettings["publisher"] {
+  if (!argv.includes("--publish")) return undefined;
+  if (e.RPC_URL !== undefined) throw new StartConfigError("--publish publishes to the contracts the stack deploys on its own chain: on another chain, deploy them (npm run deploy-contracts) and run npm run publish");
+  if (argv.includes("--validator")) throw new StartConfigError("--publish runs beside the claimer's stack: leave out --validator");
+  return { port: e.PUBLISHER_PORT };
+}
 
 function readerSettings(e: StartEnv, validator: boolean): StackSettings["readers"] {
   if (e.READERS === 0 || validator) return undefined;

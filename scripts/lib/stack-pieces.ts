@@ -11,13 +11,14 @@ import { join } from "node:path";
 import type { Address } from "viem";
 import { BALANCER_CHECK_HEADER } from "../../api/rate-limit.ts";
 import type { RollupsVersion } from "../../devnode/config.ts";
+import type { StackContracts } from "./deploy-contracts.ts";
 
 /**
  * The kinds of piece, in start order. With replicas, "api" is `api-1` ... `api-N` behind the balancer;
  * with several attestors, "attestor" is followed by `attestor-2` ... `attestor-N`; readers are `reader-k`
  * (a validator devnode) and `reader-dapp-k` (its dapp), k from 1.
  */
-export const PIECES = ["chain", "devnode", "dapp", "reader", "reader-dapp", "provider", "attestor", "redis", "api", "balancer"] as const;
+export const PIECES = ["chain", "devnode", "dapp", "reader", "reader-dapp", "provider", "attestor", "redis", "api", "balancer", "publisher"] as const;
 export type PieceKind = (typeof PIECES)[number];
 export type PieceName = Exclude<PieceKind, "reader" | "reader-dapp"> | `api-${number}` | `attestor-${number}` | `reader-${number}` | `reader-dapp-${number}`;
 
@@ -107,6 +108,13 @@ export interface StackSettings {
   readers?: ReaderSettings | undefined;
   /** Where the api reaches the node, when not at the node itself (a test's recording proxy in front of it). */
   apiNodeUrl?: string | undefined;
+  /**
+   * The attestation registry and gate the stack deploys beside its application once the devnode is ready
+   * (scripts/lib/deploy-contracts.ts), at these fixed addresses; undefined deploys none (a chain not its own).
+   */
+  contracts?: StackContracts | undefined;
+  /** The publisher (`--publish`): brings the notices with their proofs to those contracts; its metrics port. */
+  publisher?: { port: number } | undefined;
   /** Extra environment for every child (after the stack's own variables, so it can override them). */
   env: Readonly<Record<string, string>>;
   /** Where the children's output goes: files under this directory, or (undefined) the console. */
@@ -298,6 +306,23 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
       };
     case "dapp":
       return dappCommand(s, { ROLLUP_HTTP_SERVER_URL: urls.rollupHttp, DAPP_ADMINS: s.dappAdmins, DATA_DIR: s.dataDir, DAPP_ADDRESS: s.dappAddress });
+    case "publisher": {
+      if (s.publisher === undefined || s.contracts === undefined) return undefined;
+      return {
+        ...tsx("api/publisher/main.ts"),
+        env: {
+          ROLLUPS: s.rollups,
+          ROLLUP_URL: urls.node,
+          GRAPHQL_URL: urls.graphql,
+          RPC_URL: urls.rpc,
+          DAPP_ADDRESS: s.dappAddress,
+          REGISTRY_ADDRESS: s.contracts.registry,
+          GATE_ADDRESS: s.contracts.gate,
+          PUBLISHER_PORT: String(s.publisher.port),
+          DATA_DIR: s.dataDir,
+        },
+      };
+    }
     case "reader": {
       const k = readerNumber(piece);
       const readers = s.readers;
@@ -389,6 +414,7 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
           DAPP_ADDRESS: s.dappAddress,
           PRIVATE_KEY: s.privateKey,
           DATA_DIR: s.dataDir,
+          ...(s.contracts === undefined ? {} : { REGISTRY_ADDRESS: s.contracts.registry, GATE_ADDRESS: s.contracts.gate }),
           // With readers, the api sends the node no inspect: its reads go to them (docs/operations.md, Readers).
           ...(urls.readers.length === 0 ? {} : { READ_URLS: urls.readers.join(",") }),
           ...replicaEnv,

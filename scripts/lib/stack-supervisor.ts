@@ -7,6 +7,7 @@
  * Each child runs in its own process group, so a signal reaches everything it spawned, and stopping
  * the stack never leaves a grandchild behind.
  */
+import { ensureStackContracts } from "./deploy-contracts.ts";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join, resolve } from "node:path";
@@ -123,12 +124,22 @@ export class Supervisor {
       if (this.running.get(piece) !== running) {
         throw new Error(`${piece} exited while starting (${exitInfo})${this.logHint(piece)}`);
       }
-      if (await probe(ready)) return;
+      if (await probe(ready)) {
+        // The devnode has placed the application: the registry and the gate go beside it (before the api).
+        if (kindOf(piece) === "devnode" && this.settings.contracts !== undefined) await this.deployContracts();
+        return;
+      }
       if (Date.now() > deadline) {
         throw new Error(`${piece} was not ready after ${this.options.readyTimeoutMs} ms${this.logHint(piece)}`);
       }
       await sleep(100);
     }
+  }
+
+  /** The stack's registry and gate at their fixed addresses, deployed unless they are there already. */
+  private async deployContracts(): Promise<void> {
+    const found = await ensureStackContracts({ rpcUrl: stackUrls(this.settings).rpc, application: this.settings.dappAddress, rollups: this.settings.rollups });
+    this.options.log(`${found.deployed ? "deployed" : "found"} the attestation registry ${found.registry} and the gate ${found.gate}`);
   }
 
   /** Sends `signal` to a piece's process group and waits for it to exit (unless the signal does not end it). */

@@ -16,6 +16,7 @@ import { connectEvents, type AttestationProof } from "../../client/index.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { binRange } from "../../common/range-pattern.ts";
 import { openSealed } from "../../common/seal.ts";
+import { namedContent } from "../../common/sealed-content.ts";
 import { boxKeyPairOf, openAttestedData } from "../../client/keys.ts";
 import { canonicalJson } from "../../common/canonical.ts";
 import { claimParameters, type TlsProof } from "../../common/tls-claim.ts";
@@ -146,7 +147,7 @@ describe("a schema that requires proof", () => {
     expect(JSON.stringify(params)).not.toContain(VALUE);
     expect(JSON.stringify(params)).not.toContain("sentinel");
     // The sealed data holds the value, for the registered key's holder only.
-    expect(JSON.parse(new TextDecoder().decode(openSealed(params.encrypted_data as string, recipient.secretKey)))).toEqual({ "data.currency": "EUR", [field]: 4321.987 });
+    expect(namedContent(openSealed(params.encrypted_data as string, recipient.secretKey), { dataKeys: ["data.currency"], bucketFields: [field] })).toEqual({ ok: true, value: { "data.currency": "EUR", [field]: 4321.987 } });
   }, 120_000);
 
   it("a schema that requires two attestors: the api proves through both, in two TLS sessions", async () => {
@@ -370,10 +371,10 @@ describe("on the base layer", () => {
     const proof = (await call("GET", `/api/core/attestation/${claimId}/proof`)).body.data as AttestationProof;
     const { address, abi, wallet, reader } = await deployAttestationGate(stack, proof.applicationAddress);
     const attestation = attestationFields(proof.notice);
-    expect(attestation).toMatchObject({ claimId, owner: USER_A.toLowerCase(), provider: "http", schemaId, field, bucket: "high", attestor: attestorAddress(1) });
+    expect(attestation).toMatchObject({ claimId, owner: USER_A.toLowerCase(), provider: "http", schemaId, field, bucket: "high", attestors: [attestorAddress(1)] });
     const record = (a: typeof attestation) => ({ address, abi, functionName: "record", args: [a, noticeProofArgument(proof)] }) as const;
     // Without its attestor the notice bytes differ, so the proof does not hold for them.
-    await expect(reader.simulateContract({ ...record({ ...attestation, attestor: zeroAddress }), account: wallet.account })).rejects.toThrow(/reverted/);
+    await expect(reader.simulateContract({ ...record({ ...attestation, attestors: [] }), account: wallet.account })).rejects.toThrow(/reverted/);
     const hash = await wallet.writeContract({ ...record(attestation), chain: null });
     expect((await reader.waitForTransactionReceipt({ hash })).status).toBe("success");
     const recorded = (await reader.readContract({ address, abi, functionName: "attestationOf", args: [USER_A, schemaId] })) as { attestor: Address };

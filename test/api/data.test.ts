@@ -12,7 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../api/config.ts";
 import { ApiError } from "../../api/errors.ts";
 import { decideGrant, openJsonObject } from "../../api/data/read.ts";
-import { SealError, sealForKey } from "../../common/seal.ts";
+import { sealAnonymous, SealError, sealForKey } from "../../common/seal.ts";
+import { sealToOwner } from "../../common/content-seal.ts";
+import { newBoxKeyPair, openAttestedData } from "../../client/keys.ts";
 import type { GrantView } from "../../common/wire.ts";
 import { bearer, offlineApi, tokenFor, USER_A, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";
 
@@ -79,6 +81,16 @@ describe("openJsonObject", () => {
 
   it("opens a sealed JSON object", () => {
     expect(openJsonObject(seal('{"data.balance":5}'), pair.secretKey)).toEqual({ "data.balance": 5 });
+  });
+
+  it("opens a sealed box of values alone and names them with the schema (claims since issue 37)", () => {
+    const sealed = sealAnonymous(new TextEncoder().encode('["EUR",512.5]'), publicKey);
+    expect(openJsonObject(sealed, pair.secretKey, { dataKeys: ["data.currency"], bucketFields: ["data.balance"] })).toEqual({ "data.currency": "EUR", "data.balance": 512.5 });
+    expect(reasonOf(() => openJsonObject(sealed, pair.secretKey, { dataKeys: [], bucketFields: ["data.balance"] }))).toEqual([
+      "DECRYPTION_FAILED",
+      500,
+      { reason: "the values do not match the schema's names" },
+    ]);
   });
 
   it("a wrong key or tampered data is DECRYPTION_FAILED {reason}", () => {
@@ -161,5 +173,23 @@ describe("GET /api/core/attestation/:claimId/data before the rollup", () => {
   it("an unreachable rollup: 503 ROLLUP_UNAVAILABLE", async () => {
     const response = await api.app.request(`/api/core/attestation/${id(1)}/data`, { headers: bearer(await tokenFor("user", USER_A)) });
     expect([response.status, ((await response.json()) as ErrorShape).error.code]).toEqual([503, "ROLLUP_UNAVAILABLE"]);
+  });
+});
+
+describe("openAttestedData (client/keys.ts, what npm run open uses): data sealed before issue 37 and since", () => {
+  const mine = newBoxKeyPair();
+  const schema = { dataKeys: ["data.currency"], bucketFields: ["data.balance"] };
+  const named = { "data.currency": "EUR", "data.balance": 512.5 };
+
+  it.each([
+    ["the named object in the nonce-carrying box (before)", () => sealForKey(new TextEncoder().encode(JSON.stringify(named)), mine.publicKey)],
+    ["the values in a sealed box (since)", () => sealAnonymous(new TextEncoder().encode('["EUR",512.5]'), mine.publicKey)],
+    ["the values sealed to the owner (OKS1)", () => sealToOwner(new TextEncoder().encode('["EUR",512.5]'), [mine.publicKey])],
+  ])("opens %s to the named object", (_name, seal) => {
+    expect(openAttestedData(seal(), mine, undefined, schema)).toEqual(named);
+  });
+
+  it("says why values cannot be named without their schema", () => {
+    expect(() => openAttestedData(sealAnonymous(new TextEncoder().encode('["EUR",512.5]'), mine.publicKey), mine)).toThrow(/needs its schema/);
   });
 });

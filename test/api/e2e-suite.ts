@@ -71,6 +71,7 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
         processedInputs: expect.any(Number),
         inputsPerMinute: expect.any(Array),
         latestClaim: status.latestClaim === null ? null : { epochHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), firstIndex: expect.any(Number), lastIndex: expect.any(Number), blockNumber: expect.any(Number) },
+        contracts: { registry: ctx.stack.contracts?.registry.toLowerCase(), gate: ctx.stack.contracts?.gate.toLowerCase() },
         readers: ctx.stack.urls.readers.map((url) => ({ url, kind: expect.any(String), health: "serving", processedInputCount: expect.any(Number), reason: null })),
       });
       expect(status.inputsPerMinute).toHaveLength(60);

@@ -57,7 +57,7 @@ const FIELD = "data.balance";
 const BUCKETS = { boundaries: [0, 100, 1000], labels: ["low", "mid", "high"] };
 const HALF_LIFE = 3600;
 const VALIDITY = 7200;
-const DATA_SCHEMA = "string provider,string field,string bucket,address attestor,uint64 halfLife";
+const DATA_SCHEMA = "string provider,string field,string bucket,address attestor,uint64 halfLife,address[] attestors";
 const ZERO_ID: Hex = `0x${"00".repeat(32)}`;
 const WAD = 10n ** 18n;
 
@@ -206,7 +206,7 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
       revocable: true,
       data: expect.stringMatching(/^0x/),
     });
-    expect(decodeAbiParameters(parseAbiParameters(DATA_SCHEMA), stored.data)).toEqual(["http", FIELD, "mid", zeroAddress, BigInt(HALF_LIFE)]);
+    expect(decodeAbiParameters(parseAbiParameters(DATA_SCHEMA), stored.data)).toEqual(["http", FIELD, "mid", zeroAddress, BigInt(HALF_LIFE), []]);
     expect(await read(registry, "isAttestationValid", [lastingFields.claimId])).toBe(true);
     expect(await read(registry, "getSchemaRegistry")).toBe(getAddress(registry.address));
     expect(await read(registry, "getSchema", [lasting])).toEqual({ uid: lasting, resolver: zeroAddress, revocable: true, schema: DATA_SCHEMA });

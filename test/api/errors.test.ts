@@ -201,6 +201,7 @@ describe("failures of what the api depends on", () => {
         processedInputs: null,
         inputsPerMinute: [],
         latestClaim: null,
+        contracts: null,
         readers: [],
       },
     });

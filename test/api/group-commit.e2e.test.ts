@@ -140,6 +140,10 @@ it("200 concurrent writes: each its own id or code, each applied write on the We
   const transactions = (await inputCount()) - before;
   expect(transactions).toBeGreaterThan(1);
   expect(transactions).toBeLessThanOrEqual(50);
+  // Groups with claims went as compact batches (issue 37): the claims compact, grants and revokes as JSON items in them.
+  const { inputs } = await stack.graphql<{ inputs: { edges: { node: { payload: string } }[] } }>(`query { inputs(first: 1000) { edges { node { payload } } } }`);
+  const payloads = inputs.edges.slice(before).map((e) => e.node.payload);
+  expect(payloads.filter((p) => p.toLowerCase().startsWith("0xc101")).length).toBeGreaterThan(0);
 });
 
 it("a dapp killed while batches are in flight loses no write answered as a success", { timeout: 240_000 }, async () => {

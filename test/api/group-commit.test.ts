@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { GroupCommit } from "../../api/rollup/group-commit.ts";
 import type { SubmittedInput } from "../../api/rollup/submitter.ts";
-import { hexToUtf8 } from "../../common/hex.ts";
+import { compactItemToJson, compactSchemaOf, parseCompactBatch } from "../../common/compact-batch.ts";
+import { hexToBytes, hexToUtf8 } from "../../common/hex.ts";
 import type { InputParams } from "../../common/wire.ts";
 
 interface Sent {
@@ -120,5 +121,43 @@ describe("GroupCommit", () => {
     await tick();
     sent[2]?.release();
     expect((await later).item).toBeNull();
+  });
+});
+
+describe("GroupCommit, attestations with their schema", () => {
+  const schema = compactSchemaOf(3, `0x${"5e".repeat(32)}`, "http", "bank.example", { balance: { boundaries: [0, 100], labels: ["low"] } });
+  const claim = (n: number): InputParams["create_attestation"] => ({
+    schema_id: schema.schemaId,
+    owner: `0x${n.toString(16).padStart(40, "0")}`,
+    provider: "http",
+    encrypted_data: "0xabcd",
+    bucket_values: { balance: "low" },
+  });
+
+  it("go alone as plain JSON, and together as a compact batch whose item i is write i (other kinds as JSON items)", async () => {
+    const payloads: `0x${string}`[] = [];
+    const releases: (() => void)[] = [];
+    const send = (payload: `0x${string}`) =>
+      new Promise<SubmittedInput>((resolve) => {
+        const index = payloads.push(payload) - 1;
+        releases.push(() => resolve({ inputIndex: index, txHash: `0x${index.toString(16).padStart(64, "0")}` }));
+      });
+    const commits = new GroupCommit(send);
+    const first = commits.write("create_attestation", claim(1), schema);
+    const waiting = [commits.write("create_attestation", claim(2), schema), commits.write("revoke_grant", revoke(9)), commits.write("create_attestation", claim(3), schema)];
+    await tick();
+    expect(JSON.parse(hexToUtf8(payloads[0] as `0x${string}`))).toEqual({ type: "create_attestation", params: claim(1) });
+    releases[0]?.();
+    await first;
+    await tick();
+    const container = parseCompactBatch(hexToBytes(payloads[1] as `0x${string}`));
+    expect(container.items.map((i) => i.kind)).toEqual([0, 2, 0]);
+    expect(container.items.map((_, i) => compactItemToJson(container, i, () => schema))).toEqual([
+      { type: "create_attestation", params: claim(2) },
+      { type: "revoke_grant", params: revoke(9) },
+      { type: "create_attestation", params: claim(3) },
+    ]);
+    releases[1]?.();
+    expect((await Promise.all(waiting)).map((w) => [w.inputIndex, w.item])).toEqual([[1, 0], [1, 1], [1, 2]]);
   });
 });

@@ -5,6 +5,7 @@
 import nacl from "tweetnacl";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSealed } from "../../common/seal.ts";
+import { namedContent } from "../../common/sealed-content.ts";
 import { AttestationClient } from "../../client/index.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { failure, TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
@@ -61,8 +62,8 @@ describe("a claim over HTTPS with a local CA", () => {
     expect(attestation).toMatchObject({ claimId: claim.claimId, provider: "http", bucket: "mid", owner: USER_A.toLowerCase() });
     const data = await user.attestationData(claim.claimId);
     expect(data.schemaId).toBe(schemaIdOf(schema));
-    const opened = JSON.parse(new TextDecoder().decode(openSealed(data.encrypted_data, recipient.secretKey))) as unknown;
-    expect(opened).toEqual({ "data.currency": "EUR", "data.balance": 250.5 });
+    const opened = namedContent(openSealed(data.encrypted_data, recipient.secretKey), { dataKeys: ["data.currency"], bucketFields: ["data.balance"] });
+    expect(opened).toEqual({ ok: true, value: { "data.currency": "EUR", "data.balance": 250.5 } });
   });
 
   it("a provider that only speaks TLS 1.1 is 502 ZKTLS_PROOF_FAILED {reason}", async () => {

@@ -164,7 +164,7 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
           schemaId,
           field: FIELD,
           bucket: "mid",
-          attestor: zeroAddress as Address,
+          attestors: [] as Address[],
           attester: stack.addresses.admin.toLowerCase() as Address,
           timestamp,
           expiresAt: 0n,
@@ -179,7 +179,7 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
           { ...attestation, owner: stack.addresses.admin },
           { ...attestation, schemaId: `0x${"11".repeat(32)}` as Hex },
           // An unproven attestation cannot pass for a proven one.
-          { ...attestation, attestor: stack.addresses.admin },
+          { ...attestation, attestors: [stack.addresses.admin] },
           { ...attestation, attester: USER_A },
           { ...attestation, timestamp: timestamp + 1n },
           // A schema's validity period or half-life is not the caller's to choose.

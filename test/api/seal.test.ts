@@ -1,8 +1,12 @@
-/** Sealing of encrypted_data: the layout, a round trip through a key holder, and every way opening fails. */
+/**
+ * Sealing of encrypted_data: both layouts (the sealed box claims use since issue 37, and the nonce-carrying
+ * box of every seal before it), a round trip through a key holder, and every way opening fails.
+ */
 import nacl from "tweetnacl";
 import { describe, expect, it } from "vitest";
+import { blake2b } from "../../common/blake2b.ts";
 import { hexToBytes } from "../../common/hex.ts";
-import { openSealed, SealError, sealForKey } from "../../common/seal.ts";
+import { openSealed, sealAnonymous, sealedBoxNonce, SealError, sealForKey } from "../../common/seal.ts";
 import { thrown } from "../support/thrown.ts";
 
 function thrownSealError(fn: () => unknown): SealError {
@@ -53,6 +57,40 @@ describe("sealForKey", () => {
   });
 });
 
+describe("sealAnonymous (libsodium's crypto_box_seal)", () => {
+  it("lays out ephemeral public key 32 | box (plaintext + 16), the nonce BLAKE2b-192(ephemeral pk | recipient pk)", () => {
+    const bytes = hexToBytes(sealAnonymous(plaintext, recipientBase64));
+    expect(bytes.length).toBe(32 + plaintext.length + 16);
+    const ephemeral = bytes.subarray(0, 32);
+    const nonce = blake2b(Uint8Array.from([...ephemeral, ...recipient.publicKey]), 24);
+    expect(sealedBoxNonce(ephemeral, recipient.publicKey)).toEqual(nonce);
+    // crypto_box_seal_open is nacl.box.open with that nonce: any libsodium opens it with the secret key alone.
+    expect(nacl.box.open(bytes.subarray(32), nonce, ephemeral, recipient.secretKey)).toEqual(plaintext);
+  });
+
+  it("round-trips through openSealed, with a fresh ephemeral key every time", () => {
+    const a = sealAnonymous(plaintext, recipientBase64);
+    const b = sealAnonymous(plaintext, recipientBase64);
+    expect(openSealed(a, recipient.secretKey)).toEqual(plaintext);
+    expect(a.slice(0, 66)).not.toBe(b.slice(0, 66));
+    expect(openSealed(sealAnonymous(new Uint8Array(0), recipientBase64), recipient.secretKey)).toEqual(new Uint8Array(0));
+  });
+
+  it("opens the nonce-carrying layout of data sealed before, and each layout only as itself", () => {
+    expect(openSealed(sealForKey(plaintext, recipientBase64), recipient.secretKey)).toEqual(plaintext);
+    // A sealed box read as if it carried a nonce (and the reverse) fails its tag: only its own layout opens it.
+    const box = hexToBytes(sealAnonymous(plaintext, recipientBase64));
+    expect(nacl.box.open(box.subarray(56), box.subarray(32, 56), box.subarray(0, 32), recipient.secretKey)).toBeNull();
+    const carried = hexToBytes(sealForKey(plaintext, recipientBase64));
+    expect(nacl.box.open(carried.subarray(32), sealedBoxNonce(carried.subarray(0, 32), recipient.publicKey), carried.subarray(0, 32), recipient.secretKey)).toBeNull();
+  });
+
+  it("opens with tweetnacl where OpenSSL refuses the point (a low-order ephemeral key fails as tampered data)", () => {
+    const sealed = `0x${"00".repeat(32)}${Buffer.from(hexToBytes(sealAnonymous(plaintext, recipientBase64)).subarray(32)).toString("hex")}`;
+    expect(() => openSealed(sealed, recipient.secretKey)).toThrow("wrong key or tampered data");
+  });
+});
+
 describe("openSealed", () => {
   const sealed = sealForKey(plaintext, recipientBase64);
 
@@ -67,7 +105,8 @@ describe("openSealed", () => {
     ["a tampered ephemeral key", () => openSealed(tampered(0), recipient.secretKey), "wrong key or tampered data"],
     ["a tampered nonce", () => openSealed(tampered(40), recipient.secretKey), "wrong key or tampered data"],
     ["a tampered ciphertext", () => openSealed(tampered(70), recipient.secretKey), "wrong key or tampered data"],
-    ["a truncated box", () => openSealed(sealed.slice(0, 2 + 2 * 71), recipient.secretKey), "sealed data is too short"],
+    ["a truncated box", () => openSealed(sealed.slice(0, 2 + 2 * 71), recipient.secretKey), "wrong key or tampered data"],
+    ["a box shorter than a sealed box's key and tag", () => openSealed(sealed.slice(0, 2 + 2 * 47), recipient.secretKey), "sealed data is too short"],
     ["text that is not hex", () => openSealed("hello", recipient.secretKey), "sealed data is not 0x-prefixed hex"],
     ["odd-length hex", () => openSealed(`${sealed}0`, recipient.secretKey), "sealed data is not 0x-prefixed hex"],
     ["a short secret key", () => openSealed(sealed, new Uint8Array(31)), "secret key must be 32 bytes"],

@@ -2,8 +2,10 @@
  * What the attestor signs (attestor/server.ts: attestor-core with our check of the range statement), end
  * to end with real processes: the attestor, honest provers (attestor/prover.ts) in both modes, and
  * dishonest ones (test/support/lying-prover.ts) that hide part of the number, the bytes between a key and
- * another value, or the object around another key. Honest claims prove the bucket and hold no trace of the
- * value; every lie is refused by the attestor, so no signature exists to send anywhere.
+ * another value, or the object around another key, or that ask for a pattern other than the canonical
+ * one (cut, widened, made up) or name no statement. Honest claims prove the bucket, name it in their
+ * context and hold no trace of the value; every lie is refused by the attestor, so no signature exists to
+ * send anywhere, where attestor-core alone signs each of them.
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -15,7 +17,7 @@ import { ApiError } from "../../api/errors.ts";
 import { ProverPool, type AttestorSettings } from "../../api/provider/attestor.ts";
 import { checkProofs } from "../../common/proof-check.ts";
 import { binRange } from "../../common/range-pattern.ts";
-import { claimParameters } from "../../common/tls-claim.ts";
+import { claimParameters, fieldPattern } from "../../common/tls-claim.ts";
 import { closedPort } from "../support/api-fixtures.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { createTestPki, type TestPki } from "../support/tls.ts";
@@ -68,6 +70,18 @@ function lyingPool(lie: string): ProverPool {
   );
 }
 
+/** Our attestor refuses what `pool`'s prover asks: no signature, and a reason matching `reason`. */
+async function expectRefused(pool: ProverPool, reason: RegExp): Promise<void> {
+  const outcome = await pool.prove({ ...request(), mode: "zk" }, [attestorUrl]).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(outcome).toBeInstanceOf(ApiError);
+  const error = outcome as ApiError;
+  expect(error.code).toBe("ZKTLS_PROOF_FAILED");
+  expect(String(error.details?.reason)).toMatch(reason);
+}
+
 const request = () => ({ url: provider.url("/balance"), method: "GET" as const, headers: { authorization: "Bearer sentinel-7f3a" }, field: "data.balance", definition, owner, schemaId });
 
 beforeAll(async () => {
@@ -99,6 +113,7 @@ describe("an honest prover", () => {
       const range = binRange(definition, "high");
       if (range === undefined) throw new Error("no bin");
       expect(JSON.parse(proven.claim.parameters)).toEqual(claimParameters({ url: request().url, method: "GET", field: "data.balance", range }));
+      expect((JSON.parse(proven.claim.context) as { statement?: unknown }).statement).toEqual({ field: "data.balance", range });
       const signed = JSON.stringify({ claim: proven.claim, signature: proven.signature });
       for (const trace of ["4321.987", ".987", "sentinel-7f3a"]) expect(signed).not.toContain(trace);
       const checked = checkProofs(
@@ -128,14 +143,33 @@ describe("a prover that lies gets no signature from our attestor, where attestor
       expect(JSON.parse(signed?.claim.parameters ?? "{}")).toEqual(
         claimParameters({ url: request().url, method: "GET", field: "data.balance", range: binRange(definition, signed?.label ?? "") ?? { lo: "0", hi: null, hiInclusive: false } }),
       );
-      const outcome = await pool.prove({ ...request(), mode: "zk" }, [attestorUrl]).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
-      expect(outcome).toBeInstanceOf(ApiError);
-      const error = outcome as ApiError;
-      expect(error.code).toBe("ZKTLS_PROOF_FAILED");
-      expect(String(error.details?.reason)).toMatch(reason);
+      await expectRefused(pool, reason);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe("a prover that asks for anything but the canonical statement gets no signature from our attestor", () => {
+  const mid = binRange(definition, "mid");
+  it.each([
+    ["cut", "the bucket's pattern cut before its closing delimiter (432, a prefix of 4321.987, satisfies it)", /range statement refused: the response match is not the canonical range statement for data\.balance in \[100, 1000\)/],
+    ["widened", "the pattern of [100, 10000) under the statement [100, 1000)", /range statement refused: the response match is not the canonical range statement for data\.balance in \[100, 1000\)/],
+    ["arbitrary", "a pattern of its own", /range statement refused: the response match is not the canonical range statement/],
+    ["unnamed", "the true bucket's pattern with no statement in the context", /range statement refused: this attestor signs range statements only: name the statement to sign in the context/],
+  ])("%s: a prover that asks for %s", { timeout: 120_000 }, async (lie, _what, reason) => {
+    const pool = lyingPool(lie);
+    try {
+      // attestor-core alone signs it; the signed pattern is not the canonical one of the label it claims,
+      // or (unnamed) the claim does not say in words what it states.
+      const [signed] = await pool.prove({ ...request(), mode: "zk" }, [stockUrl]);
+      if (signed === undefined) throw new Error("attestor-core alone signed nothing");
+      const pattern = (JSON.parse(signed.claim.parameters) as { responseMatches: { value: string }[] }).responseMatches[0]?.value;
+      const statement = (JSON.parse(signed.claim.context) as { statement?: unknown }).statement;
+      if (lie === "unnamed") expect(statement).toBeUndefined();
+      else expect(pattern).not.toBe(fieldPattern("data.balance", mid ?? { lo: "0", hi: null, hiInclusive: false }));
+
+      await expectRefused(pool, reason);
     } finally {
       await pool.close();
     }

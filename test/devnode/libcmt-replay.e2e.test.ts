@@ -71,7 +71,7 @@ describe.each(["v1", "v2"] as const)("the libcmt replay of a %s stack", (rollups
     // What was judged: every kind accepted, rejections, and inspects that raised exceptions.
     log = parseInputLog(readFileSync(join(dir, "log.jsonl"), "utf8"));
     expect(log.advances).toHaveLength(sent.verdicts.length);
-    expect(kindsOf(sent)).toEqual([...Object.keys(INPUTS), "batch"].sort());
+    expect(kindsOf(sent)).toEqual([...Object.keys(INPUTS), "batch", "compact_batch"].sort());
     expect(log.advances.filter((a) => a.expected.status === "REJECTED").length).toBeGreaterThanOrEqual(8);
     expect(log.inspects.filter((q) => q.expected.status === "Exception").length).toBe(4);
     expect(log.inspects.filter((q) => q.expected.status === "Accepted").length).toBe(12);

@@ -18,7 +18,7 @@ import { hexToUtf8 } from "../../common/hex.ts";
 import { DEFAULTS, hardhatPrivateKey, V2_DEFAULTS } from "../../devnode/config.ts";
 import { v2Abi } from "../../devnode/v2/contracts.ts";
 import type { ValidatorStatus } from "../../devnode/validator.ts";
-import { startStack, type TestStack } from "../support/stack.ts";
+import { inputsOnChain, SLOW_DAPP_FACTOR, startStack, type TestStack } from "../support/stack.ts";
 import { until } from "../support/until.ts";
 import { schemaInput } from "./fixtures.ts";
 import { burst, dappDigest, processedBy, rawAnswers, readerStatus, startToRefuse, takeSnapshot } from "./reader-support.ts";
@@ -36,8 +36,11 @@ function scratchDir(prefix: string): string {
 }
 
 async function caughtUp(stack: TestStack): Promise<number> {
-  const target = await processedBy(claimer);
-  await until(() => readerStatus(stack), (s) => s.processedInputCount === target, `${stack.urls.node} at ${target} inputs`, 60_000);
+  // Every input on chain, processed by the claimer and by this reader: a target that no burst still moves.
+  const target = await inputsOnChain(claimer);
+  const wait = 60_000 * SLOW_DAPP_FACTOR;
+  await until(() => processedBy(claimer), (n) => n === target, `the claimer at ${target} inputs`, wait);
+  await until(() => readerStatus(stack), (s) => s.processedInputCount === target, `${stack.urls.node} at ${target} inputs`, wait);
   return target;
 }
 

@@ -37,7 +37,9 @@ beforeAll(async () => {
   provider = await startProviderServer();
   stack = await startStack({
     api: true,
-    env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET: TEST_JWT_SECRET, RATE_LIMITS: "off", EPOCH_INTERVAL_MS: "0" },
+    // The publisher brings the claim to the registry and the gate once its epoch is claimed: the page shows it.
+    publish: true,
+    env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET: TEST_JWT_SECRET, RATE_LIMITS: "off", EPOCH_INTERVAL_MS: "0", PUBLISH_POLL_MS: "100" },
   });
   const base = new AttestationClient({ baseUrl: stack.urls.api });
   const admin = base.withToken(await tokenFor("admin", stack.addresses.admin));
@@ -236,6 +238,14 @@ describe("the explorer", () => {
     // Validity at the api's clock: it stands, never expires, and is as fresh as a minutes-old claim.
     await expect(page.locator("#status").textContent()).resolves.toBe("valid never expires");
     await expect(page.locator("#freshness").textContent()).resolves.toMatch(/^100% \(halves/);
+    // On chain: the publisher recorded it in the registry and the gate (the page is read again until it has).
+    for (let tries = 0; !((await page.locator("#onchain-gate").textContent({ timeout: 10_000 })) ?? "").startsWith("recorded"); tries++) {
+      expect(tries).toBeLessThan(100);
+      await new Promise((r) => setTimeout(r, 200));
+      await open(`#/attestation/${claimId}`);
+    }
+    await expect(page.locator("#onchain-registry").textContent()).resolves.toBe("recorded · isAttestationValid: true");
+    await expect(page.locator("#onchain-gate").textContent()).resolves.toBe("recorded · 0 attestor(s)");
     await shot("attestation");
   });
 
@@ -275,6 +285,8 @@ describe("the explorer", () => {
     // The suite closed an epoch before these views: the node shows its claim.
     await expect(page.locator("#latest-claim").textContent()).resolves.toMatch(/^inputs \d+–\d+, claimed in block /);
     await expect(page.locator("svg.per-minute").getAttribute("aria-label")).resolves.toMatch(/^[1-9]\d* inputs in the last hour$/);
+    await expect(page.locator("#registry-address").textContent()).resolves.toBe(stack.contracts?.registry.toLowerCase());
+    await expect(page.locator("#gate-address").textContent()).resolves.toBe(stack.contracts?.gate.toLowerCase());
     await shot("node");
   });
 

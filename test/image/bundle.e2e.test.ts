@@ -9,7 +9,9 @@ import { join } from "node:path";
 import nacl from "tweetnacl";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hexToUtf8 } from "../../common/hex.ts";
-import { inputIdOf, schemaIdOf, type SchemaContent } from "../../common/ids.ts";
+import { compactSchemaOf, encodeCompactBatch } from "../../common/compact-batch.ts";
+import { inputIdOf, itemIdOf, schemaIdOf, type SchemaContent } from "../../common/ids.ts";
+import type { SchemaDetail } from "../../common/wire.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 
 const owner = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"; // hardhat account #1
@@ -129,6 +131,20 @@ describe("the built bundle", () => {
     expect(withdrawn.status).toBe("ACCEPTED");
     expect(decodeReport(await stack.inspect({ type: "attestation", params: { attestation_id: claimId } }))).toMatchObject({
       revocation: { reason: "closed" },
+    });
+
+    // The compact batch (issue 37): the schema by its short index, the owner once, the bucket by its label's index.
+    const detail = decodeReport(await stack.inspect({ type: "provider_schema", params: { schema_id: schemaId, include_index: true } })) as SchemaDetail;
+    const compactSchema = compactSchemaOf(detail.schema_index as number, detail.schema_id, detail.provider_type, detail.domain, detail.bucket_definitions);
+    const item = (label: string) => ({ type: "create_attestation", params: { schema_id: schemaId, owner: requester, provider: "http", encrypted_data: "0xabcd", bucket_values: { balance: label } } });
+    const compact = encodeCompactBatch([{ item: item("low"), schema: compactSchema }, { item: item("high"), schema: compactSchema }]);
+    expect(compact.compactItems).toBe(2);
+    const batch = await stack.send(compact.payload);
+    expect([batch.status, batch.reports]).toEqual(["ACCEPTED", []]);
+    expect(decodeReport(await stack.inspect({ type: "attestation", params: { attestation_id: itemIdOf("create_attestation", batch.index, 1) } }))).toMatchObject({
+      owner: requester,
+      bucket_values: { balance: "high" },
+      item_index: 1,
     });
   });
 

@@ -39,6 +39,7 @@ const SCRIPTS: Record<string, { bad: string[]; says: RegExp }> = {
   epoch: { bad: ["now"], says: /unexpected argument: now/ },
   validate: { bad: ["--node", "ftp://x"], says: /--node: expected an http\(s\) URL/ },
   snapshot: { bad: ["--node", "ftp://x"], says: /--node: expected an http\(s\) URL/ },
+  "deploy-contracts": { bad: ["--rpc", "http://127.0.0.1:9", "--application", "0x12"], says: /--application: expected the application contract's 0x address, not 0x12/ },
   verify: { bad: ["0x12"], says: /a claim id is 0x and 64 hex digits/ },
   prove: { bad: ["--url", "https://localhost/x", "--schema", "0x12"], says: /--schema must be a schema id/ },
   "inspect-adapter": { bad: ["--node", "ftp://x"], says: /--node: expected the v2 node's http\(s\) URL/ },

@@ -1,8 +1,9 @@
 /**
  * A log with every input kind, sent through a real stack: accepted inputs of each kind (a plain, a
  * proven and an owner-sealed attestation; grants by the owner and by its EIP-712 signature relayed; keys
- * shared; revocations; a batch with a failing item), rejected ones (a stranger's schema, a lying claim, an
- * unsigned relay, a batch of failures, payloads that are no input at all), and inspect queries of every
+ * shared; revocations; a batch with a failing item; a compact batch of a plain and a proven attestation and
+ * a JSON item), rejected ones (a stranger's schema, a lying claim, an unsigned relay, a batch of failures,
+ * a compact batch of an unknown version, payloads that are no input at all), and inspect queries of every
  * type, some of which raise exceptions. What `npm run replay -- --libcmt` replays and libcmt judges.
  */
 import nacl from "tweetnacl";
@@ -11,11 +12,13 @@ import { privateKeyToAccount } from "viem/accounts";
 import { canonicalJson } from "../../common/canonical.ts";
 import { consentDomain, grantTypedData } from "../../common/consent.ts";
 import { resealContentKey, sealToOwner } from "../../common/content-seal.ts";
-import { utf8ToHex } from "../../common/hex.ts";
+import { compactSchemaOf, encodeCompactBatch } from "../../common/compact-batch.ts";
+import { hexToUtf8, utf8ToHex } from "../../common/hex.ts";
 import { inputIdOf, keyIdOf, schemaIdOf } from "../../common/ids.ts";
 import { binRange } from "../../common/range-pattern.ts";
 import { sealForKey } from "../../common/seal.ts";
 import { claimContext, claimIdentifier, claimParameters, claimSignText, type TlsClaim, type TlsProof } from "../../common/tls-claim.ts";
+import type { SchemaDetail } from "../../common/wire.ts";
 import { hardhatPrivateKey } from "../../devnode/config.ts";
 import type { InputVerdict, TestStack } from "./stack.ts";
 
@@ -49,11 +52,11 @@ export interface EveryKindLog {
 }
 
 /** A range claim as the TLS attestor signs it (common/tls-claim.ts), dated `at`. */
-async function signedClaim(at: number, label: string): Promise<TlsProof> {
+async function signedClaim(at: number, label: string, nonce: Hex = "0x01"): Promise<TlsProof> {
   const range = binRange(DEFINITION, label);
   if (range === undefined) throw new Error(`no bin ${label}`);
   const parameters = canonicalJson(claimParameters({ url: "https://bank.example/api/balance", method: "GET", field: "data.balance", range }));
-  const context = canonicalJson({ ...claimContext(OWNER, sProven, "0x01"), providerHash: "0x00" });
+  const context = canonicalJson({ ...claimContext(OWNER, sProven, nonce), providerHash: "0x00" });
   const base = { provider: "http", parameters, owner: tlsAttestor.address.toLowerCase() as Address, timestampS: at, context, epoch: 1 };
   const identifier = claimIdentifier(base);
   const claim: TlsClaim = { ...base, identifier };
@@ -116,6 +119,20 @@ export async function sendEveryKind(stack: TestStack): Promise<EveryKindLog> {
   const badItem = { type: "register_schema", params: { ...PLAIN, flowType: "not-admin" } };
   await send({ type: "batch", params: { items: [goodItem, badItem] } }, ATTESTOR, "ACCEPTED");
   await send({ type: "batch", params: { items: [badItem, { type: "nope" }] } }, ATTESTOR, "REJECTED");
+  // The same writes as a compact batch (issue 37): attestations by their schema's short index, a grant as a JSON item.
+  const compactSchema = async (schemaId: Hex) => {
+    const envelope = await stack.inspect({ type: "provider_schema", params: { schema_id: schemaId, include_index: true } });
+    const s = JSON.parse(hexToUtf8(envelope.reports[0]?.payload ?? "0x")) as SchemaDetail;
+    return compactSchemaOf(s.schema_index as number, s.schema_id, s.provider_type, s.domain, s.bucket_definitions);
+  };
+  const compact = encodeCompactBatch([
+    { item: goodItem, schema: await compactSchema(sPlain) },
+    { item: attestation(sProven, "0x0c0d", { proofs: [await signedClaim(await now(), "mid", "0x02")] }), schema: await compactSchema(sProven) },
+    { item: { type: "grant_access", params: { requester: REQUESTER, schema_id: sPlain, expires_at: expiresAt, owner: OWNER } } },
+  ]);
+  if (compact.compactItems !== 2) throw new Error("every-kind log: the compact batch's attestations did not travel compact");
+  await send(compact.payload, ATTESTOR, "ACCEPTED");
+  await send(`0xc102${compact.payload.slice(6)}` as Hex, ATTESTOR, "REJECTED");
   for (const payload of [utf8ToHex("not json"), "0xc0af", "0x", utf8ToHex(JSON.stringify({ type: "drop_table", params: {} }))] as Hex[]) {
     await send(payload, STRANGER, "REJECTED");
   }
@@ -141,10 +158,11 @@ export async function sendEveryKind(stack: TestStack): Promise<EveryKindLog> {
   return { verdicts, queries: [...queries, "not json"] };
 }
 
-/** The kinds of the log's accepted inputs, batch included, to check the log holds every one. */
+/** The kinds of the log's accepted inputs, batch and compact batch included, to check the log holds every one. */
 export function kindsOf(log: EveryKindLog): string[] {
   const kinds = new Set<string>();
   for (const verdict of log.verdicts) {
+    if (verdict.status === "ACCEPTED" && verdict.payload.toLowerCase().startsWith("0xc1")) kinds.add("compact_batch");
     try {
       const input = JSON.parse(Buffer.from(verdict.payload.slice(2), "hex").toString("utf8")) as { type?: unknown };
       if (verdict.status === "ACCEPTED" && typeof input.type === "string") kinds.add(input.type);

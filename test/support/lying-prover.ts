@@ -9,9 +9,18 @@
  * - `key`: hides `4321.987,"limit":`, so it would read `"balance":450` and sign "mid";
  * - `nested`: hides everything between `{"data":{` and another object's `"balance":450`, so attestor-core
  *   alone would read `"data":{"balance":450` and sign "mid".
+ *
+ * The others show what an honest prover shows and ask for a statement that is not the canonical one for
+ * the bucket they name ("mid", `[100, 1000)`), each of which attestor-core alone signs for 4321.987:
+ *
+ * - `cut`: the bucket's pattern cut before its closing delimiter, which `432`, a prefix of the value, satisfies;
+ * - `widened`: the pattern of `[100, 10000)` under the statement `[100, 1000)`;
+ * - `arbitrary`: a pattern of its own (the key alone);
+ * - `unnamed`: the canonical pattern of the true bucket with no statement in the context.
  */
 import { createRequire } from "node:module";
 import type { Span } from "../../common/revealed-response.ts";
+import { claimParameters, fieldPattern } from "../../common/tls-claim.ts";
 import { honestPlan, serveProver, type ProverPlan } from "../../attestor/prover-core.ts";
 
 // A liar skips its own client's check of the receipt (which would see the hidden bytes and stop): only the
@@ -19,11 +28,26 @@ import { honestPlan, serveProver, type ProverPlan } from "../../attestor/prover-
 const http = (createRequire(import.meta.url)("@reclaimprotocol/attestor-core/lib/providers") as { providers: { http: { assertValidProviderReceipt(): unknown } } }).providers.http;
 http.assertValidProviderReceipt = () => ({ extractedParameters: {} });
 
-const LIES: Record<string, { hide(answer: string): Span[]; label: string }> = {
+type Lie = { hide?(answer: string): Span[]; label?: string; ask?: NonNullable<ProverPlan["ask"]> };
+
+/** Asks for `pattern` under the honest statement: the parameters say one thing, the context another. */
+const askWith =
+  (pattern: (field: string) => string): NonNullable<ProverPlan["ask"]> =>
+  (claim) => ({
+    parameters: { ...claimParameters(claim), responseMatches: [{ type: "regex", value: pattern(claim.field) }] },
+    statement: { field: claim.field, range: claim.range },
+  });
+const MID = { lo: "100", hi: "1000", hiInclusive: false };
+
+const LIES: Record<string, Lie> = {
   truncate: { hide: (a) => at(a, "1.987", 0, 5), label: "mid" },
   middle: { hide: (a) => at(a, "4321.987", 1, 3), label: "low" },
   key: { hide: (a) => [{ from: a.indexOf("4321.987"), to: a.indexOf("450,") }], label: "mid" },
   nested: { hide: (a) => [{ from: a.indexOf('{"data":{') + 9, to: a.indexOf('"balance":450') }], label: "mid" },
+  cut: { label: "mid", ask: askWith((field) => fieldPattern(field, MID).replace(/\[,\}\\\]\\s\]$/, "")) },
+  widened: { label: "mid", ask: askWith((field) => fieldPattern(field, { ...MID, hi: "10000" })) },
+  arbitrary: { label: "mid", ask: askWith(() => '"balance"\\s*:') },
+  unnamed: { ask: (claim) => ({ parameters: claimParameters(claim), statement: undefined }) },
 };
 
 function at(answer: string, text: string, offset: number, length: number): Span[] {
@@ -37,14 +61,16 @@ if (lie === undefined) {
   process.exit(2);
 }
 
-/** The honest plan's hidden spans outside the lie's region of interest, plus the lie. */
+/** The honest plan, with the lie's hidden spans (in the body), label and statement in its place. */
 const lyingPlan: ProverPlan = {
   hide(answer, field) {
-    const region = { from: answer.indexOf("\r\n\r\n"), to: answer.length };
-    const honest = honestPlan.hide(answer, field, "zk").filter((s) => s.to <= region.from);
-    return [...honest, ...lie.hide(answer)].sort((a, b) => a.from - b.from);
+    const honest = honestPlan.hide(answer, field, "zk");
+    if (lie.hide === undefined) return honest;
+    const body = answer.indexOf("\r\n\r\n");
+    return [...honest.filter((s) => s.to <= body), ...lie.hide(answer)].sort((a, b) => a.from - b.from);
   },
-  label: () => lie.label,
+  label: (token, definition) => lie.label ?? honestPlan.label(token, definition),
+  ...(lie.ask === undefined ? {} : { ask: lie.ask }),
 };
 
 serveProver(lyingPlan);

@@ -30,6 +30,7 @@ import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
 import { replicaPrivateKeys } from "../../scripts/lib/stack-config.ts";
 import { RollupClient, type InputVerdict, type Sender } from "../../scripts/lib/rollup-client.ts";
+import { predictedContracts, STACK_DEPLOYER_KEY } from "../../scripts/lib/deploy-contracts.ts";
 import { defaultDappCommand, stackUrls, type PieceKind, type PieceName, type StackSettings, type StackUrls } from "../../scripts/lib/stack-pieces.ts";
 import { Supervisor } from "../../scripts/lib/stack-supervisor.ts";
 
@@ -97,6 +98,8 @@ export interface StartStackOptions {
   apiNodeUrl?: string;
   /** Where each reader reaches the chain instead of the chain itself (a proxy a test holds or cuts), reader 1 first. */
   readerRpcUrls?: string[];
+  /** Run the publisher (`npm start -- --publish`). Default false. */
+  publish?: boolean;
 }
 
 export interface StopOptions {
@@ -108,6 +111,10 @@ export interface TestStack {
   urls: StackUrls;
   ports: StackPorts;
   addresses: { inputBox: Address; dapp: Address; admin: Address };
+  /** The registry and the gate the stack deployed beside its application (none on a chain not its own). */
+  contracts: { registry: Address; gate: Address } | undefined;
+  /** The publisher's health and metrics (`publish`), or undefined. */
+  publisherUrl: string | undefined;
   /** The Cartesi Rollups the devnode stands in for (ROLLUPS). */
   rollups: RollupsVersion;
   /** The replicas' wallets, replica 1 first (the admin's alone without replicas). */
@@ -168,7 +175,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
   const replicaCount = options.apiReplicas ?? 1;
   const attestorCount = options.attestors ?? 1;
   const readerCount = options.readers ?? 0;
-  const [chain, node, rollupHttp, api, attestor, demoProvider, redisPort, ...morePorts] = await freePorts(7 + replicaCount + attestorCount - 1 + 2 * readerCount);
+  const [chain, node, rollupHttp, api, attestor, demoProvider, redisPort, publisherPort, ...morePorts] = await freePorts(8 + replicaCount + attestorCount - 1 + 2 * readerCount);
   const replicaPorts = morePorts.slice(0, replicaCount);
   const extraAttestorPorts = morePorts.slice(replicaCount, replicaCount + attestorCount - 1);
   const readerPorts = morePorts.slice(replicaCount + attestorCount - 1);
@@ -212,6 +219,9 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
         ? undefined
         : { nodePorts: readerPorts.slice(0, readerCount), rollupHttpPorts: readerPorts.slice(readerCount), ...(options.readerRpcUrls === undefined ? {} : { rpcUrls: options.readerRpcUrls }) },
     ...(options.apiNodeUrl === undefined ? {} : { apiNodeUrl: options.apiNodeUrl }),
+    // As npm start: on a chain of its own, the registry and the gate beside the application.
+    ...(options.externalRpcUrl === undefined ? { contracts: predictedContracts(privateKeyToAccount(STACK_DEPLOYER_KEY).address) } : {}),
+    ...(options.publish === true ? { publisher: { port: publisherPort as number } } : {}),
     // TEST_DAPP_BUNDLE=1 (set by .ci/run for one pass) runs the built bundle, so what ships is what is tested;
     // TEST_DAPP_COMMAND (set by `npm run riscv64 -- e2e`) runs another dapp, the riscv64 one under qemu.
     dappCommand: options.dappCommand ?? nonEmpty(process.env.TEST_DAPP_COMMAND) ?? defaultDappCommand(process.env.TEST_DAPP_BUNDLE === "1"),
@@ -252,6 +262,8 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     urls,
     ports,
     addresses: { inputBox: settings.inputBoxAddress, dapp: settings.dappAddress, admin },
+    contracts: settings.contracts,
+    publisherUrl: settings.publisher === undefined ? undefined : `http://127.0.0.1:${settings.publisher.port}`,
     rollups: settings.rollups,
     replicaWallets,
     apiReplicaUrls: replicas === undefined ? [urls.api] : replicas.ports.map((port) => `http://127.0.0.1:${port}`),

@@ -167,11 +167,14 @@ export function grantsTests(ctx: SuiteContext): void {
     });
 
     it("the owner opens its data with its own key, the admin's key does not; a grant with keys lets the requester open it, until revoked", async () => {
+      // The schema's public view names the values the data is sealed as (common/sealed-content.ts).
+      const view = await ctx.asClient(ctx.anon).schema(sealed);
+      const names = { dataKeys: view.data_keys, bucketFields: Object.keys(view.bucket_definitions) };
       const first = await ctx.asClient(ctx.userA).claim(sealedClaim());
       const own = await ctx.asClient(ctx.userA).attestationData(first.claimId);
       // The api holds no key to this data: it serves the sealed bytes, never the plaintext.
       expect(own).not.toHaveProperty("data");
-      expect(openAttestedData(own.encrypted_data as Hex, ownerKeys)).toEqual({ "data.currency": "CHF", "data.balance": 4321.5 });
+      expect(openAttestedData(own.encrypted_data as Hex, ownerKeys, undefined, names)).toEqual({ "data.currency": "CHF", "data.balance": 4321.5 });
       expect(() => openAttestedData(own.encrypted_data as Hex, boxKeyPairOf(Buffer.from(ctx.recipient.secretKey).toString("base64")))).toThrow();
 
       const noGrant = await failure(ctx.asClient(ctx.userB).attestationData(first.claimId));
@@ -182,7 +185,7 @@ export function grantsTests(ctx: SuiteContext): void {
       const granted = await ctx.asClient(ctx.userA).grant({ ...grant, consent: await signGrantConsent(owner, domain, grant), keys });
       const read = await ctx.asClient(ctx.userB).attestationData(first.claimId);
       expect(read).not.toHaveProperty("data");
-      expect(openAttestedData(read.encrypted_data as Hex, requesterKeys, read.sealedKey as Hex)).toEqual({ "data.currency": "CHF", "data.balance": 4321.5 });
+      expect(openAttestedData(read.encrypted_data as Hex, requesterKeys, read.sealedKey as Hex, names)).toEqual({ "data.currency": "CHF", "data.balance": 4321.5 });
 
       // An attestation made after the grant: no key for it until the owner shares one.
       const second = await ctx.asClient(ctx.userA).claim(sealedClaim());
@@ -193,7 +196,7 @@ export function grantsTests(ctx: SuiteContext): void {
       expect([stranger.status, stranger.code]).toEqual([403, "NOT_OWNER"]);
       expect(await ctx.asClient(ctx.userA).shareKeys(granted.grantId, more)).toEqual({ grantId: granted.grantId, txHash: expect.any(String), shared: 1 });
       const later = await ctx.asClient(ctx.userB).attestationData(second.claimId);
-      expect(openAttestedData(later.encrypted_data as Hex, requesterKeys, later.sealedKey as Hex)).toMatchObject({ "data.balance": 4321.5 });
+      expect(openAttestedData(later.encrypted_data as Hex, requesterKeys, later.sealedKey as Hex, names)).toMatchObject({ "data.balance": 4321.5 });
 
       await ctx.asClient(ctx.userA).revokeGrant(granted.grantId);
       expect((await failure(ctx.asClient(ctx.userB).attestationData(first.claimId))).code).toBe("NO_GRANT_FOUND");

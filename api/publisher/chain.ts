@@ -1,0 +1,136 @@
+/**
+ * The publisher's side of the chain: what the registry and the gate already hold (so nothing is sent for
+ * it), the batch calls (`recordMany`, `revokeMany`) with their gas, and transactions signed here and kept
+ * before they are broadcast, so that a restart can send the same bytes again instead of a second one.
+ */
+import { createPublicClient, createWalletClient, defineChain, encodeFunctionData, http, keccak256, type Abi, type Address, type Chain, type Hex, type PublicClient, type Transport } from "viem";
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { contractArtifact, stackContracts } from "../../common/contracts.ts";
+import { attestationFields, revocationFields, type NoticeAttestation, type NoticeRevocation } from "../../common/notice-fields.ts";
+import type { OutputValidityProof } from "../../common/wire.ts";
+import type { ItemKind, PublishItem, Target } from "./store.ts";
+
+/** A proof as the node serves it: v1's {validity, context}, v2's {outputIndex, outputHashesSiblings}. */
+export type StoredProof = { validity: OutputValidityProof; context: Hex } | { outputIndex: number; outputHashesSiblings: Hex[] };
+
+export interface PublisherChainOptions {
+  rpcUrl: string;
+  chainId: number;
+  rollups: "v1" | "v2";
+  privateKey: Hex;
+  contracts: Record<Target, Address>;
+}
+
+export interface SignedTx {
+  hash: Hex;
+  raw: Hex;
+  nonce: number;
+  gasLimit: number;
+}
+
+/** A proof as the contracts take it (viem: integers as bigint). */
+function proofArgument(proof: StoredProof): unknown {
+  if ("outputIndex" in proof) return { outputIndex: BigInt(proof.outputIndex), outputHashesSiblings: proof.outputHashesSiblings };
+  return {
+    validity: { ...proof.validity, inputIndexWithinEpoch: BigInt(proof.validity.inputIndexWithinEpoch), outputIndexWithinInput: BigInt(proof.validity.outputIndexWithinInput) },
+    context: proof.context,
+  };
+}
+
+export class PublisherChain {
+  readonly account: PrivateKeyAccount;
+  readonly client: PublicClient<Transport, Chain>;
+  private readonly chain: Chain;
+  private readonly abis: Record<Target, Abi>;
+  private nonce: number | undefined;
+
+  constructor(private readonly options: PublisherChainOptions) {
+    this.account = privateKeyToAccount(options.privateKey);
+    this.chain = defineChain({ id: options.chainId, name: `chain ${options.chainId}`, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [options.rpcUrl] } } });
+    this.client = createPublicClient({ chain: this.chain, transport: http(options.rpcUrl, { timeout: 10_000 }) });
+    const names = stackContracts(options.rollups);
+    this.abis = { registry: contractArtifact(names.registry).abi, gate: contractArtifact(names.gate).abi };
+  }
+
+  /** Whether `target` already holds what `item` brings (or, for the gate, something newer of the same owner and schema). */
+  async holds(target: Target, item: PublishItem): Promise<boolean> {
+    const address = this.options.contracts[target];
+    const abi = this.abis[target];
+    const read = (functionName: string, args: readonly unknown[]): Promise<unknown> => this.client.readContract({ address, abi, functionName, args });
+    if (item.kind === "revocation") {
+      const when = await read(target === "registry" ? "revocationOf" : "revokedAt", [item.uid]);
+      return BigInt(when as bigint) !== 0n;
+    }
+    if (target === "registry") return ((await read("getAttestation", [item.uid])) as { uid: Hex }).uid.toLowerCase() === item.uid.toLowerCase();
+    const a = attestationFields(item.notice);
+    const current = (await read("attestationOf", [a.owner, a.schemaId])) as { claimId: Hex; order: bigint };
+    if (current.claimId.toLowerCase() === item.uid.toLowerCase()) return true;
+    // The gate keeps the newest per owner and schema: an older one than it holds would be skipped.
+    return current.claimId !== `0x${"00".repeat(32)}` && current.order >= this.orderOf(item);
+  }
+
+  /** Where the attestation stands in the rollup's history as the gate orders it: v1 its input, v2 its output. */
+  private orderOf(item: PublishItem): bigint {
+    const proof = JSON.parse(item.proof ?? "null") as StoredProof | null;
+    if (proof !== null && "outputIndex" in proof) return BigInt(proof.outputIndex);
+    return BigInt(item.inputIndex);
+  }
+
+  /** The calldata of `recordMany` or `revokeMany` for these items (each with its proof). */
+  batchCall(target: Target, kind: ItemKind, items: readonly PublishItem[]): Hex {
+    const proofs = items.map((i) => proofArgument(JSON.parse(i.proof as string) as StoredProof));
+    const fields: (NoticeAttestation | NoticeRevocation)[] = items.map((i) => (kind === "attestation" ? attestationFields(i.notice) : revocationFields(i.notice)));
+    return encodeFunctionData({ abi: this.abis[target], functionName: kind === "attestation" ? "recordMany" : "revokeMany", args: [fields, proofs] });
+  }
+
+  async estimate(target: Target, data: Hex): Promise<number> {
+    return Number(await this.client.estimateGas({ account: this.account, to: this.options.contracts[target], data }));
+  }
+
+  /** Signs the call at the wallet's next nonce (learned from the chain once, then counted here). */
+  async sign(target: Target, data: Hex, gasLimit: number): Promise<SignedTx> {
+    this.nonce ??= await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" });
+    const fees = await this.client.estimateFeesPerGas();
+    const wallet = createWalletClient({ account: this.account, chain: this.chain, transport: http(this.options.rpcUrl) });
+    const raw = await wallet.signTransaction({
+      account: this.account,
+      chain: this.chain,
+      to: this.options.contracts[target],
+      data,
+      gas: BigInt(gasLimit),
+      nonce: this.nonce,
+      maxFeePerGas: fees.maxFeePerGas * 2n,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    });
+    const signed = { hash: keccak256(raw), raw, nonce: this.nonce, gasLimit };
+    this.nonce += 1;
+    return signed;
+  }
+
+  /** Broadcasts signed bytes; the same bytes again (after a restart) are the same transaction. */
+  async broadcast(raw: Hex): Promise<void> {
+    try {
+      await this.client.sendRawTransaction({ serializedTransaction: raw });
+    } catch (error) {
+      // Sent before (the node has it or mined it): that is what a resend is for.
+      const text = error instanceof Error ? error.message : String(error);
+      if (!/already known|known transaction|nonce too low|already imported/i.test(text)) throw error;
+    }
+  }
+
+  /** The receipt's outcome and gas, or undefined while the transaction is not mined. */
+  async outcome(hash: Hex): Promise<{ success: boolean; gasUsed: number } | undefined> {
+    try {
+      const receipt = await this.client.getTransactionReceipt({ hash });
+      return { success: receipt.status === "success", gasUsed: Number(receipt.gasUsed) };
+    } catch (error) {
+      if (error instanceof Error && error.name === "TransactionReceiptNotFoundError") return undefined;
+      throw error;
+    }
+  }
+
+  /** Forgets the counted nonce: after a failure the chain's own count is the truth. */
+  resetNonce(): void {
+    this.nonce = undefined;
+  }
+}
