@@ -30,7 +30,7 @@ const boxSecretKey = z
   .refine((key) => key.length === 32, SECRET_KEY_SHAPE);
 
 /** Where the local stack (npm start) puts the InputBox and the application, per Rollups version. */
-const LOCAL_ADDRESSES = {
+export const LOCAL_ADDRESSES = {
   v1: { inputBox: "0x59b22D57D4f067708AB0c00552767405926dc768", application: "0xab7528bb862fB57E8A2BCd567a2e929a0Be56a5e" },
   v2: { inputBox: "0x1b51e2992A2755Ba4D6F7094032DF91991a0Cfac", application: "0xB581C9264f59BF0289fA76D61B2D0746dCE3C30D" },
 } as const;

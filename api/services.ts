@@ -26,7 +26,7 @@ import { ReadPool } from "./rollup/read-pool.ts";
 import { WriteMark } from "./rollup/write-mark.ts";
 import { RedisWriteMark } from "./redis/write-mark.ts";
 import { GroupCommit, type CommittedWrite } from "./rollup/group-commit.ts";
-import { compactSchemaOf, type CompactSchema } from "../common/compact-batch.ts";
+import { compactSchemaOfDetail, type CompactSchema } from "../common/compact-batch.ts";
 import { InputSubmitter } from "./rollup/submitter.ts";
 import { settleWrite, VerdictWatch } from "./rollup/verdict.ts";
 import type { WsEvent } from "./ws.ts";
@@ -168,7 +168,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       const s = await reader.query("provider_schema", { schema_id: key, include_index: true });
       if (s.schema_index === undefined) return undefined;
       // Schemas never change, nor their index: what is read once holds for good.
-      const schema = compactSchemaOf(s.schema_index, s.schema_id, s.provider_type, s.domain, s.bucket_definitions);
+      const schema = compactSchemaOfDetail(s);
       compactSchemas.set(key, schema);
       return schema;
     } catch {

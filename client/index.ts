@@ -155,11 +155,18 @@ export class AttestationClient {
 
   private async send(request: Request): Promise<Response> {
     const seen = this.session.inputIndex;
-    if (seen !== undefined && !request.headers.has("x-min-input-index")) request.headers.set("x-min-input-index", String(seen));
+    if (seen !== undefined) {
+      // A caller's own X-Min-Input-Index is kept when it asks for more than the session has seen.
+      const asked = Number(request.headers.get("x-min-input-index") ?? Number.NaN);
+      if (!(Number.isSafeInteger(asked) && asked > seen)) request.headers.set("x-min-input-index", String(seen));
+    }
     const response = await (this.options.fetch ?? fetch)(request);
     this.lastHeaders = response.headers;
     const wrote = Number(response.headers.get("x-input-index") ?? Number.NaN);
-    if (Number.isSafeInteger(wrote) && wrote >= 0 && (seen === undefined || wrote > seen)) this.session.inputIndex = wrote;
+    // Compared with the session as it is now, not as it was when this request left: requests in flight
+    // together answer in any order, and the mark only rises.
+    const now = this.session.inputIndex;
+    if (Number.isSafeInteger(wrote) && wrote >= 0 && (now === undefined || wrote > now)) this.session.inputIndex = wrote;
     return response;
   }
 

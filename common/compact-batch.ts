@@ -15,15 +15,15 @@
  */
 import type { Address, Hex } from "viem";
 import { ByteProblem, ByteReader, ByteWriter, varintLength } from "./compact-bytes.ts";
-import { decodeAttestation, encodeAttestation, sameAttestation, CompactProblem, type AttestationBytes, type CompactSchema, type SchemaDirectory } from "./compact-item.ts";
-import { bytesToHex } from "./hex.ts";
+import { attestationBytes, decodeAttestation, encodeAttestation, sameAttestation, CompactProblem, type AttestationBytes, type CompactSchema, type SchemaDirectory } from "./compact-item.ts";
+import { bytesToHex, bytesToUtf8, hexToBytes } from "./hex.ts";
 import { BATCH_MAX_ITEMS, type InputParams } from "./wire.ts";
 
-export { CompactProblem, compactSchemaOf, type CompactSchema, type SchemaDirectory } from "./compact-item.ts";
+export { CompactProblem, compactSchemaOf, compactSchemaOfDetail, type CompactSchema, type SchemaDirectory } from "./compact-item.ts";
 
-export const COMPACT_MARKER = 0xc1;
-export const COMPACT_VERSION = 1;
-export const ITEM_KIND = { attestation: 0, proven: 1, json: 2 } as const;
+const COMPACT_MARKER = 0xc1;
+const COMPACT_VERSION = 1;
+const ITEM_KIND = { attestation: 0, proven: 1, json: 2 } as const;
 const ADDRESS_BYTES = 20;
 
 /** One item as split from the payload: its kind, where it starts (its kind byte) and its body. */
@@ -35,7 +35,6 @@ export interface CompactSlice {
 }
 
 export interface CompactContainer {
-  version: number;
   addresses: Address[];
   items: CompactSlice[];
 }
@@ -45,11 +44,15 @@ export function isCompactPayload(bytes: Uint8Array): boolean {
   return bytes[0] === COMPACT_MARKER;
 }
 
-/** Splits a compact batch into its address table and items; a CompactProblem (no item) when it cannot. */
+/**
+ * Splits a compact batch (`isCompactPayload`, which every caller asks first) into its address table and
+ * items; a CompactProblem (no item) when it cannot.
+ */
 export function parseCompactBatch(bytes: Uint8Array): CompactContainer {
+  if (!isCompactPayload(bytes)) throw new TypeError("parseCompactBatch: not a compact batch (ask isCompactPayload first)");
   const r = new ByteReader(bytes);
   try {
-    if (r.u8("the marker") !== COMPACT_MARKER) throw new CompactProblem("INVALID_PAYLOAD", 0, `not a compact batch (its first byte is not 0x${COMPACT_MARKER.toString(16)})`);
+    r.u8("the marker");
     const version = r.u8("the version");
     if (version !== COMPACT_VERSION) throw new CompactProblem("INVALID_PAYLOAD", 1, `unknown version ${version} (this dapp reads version ${COMPACT_VERSION})`);
     const count = r.varint("the number of addresses");
@@ -71,7 +74,7 @@ export function parseCompactBatch(bytes: Uint8Array): CompactContainer {
       }
     }
     if (r.remaining > 0) throw new CompactProblem("INVALID_PAYLOAD", r.offset, `${r.remaining} trailing bytes after the last item`);
-    return { version, addresses, items };
+    return { addresses, items };
   } catch (error) {
     if (error instanceof ByteProblem) throw new CompactProblem("INVALID_PAYLOAD", error.offset, error.reason);
     throw error;
@@ -89,7 +92,7 @@ export function compactItemToJson(container: CompactContainer, item: number, dir
   }
   if (slice.kind === ITEM_KIND.json) {
     try {
-      return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(slice.body)) as unknown;
+      return JSON.parse(bytesToUtf8(slice.body)) as unknown;
     } catch {
       throw new CompactProblem("INVALID_PARAMS", slice.bodyOffset, "the item is not UTF-8 JSON", item);
     }
@@ -103,6 +106,79 @@ export interface CompactWrite {
   schema?: CompactSchema | undefined;
 }
 
+export interface EncodedBatch {
+  payload: Hex;
+  /** Items that travel compact (the rest as JSON items). */
+  compactItems: number;
+}
+
+/** The batch's address table: each address once, lower-cased, at the index of its first use. */
+class AddressTable {
+  readonly addresses: Address[] = [];
+  private readonly where = new Map<string, number>();
+
+  indexOf(address: Address): number {
+    const key = address.toLowerCase() as Address;
+    let index = this.where.get(key);
+    if (index === undefined) {
+      index = this.addresses.length;
+      this.addresses.push(key);
+      this.where.set(key, index);
+    }
+    return index;
+  }
+
+  /** Where the table ends now: `truncate` goes back to it. */
+  mark(): number {
+    return this.addresses.length;
+  }
+
+  truncate(mark: number): void {
+    for (const dropped of this.addresses.splice(mark)) this.where.delete(dropped);
+  }
+}
+
+/**
+ * Encodes writes as a compact batch, item `i` at position `i`. An attestation with its schema travels
+ * compact when decoding it gives back exactly its params (`sameAttestation`); anything else as JSON text.
+ */
+export function encodeCompactBatch(writes: readonly CompactWrite[]): EncodedBatch {
+  if (writes.length < 1 || writes.length > BATCH_MAX_ITEMS) throw new RangeError(`a compact batch holds 1 to ${BATCH_MAX_ITEMS} items`);
+  const table = new AddressTable();
+  const items: { kind: number; body: Uint8Array }[] = [];
+  let compactItems = 0;
+  for (const [position, write] of writes.entries()) {
+    const compact = write.schema === undefined || write.item.type !== "create_attestation" ? undefined : tryAttestation(write.item.params as InputParams["create_attestation"], write.schema, table, position);
+    if (compact !== undefined) {
+      items.push({ kind: compact.kind === "proven" ? ITEM_KIND.proven : ITEM_KIND.attestation, body: compact.body });
+      compactItems += 1;
+    } else {
+      items.push({ kind: ITEM_KIND.json, body: new TextEncoder().encode(JSON.stringify(write.item)) });
+    }
+  }
+  const w = new ByteWriter().u8(COMPACT_MARKER).u8(COMPACT_VERSION).varint(table.addresses.length);
+  for (const address of table.addresses) w.bytes(hexToBytes(address));
+  w.varint(items.length);
+  for (const { kind, body } of items) w.u8(kind).sized(body);
+  return { payload: bytesToHex(w.toBytes()), compactItems };
+}
+
+/** The item compact, if its decoding says exactly what it says; else undefined, the address table as it was. */
+function tryAttestation(params: InputParams["create_attestation"], schema: CompactSchema, table: AddressTable, position: number): ReturnType<typeof encodeAttestation> {
+  const mark = table.mark();
+  try {
+    const encoded = encodeAttestation(params, schema, (address) => table.indexOf(address));
+    if (encoded !== undefined) {
+      const back = decodeAttestation(encoded.body, 0, encoded.kind === "proven", table.addresses, (index) => (index === schema.index ? schema : undefined), position);
+      if (sameAttestation(back.params, params)) return encoded;
+    }
+  } catch {
+    // Params the layout cannot hold (a malformed claim, a value past a varint): a JSON item says them.
+  }
+  table.truncate(mark);
+  return undefined;
+}
+
 /** Where a compact batch's bytes go, summed over its items (the bench's split per attestation). */
 export interface CompactBytes extends AttestationBytes {
   /** Marker, version and the two counts. */
@@ -114,83 +190,28 @@ export interface CompactBytes extends AttestationBytes {
   json: number;
 }
 
-export interface EncodedBatch {
-  payload: Hex;
-  /** Items that travel compact (the rest as JSON items). */
-  compactItems: number;
-  bytes: CompactBytes;
-}
-
-/**
- * Encodes writes as a compact batch, item `i` at position `i`. An attestation with its schema travels
- * compact when decoding it gives back exactly its params (`sameAttestation`); anything else as JSON text.
- */
-export function encodeCompactBatch(writes: readonly CompactWrite[]): EncodedBatch {
-  if (writes.length < 1 || writes.length > BATCH_MAX_ITEMS) throw new RangeError(`a compact batch holds 1 to ${BATCH_MAX_ITEMS} items`);
-  const addresses: Address[] = [];
-  const where = new Map<string, number>();
-  const addressIndex = (address: Address): number => {
-    const key = address.toLowerCase();
-    let index = where.get(key);
-    if (index === undefined) {
-      index = addresses.length;
-      addresses.push(key as Address);
-      where.set(key, index);
-    }
-    return index;
+/** The split of an encoded batch's bytes, read back from its payload (only the bench asks). */
+export function compactBytes(payload: Hex, directory: SchemaDirectory): CompactBytes {
+  const container = parseCompactBatch(hexToBytes(payload));
+  const split: CompactBytes = {
+    header: 2 + varintLength(container.addresses.length) + varintLength(container.items.length),
+    addresses: container.addresses.length * ADDRESS_BYTES,
+    itemHeads: 0,
+    json: 0,
+    schemaIndex: 0,
+    owner: 0,
+    bucket: 0,
+    claims: 0,
+    sealedData: 0,
   };
-  const bytes: CompactBytes = { header: 0, addresses: 0, itemHeads: 0, json: 0, schemaIndex: 0, owner: 0, bucket: 0, claims: 0, sealedData: 0 };
-  const items: { kind: number; body: Uint8Array }[] = [];
-  let compactItems = 0;
-  for (const [position, write] of writes.entries()) {
-    const compact = write.schema === undefined || write.item.type !== "create_attestation" ? undefined : tryAttestation(write.item.params as InputParams["create_attestation"], write.schema, addresses, where, addressIndex, position);
-    if (compact !== undefined) {
-      items.push({ kind: compact.kind === "proven" ? ITEM_KIND.proven : ITEM_KIND.attestation, body: compact.body });
-      for (const key of ["schemaIndex", "owner", "bucket", "claims", "sealedData"] as const) bytes[key] += compact.bytes[key];
-      compactItems += 1;
-    } else {
-      const body = new TextEncoder().encode(JSON.stringify(write.item));
-      items.push({ kind: ITEM_KIND.json, body });
-      bytes.json += body.length;
+  for (const slice of container.items) {
+    split.itemHeads += 1 + varintLength(slice.body.length);
+    if (slice.kind === ITEM_KIND.json) {
+      split.json += slice.body.length;
+      continue;
     }
+    const parts = attestationBytes(slice.body, slice.kind === ITEM_KIND.proven, container.addresses, directory);
+    for (const key of ["schemaIndex", "owner", "bucket", "claims", "sealedData"] as const) split[key] += parts[key];
   }
-  const w = new ByteWriter().u8(COMPACT_MARKER).u8(COMPACT_VERSION).varint(addresses.length);
-  bytes.header = 2 + varintLength(addresses.length) + varintLength(items.length);
-  for (const address of addresses) w.bytes(Buffer.from(address.slice(2), "hex"));
-  bytes.addresses = addresses.length * ADDRESS_BYTES;
-  w.varint(items.length);
-  for (const { kind, body } of items) {
-    w.u8(kind).sized(body);
-    bytes.itemHeads += 1 + varintLength(body.length);
-  }
-  return { payload: bytesToHex(w.toBytes()), compactItems, bytes };
-}
-
-/** The item compact, if its decoding says exactly what it says; else the address table is left as it was. */
-function tryAttestation(
-  params: InputParams["create_attestation"],
-  schema: CompactSchema,
-  addresses: Address[],
-  where: Map<string, number>,
-  addressIndex: (address: Address) => number,
-  position: number,
-): ReturnType<typeof encodeAttestation> {
-  const before = addresses.length;
-  const rollBack = (): undefined => {
-    for (const dropped of addresses.splice(before)) where.delete(dropped);
-    return undefined;
-  };
-  let encoded: ReturnType<typeof encodeAttestation>;
-  try {
-    encoded = encodeAttestation(params, schema, addressIndex);
-  } catch {
-    return rollBack();
-  }
-  if (encoded === undefined) return rollBack();
-  try {
-    const back = decodeAttestation(encoded.body, 0, encoded.kind === "proven", addresses, (index) => (index === schema.index ? schema : undefined), position);
-    return sameAttestation(back.params, params) ? encoded : rollBack();
-  } catch {
-    return rollBack();
-  }
+  return split;
 }

@@ -16,7 +16,7 @@ export class ByteProblem extends Error {
   }
 }
 
-export const VARINT_MAX = 0xffffffff;
+const VARINT_MAX = 0xffffffff;
 
 export class ByteReader {
   private at = 0;

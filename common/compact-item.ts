@@ -9,15 +9,16 @@
  * of the parameters), the identifier, and the signature's `v`.
  */
 import { keccak256, stringToBytes, type Address, type Hex } from "viem";
+import { isAddress } from "./address.ts";
 import type { BucketDefinition } from "./buckets.ts";
 import { canonicalJson } from "./canonical.ts";
 import { ByteProblem, ByteReader, ByteWriter } from "./compact-bytes.ts";
-import { bytesToHex, hexToBytes, isHex } from "./hex.ts";
-import { binRange } from "./range-pattern.ts";
-import { claimIdentifier, claimParameters, MAX_QUORUM, type TlsProof } from "./tls-claim.ts";
-import type { DappErrorCode, InputParams } from "./wire.ts";
+import { bytesToHex, bytesToUtf8, hexToBytes, isHex } from "./hex.ts";
+import { binRange, type DecimalRange } from "./range-pattern.ts";
+import { claimParameters, MAX_QUORUM, type TlsProof } from "./tls-claim.ts";
+import type { DappErrorCode, InputParams, SchemaDetail } from "./wire.ts";
 
-export type CompactProblemCode = Extract<DappErrorCode, "INVALID_PAYLOAD" | "INVALID_PARAMS" | "SCHEMA_NOT_FOUND" | "UNKNOWN_KIND" | "PROOF_REJECTED">;
+export type CompactProblemCode = Extract<DappErrorCode, "INVALID_PAYLOAD" | "INVALID_PARAMS" | "SCHEMA_NOT_FOUND" | "UNKNOWN_KIND">;
 
 /** Why a compact batch (no `item`) or one of its items cannot be read: its code, and the byte it failed at. */
 export class CompactProblem extends Error {
@@ -48,6 +49,12 @@ export type SchemaDirectory = (index: number) => CompactSchema | undefined;
 export function compactSchemaOf(index: number, schemaId: Hex, providerType: string, domain: string, definitions: Record<string, BucketDefinition>): CompactSchema {
   const names = Object.keys(definitions).sort();
   return { index, schemaId: schemaId.toLowerCase() as Hex, providerType, domain, fields: names.map((name) => ({ name, definition: definitions[name] as BucketDefinition })) };
+}
+
+/** The same from the rollup's view of the schema (`provider_schema` asked with `include_index: true`). */
+export function compactSchemaOfDetail(detail: Pick<SchemaDetail, "schema_index" | "schema_id" | "provider_type" | "domain" | "bucket_definitions">): CompactSchema {
+  if (detail.schema_index === undefined) throw new TypeError(`schema ${detail.schema_id} came without its schema_index (ask with include_index: true)`);
+  return compactSchemaOf(detail.schema_index, detail.schema_id, detail.provider_type, detail.domain, detail.bucket_definitions);
 }
 
 export type AttestationItem = { type: "create_attestation"; params: InputParams["create_attestation"] };
@@ -93,7 +100,6 @@ export function decodeAttestation(body: Uint8Array, bodyOffset: number, proven: 
     const index = r.varint("the schema index");
     const schema = directory(index);
     if (schema === undefined) fail("SCHEMA_NOT_FOUND", at, `schema index ${index} was never assigned`, item);
-    at = r.offset;
     const owner = addressAt(r, addresses, "the owner", item);
     const bucketValues: Record<string, string> = {};
     for (const field of schema.fields) {
@@ -134,10 +140,22 @@ function decodeClaims(r: ByteReader, schema: CompactSchema, owner: Address, buck
   if (count < 1 || count > MAX_QUORUM) fail("INVALID_PARAMS", at, `${count} claims (1 to ${MAX_QUORUM})`, item);
   const fields = Object.keys(bucketValues);
   const field = fields[0];
-  if (fields.length !== 1 || field === undefined) fail("PROOF_REJECTED", at, "proof: a proven attestation buckets exactly one field", item);
-  const definition = schema.fields.find((f) => f.name === field)?.definition as BucketDefinition;
-  const range = binRange(definition, bucketValues[field] as string);
-  if (range === undefined) fail("INVALID_PARAMS", at, `no range for bucket ${bucketValues[field]}`, item);
+  // The claims' parameters are rebuilt from one field's bucket: an item without exactly one cannot say them.
+  if (fields.length !== 1 || field === undefined) fail("INVALID_PARAMS", at, `a proven item sets exactly one bucket field, not ${fields.length}`, item);
+  // decodeAttestation took the bucket from the field's labels, and every label of a definition has a range.
+  const definition = (schema.fields.find((f) => f.name === field) as CompactSchema["fields"][number]).definition;
+  const range = binRange(definition, bucketValues[field] as string) as DecimalRange;
+  // A quorum's claims name one URL and method, mostly: their parameters are built once per pair.
+  const parametersByRequest = new Map<string, { parameters: string; hash?: Hex }>();
+  const parametersOf = (url: string, method: "GET" | "POST"): { parameters: string; hash?: Hex } => {
+    const key = `${method} ${url}`;
+    let entry = parametersByRequest.get(key);
+    if (entry === undefined) {
+      entry = { parameters: canonicalJson(claimParameters({ url, method, field, range })) };
+      parametersByRequest.set(key, entry);
+    }
+    return entry;
+  };
   const proofs: TlsProof[] = [];
   let url: string | undefined;
   let providerHash: Hex | undefined;
@@ -156,7 +174,7 @@ function decodeClaims(r: ByteReader, schema: CompactSchema, owner: Address, buck
       const tail = r.sized(`the URL path of claim ${k}`);
       let text: string;
       try {
-        text = new TextDecoder("utf-8", { fatal: true }).decode(tail);
+        text = bytesToUtf8(tail);
       } catch {
         fail("INVALID_PARAMS", tailAt, `claim ${k}: the URL path is not UTF-8`, item);
       }
@@ -169,9 +187,9 @@ function decodeClaims(r: ByteReader, schema: CompactSchema, owner: Address, buck
     if (timestampS < 0 || timestampS > 0xffffffff) fail("INVALID_PARAMS", timeAt, `claim ${k}: a time outside 0 to 2^32 - 1`, item);
     const epoch = r.varint(`the epoch of claim ${k}`);
     const nonce = (flags & NONCE) !== 0 ? bytesToHex(r.sized(`the nonce of claim ${k}`)) : undefined;
-    const parameters = canonicalJson(claimParameters({ url, method: (flags & POST) !== 0 ? "POST" : "GET", field, range }));
+    const built = parametersOf(url, (flags & POST) !== 0 ? "POST" : "GET");
     if (hashFlags === 0) providerHash = undefined;
-    else if (hashFlags === PARAMETERS_HASH) providerHash = keccak256(stringToBytes(parameters));
+    else if (hashFlags === PARAMETERS_HASH) providerHash = built.hash ??= keccak256(stringToBytes(built.parameters));
     else if (hashFlags === PROVIDER_HASH) providerHash = bytesToHex(r.sized(`the provider hash of claim ${k}`));
     else if (providerHash === undefined) fail("INVALID_PARAMS", at, `claim ${k}: the previous claim has no provider hash`, item);
     const rs = r.take(SIGNATURE_BYTES, `the signature of claim ${k}`);
@@ -183,8 +201,10 @@ function decodeClaims(r: ByteReader, schema: CompactSchema, owner: Address, buck
     signature[64] = 27 + parity;
     const statement = (flags & STATEMENT) !== 0 ? { field, range } : undefined;
     const context = canonicalJson({ contextAddress: owner, contextMessage: schema.schemaId, nonce, providerHash, statement });
-    const base = { provider: "http", parameters, owner: claimOwner, timestampS, context };
-    proofs.push({ claim: { ...base, identifier: claimIdentifier(base), epoch }, signature: bytesToHex(signature) });
+    // claimIdentifier's hash (tls-claim.ts), without its parse and canonicalisation of a context that is canonical already.
+    const identifier = keccak256(stringToBytes(`http\n${built.parameters}\n${context}`));
+    const claim = { provider: "http", parameters: built.parameters, owner: claimOwner, timestampS, context, identifier, epoch };
+    proofs.push({ claim, signature: bytesToHex(signature) });
   }
   return proofs;
 }
@@ -193,31 +213,40 @@ function decodeClaims(r: ByteReader, schema: CompactSchema, owner: Address, buck
  * The body of `params` as a compact item, or undefined when its layout cannot say it exactly (then it
  * travels as a JSON item). `addressIndex` puts an address in the batch's table and says where.
  */
-export function encodeAttestation(params: InputParams["create_attestation"], schema: CompactSchema, addressIndex: (address: Address) => number): { kind: "attestation" | "proven"; body: Uint8Array; bytes: AttestationBytes } | undefined {
+export function encodeAttestation(params: InputParams["create_attestation"], schema: CompactSchema, addressIndex: (address: Address) => number): { kind: "attestation" | "proven"; body: Uint8Array } | undefined {
   if (params.provider !== schema.providerType || params.schema_id.toLowerCase() !== schema.schemaId) return undefined;
-  if (!isHex(params.encrypted_data) || !/^0x[0-9a-fA-F]{40}$/.test(params.owner)) return undefined;
-  const w = new ByteWriter();
-  const bytes: AttestationBytes = { schemaIndex: 0, owner: 0, bucket: 0, claims: 0, sealedData: 0 };
-  const mark = (key: keyof AttestationBytes, write: () => void): void => {
-    const before = w.length;
-    write();
-    bytes[key] += w.length - before;
-  };
-  mark("schemaIndex", () => w.varint(schema.index));
-  mark("owner", () => w.varint(addressIndex(params.owner)));
+  if (!isHex(params.encrypted_data) || !isAddress(params.owner)) return undefined;
+  const w = new ByteWriter().varint(schema.index).varint(addressIndex(params.owner));
   for (const field of schema.fields) {
     const label = Object.hasOwn(params.bucket_values, field.name) ? params.bucket_values[field.name] : undefined;
     const index = label === undefined ? 0 : field.definition.labels.indexOf(label) + 1;
     if (label !== undefined && index === 0) return undefined;
-    mark("bucket", () => w.u8(index));
+    w.u8(index);
   }
   if (params.proofs !== undefined) {
     const claims = encodeClaims(params.proofs, schema, params.bucket_values, addressIndex);
     if (claims === undefined) return undefined;
-    mark("claims", () => w.bytes(claims));
+    w.bytes(claims);
   }
-  mark("sealedData", () => w.bytes(hexToBytes(params.encrypted_data)));
-  return { kind: params.proofs === undefined ? "attestation" : "proven", body: w.toBytes(), bytes };
+  w.bytes(hexToBytes(params.encrypted_data));
+  return { kind: params.proofs === undefined ? "attestation" : "proven", body: w.toBytes() };
+}
+
+/**
+ * Where an attestation body's bytes go (the bench's split, worked out on demand rather than on every
+ * encoding): the schema index and the owner's address index as read, a byte per bucket field, the sealed
+ * data as decoded, and the claims in between.
+ */
+export function attestationBytes(body: Uint8Array, proven: boolean, addresses: readonly Address[], directory: SchemaDirectory): AttestationBytes {
+  const { params } = decodeAttestation(body, 0, proven, addresses, directory, 0);
+  const r = new ByteReader(body);
+  const schema = directory(r.varint("the schema index")) as CompactSchema;
+  const schemaIndex = r.offset;
+  r.varint("the owner's address index");
+  const owner = r.offset - schemaIndex;
+  const bucket = schema.fields.length;
+  const sealedData = hexToBytes(params.encrypted_data).length;
+  return { schemaIndex, owner, bucket, claims: body.length - schemaIndex - owner - bucket - sealedData, sealedData };
 }
 
 function encodeClaims(proofs: readonly TlsProof[], schema: CompactSchema, bucketValues: Record<string, string>, addressIndex: (address: Address) => number): Uint8Array | undefined {
@@ -249,7 +278,7 @@ function encodeClaims(proofs: readonly TlsProof[], schema: CompactSchema, bucket
     const sig = isHex(signature) ? hexToBytes(signature) : new Uint8Array(0);
     if (sig.length !== 65 || (sig[64] !== 27 && sig[64] !== 28) || ((sig[32] as number) & 0x80) !== 0) return undefined;
     if (!Number.isInteger(claim.timestampS) || claim.timestampS < 0 || claim.timestampS > 0xffffffff || !Number.isInteger(claim.epoch) || claim.epoch < 0 || claim.epoch > 0xffffffff) return undefined;
-    if (!/^0x[0-9a-fA-F]{40}$/.test(claim.owner)) return undefined;
+    if (!isAddress(claim.owner)) return undefined;
     let flags = (method === "POST" ? POST : 0) | (nonce !== undefined ? NONCE : 0) | (statement !== undefined ? STATEMENT : 0);
     if (url === previousUrl) flags |= SAME_URL;
     if (providerHash !== undefined) {

@@ -21,14 +21,18 @@ export function utf8ToHex(text: string): Hex {
   return `0x${Buffer.from(text, "utf8").toString("hex")}`;
 }
 
-/** Strict: invalid hex or invalid UTF-8 throws a TypeError rather than producing replacement characters. */
-export function hexToUtf8(value: string): string {
-  const bytes = hexToBytes(value);
+/** Strict: invalid UTF-8 throws a TypeError rather than producing replacement characters. */
+export function bytesToUtf8(bytes: Uint8Array): string {
   try {
     return utf8.decode(bytes);
   } catch {
     throw new TypeError("payload is not valid UTF-8");
   }
+}
+
+/** Strict: invalid hex or invalid UTF-8 throws a TypeError rather than producing replacement characters. */
+export function hexToUtf8(value: string): string {
+  return bytesToUtf8(hexToBytes(value));
 }
 
 /** The wire form of every payload in this project: hex of the UTF-8 JSON text. */

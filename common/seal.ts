@@ -13,8 +13,8 @@
  * every opener the same answer.
  */
 import { createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, randomFillSync, type KeyObject } from "node:crypto";
+import { blake2b } from "@noble/hashes/blake2";
 import nacl from "tweetnacl";
-import { blake2b } from "./blake2b.ts";
 import { bytesToHex, hexToBytes } from "./hex.ts";
 import type { Hex } from "viem";
 
@@ -60,39 +60,69 @@ const naclLowLevel = (nacl as unknown as { lowlevel: { crypto_core_hsalsa20(out:
 const HSALSA_SIGMA = new TextEncoder().encode("expand 32-byte k");
 const ZERO_16 = new Uint8Array(16);
 
+/** An X25519 public key as a node KeyObject. */
+function x25519PublicKey(raw: Uint8Array): KeyObject {
+  return createPublicKey({ key: { kty: "OKP", crv: "X25519", x: Buffer.from(raw).toString("base64url") }, format: "jwk" });
+}
+
+function rawPublicKey(key: KeyObject): Uint8Array {
+  return new Uint8Array(Buffer.from(key.export({ format: "jwk" }).x ?? "", "base64url"));
+}
+
 /** Recipient keys as node KeyObjects, per base64 key: the registered key changes rarely. */
 const recipientKeys = new Map<string, KeyObject>();
 
 function recipientKeyObject(base64: string, raw: Uint8Array): KeyObject {
   let key = recipientKeys.get(base64);
   if (key === undefined) {
-    key = createPublicKey({ key: { kty: "OKP", crv: "X25519", x: Buffer.from(raw).toString("base64url") }, format: "jwk" });
+    key = x25519PublicKey(raw);
     if (recipientKeys.size > 16) recipientKeys.clear();
     recipientKeys.set(base64, key);
   }
   return key;
 }
 
+/** DER of a PKCS#8 X25519 private key, before its 32 bytes: lets node's native X25519 take a raw secret key. */
+const X25519_PKCS8_PREFIX = Buffer.from("302e020100300506032b656e04220420", "hex");
+
+/** An opener's secret key as a node KeyObject, and its public key, per secret key: an opener holds one or two. */
+const openerKeys = new Map<string, { privateKey: KeyObject; publicKey: Uint8Array }>();
+
+function openerKeyObjects(secretKey: Uint8Array): { privateKey: KeyObject; publicKey: Uint8Array } {
+  const id = Buffer.from(secretKey).toString("base64");
+  let keys = openerKeys.get(id);
+  if (keys === undefined) {
+    const privateKey = createPrivateKey({ key: Buffer.concat([X25519_PKCS8_PREFIX, secretKey]), format: "der", type: "pkcs8" });
+    keys = { privateKey, publicKey: rawPublicKey(createPublicKey(privateKey)) };
+    if (openerKeys.size > 16) openerKeys.clear();
+    openerKeys.set(id, keys);
+  }
+  return keys;
+}
+
 /**
  * `nacl.box`'s shared key, with the X25519 step done by node's native crypto: tweetnacl's pure-JS scalar
  * multiplications made a seal cost 2.9 ms here (two per seal), a ceiling of ~350 claims/s on one core.
- * The bytes are those of `nacl.box`: HSalsa20 of the same shared secret, then `nacl.secretbox`.
+ * The bytes are those of `nacl.box.before`: HSalsa20 of the same shared secret. Undefined where OpenSSL
+ * refuses the point (a low-order key, which tweetnacl takes): the caller goes tweetnacl's way then.
  */
-function ephemeralBoxKey(recipientBase64: string, recipient: Uint8Array): { publicKey: Uint8Array; sharedKey: Uint8Array } | undefined {
+function nativeBoxKey(privateKey: KeyObject, publicKey: KeyObject): Uint8Array | undefined {
   let shared: Buffer;
-  let publicKey: Uint8Array;
   try {
-    const pair = generateKeyPairSync("x25519");
-    shared = diffieHellman({ privateKey: pair.privateKey, publicKey: recipientKeyObject(recipientBase64, recipient) });
-    const jwk = pair.publicKey.export({ format: "jwk" });
-    publicKey = new Uint8Array(Buffer.from(jwk.x ?? "", "base64url"));
+    shared = diffieHellman({ privateKey, publicKey });
   } catch {
-    // OpenSSL refuses low-order points; tweetnacl seals to them anyway, so such a key takes the slow path.
     return undefined;
   }
   const sharedKey = new Uint8Array(32);
   naclLowLevel.crypto_core_hsalsa20(sharedKey, ZERO_16, new Uint8Array(shared), HSALSA_SIGMA);
-  return { publicKey, sharedKey };
+  return sharedKey;
+}
+
+/** A fresh ephemeral key pair's public key and its shared key with the recipient, natively (`nativeBoxKey`). */
+function ephemeralBoxKey(recipientBase64: string, recipient: Uint8Array): { publicKey: Uint8Array; sharedKey: Uint8Array } | undefined {
+  const pair = generateKeyPairSync("x25519");
+  const sharedKey = nativeBoxKey(pair.privateKey, recipientKeyObject(recipientBase64, recipient));
+  return sharedKey === undefined ? undefined : { publicKey: rawPublicKey(pair.publicKey), sharedKey };
 }
 
 /** The sealed box's nonce: BLAKE2b-192 of the ephemeral and the recipient's public keys (libsodium's). */
@@ -100,7 +130,7 @@ export function sealedBoxNonce(ephemeralPublicKey: Uint8Array, recipientPublicKe
   const input = new Uint8Array(2 * SEAL_PUBLIC_KEY_BYTES);
   input.set(ephemeralPublicKey, 0);
   input.set(recipientPublicKey, SEAL_PUBLIC_KEY_BYTES);
-  return blake2b(input, SEAL_NONCE_BYTES);
+  return blake2b(input, { dkLen: SEAL_NONCE_BYTES });
 }
 
 /** `ephemeral public key | box`: a fresh key pair per seal, the nonce derived from both public keys. */
@@ -147,25 +177,11 @@ function decryptionFailed(reason: string): SealError {
   return new SealError("DECRYPTION_FAILED", `sealed data cannot be opened: ${reason}`, { reason });
 }
 
-/** DER of a PKCS#8 X25519 private key, before its 32 bytes: lets node's native X25519 take a raw secret key. */
-const X25519_PKCS8_PREFIX = Buffer.from("302e020100300506032b656e04220420", "hex");
-
-/**
- * The recipient's public key and `nacl.box.before(ephemeral, secret)`, natively where OpenSSL takes the
- * point (tweetnacl's two scalar multiplications in pure JS cost milliseconds), else with tweetnacl.
- */
+/** The recipient's public key and `nacl.box.before(ephemeral, secret)`, natively where OpenSSL takes the point. */
 function openingKeys(ephemeralPublicKey: Uint8Array, secretKey: Uint8Array): { publicKey: Uint8Array; sharedKey: Uint8Array } {
-  try {
-    const privateKey = createPrivateKey({ key: Buffer.concat([X25519_PKCS8_PREFIX, secretKey]), format: "der", type: "pkcs8" });
-    const publicKey = new Uint8Array(Buffer.from(createPublicKey(privateKey).export({ format: "jwk" }).x ?? "", "base64url"));
-    const ephemeral = createPublicKey({ key: { kty: "OKP", crv: "X25519", x: Buffer.from(ephemeralPublicKey).toString("base64url") }, format: "jwk" });
-    const shared = diffieHellman({ privateKey, publicKey: ephemeral });
-    const sharedKey = new Uint8Array(32);
-    naclLowLevel.crypto_core_hsalsa20(sharedKey, ZERO_16, new Uint8Array(shared), HSALSA_SIGMA);
-    return { publicKey, sharedKey };
-  } catch {
-    return { publicKey: nacl.box.keyPair.fromSecretKey(secretKey).publicKey, sharedKey: nacl.box.before(ephemeralPublicKey, secretKey) };
-  }
+  const opener = openerKeyObjects(secretKey);
+  const sharedKey = nativeBoxKey(opener.privateKey, x25519PublicKey(ephemeralPublicKey)) ?? nacl.box.before(ephemeralPublicKey, secretKey);
+  return { publicKey: opener.publicKey, sharedKey };
 }
 
 /** Opens either layout (the sealed box first); see the top of this file. */

@@ -9,6 +9,9 @@
  * **named** object `{<data key>: value, ..., <field>: value}` (an array would not say which field), and so
  * does every seal made before. Openers name the values with the schema (`namedContent`).
  */
+import { bytesToUtf8 } from "./hex.ts";
+import type { SchemaContent } from "./ids.ts";
+import type { SchemaDetail } from "./wire.ts";
 
 /** Any JSON value at a dot path, or null when absent. */
 export function valueAtPath(body: unknown, path: string): unknown {
@@ -24,6 +27,13 @@ export function valueAtPath(body: unknown, path: string): unknown {
 export interface ContentSchema {
   dataKeys: readonly string[];
   bucketFields: readonly string[];
+}
+
+/** What names a schema's sealed values, from its rollup view (`provider_schema`) or from its registered content. */
+export function contentSchemaOf(schema: Pick<SchemaDetail, "data_keys" | "bucket_definitions"> | Pick<SchemaContent, "dataKeys" | "bucketDefinitions">): ContentSchema {
+  return "data_keys" in schema
+    ? { dataKeys: schema.data_keys, bucketFields: Object.keys(schema.bucket_definitions) }
+    : { dataKeys: schema.dataKeys, bucketFields: Object.keys(schema.bucketDefinitions) };
 }
 
 /** The names of the values form, in order, or undefined when the schema seals the named object. */
@@ -54,7 +64,7 @@ export type ContentProblem = "plaintext is not UTF-8" | "plaintext is not JSON" 
 export function namedContent(plaintext: Uint8Array, schema?: ContentSchema): { ok: true; value: Record<string, unknown> } | { ok: false; problem: ContentProblem } {
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(plaintext);
+    text = bytesToUtf8(plaintext);
   } catch {
     return { ok: false, problem: "plaintext is not UTF-8" };
   }

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import type { Hex } from "viem";
 import { AttestationApiError, AttestationClient } from "../client/index.ts";
+import { contentSchemaOf } from "../common/sealed-content.ts";
 import { boxKeyPairOf, openAttestedData } from "../client/keys.ts";
 import { SealError } from "../common/seal.ts";
 import { parseArgs, runScript, UsageError } from "./lib/cli.ts";
@@ -32,10 +33,7 @@ runScript(async () => {
     const read = await api.attestationData(claimId);
     // The schema's public view names the values of data sealed as values alone (common/sealed-content.ts).
     const schema = await api.schema(read.schemaId);
-    const data = openAttestedData(read.encrypted_data as Hex, mine, read.sealedKey as Hex | undefined, {
-      dataKeys: schema.data_keys,
-      bucketFields: Object.keys(schema.bucket_definitions),
-    });
+    const data = openAttestedData(read.encrypted_data as Hex, mine, read.sealedKey as Hex | undefined, contentSchemaOf(schema));
     console.log(JSON.stringify({ claimId: read.claimId, owner: read.owner, schemaId: read.schemaId, data }, null, 2));
     return 0;
   } catch (error) {

@@ -14,34 +14,18 @@
  * the outputs tree across in DAPP_OUTPUTS_TREE_FILE and its state in its SQLite file, as the machine's
  * memory and drive would.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { encodeFunctionData, parseAbi, type Address, type Hex } from "viem";
+import type { Hex } from "viem";
 
-/** The input a v2 node hands the machine, field by field (Inputs.sol of the Cartesi Rollups contracts). */
-export interface EvmAdvance {
-  chainId: bigint;
-  application: Address;
-  sender: Address;
-  blockNumber: bigint;
-  blockTimestamp: bigint;
-  prevRandao: bigint;
-  index: bigint;
-  payload: Hex;
-}
-
-const INPUTS_ABI = parseAbi([
-  "function EvmAdvance(uint256 chainId, address appContract, address msgSender, uint256 blockNumber, uint256 blockTimestamp, uint256 prevRandao, uint256 index, bytes payload)",
-]);
-
-export function encodeEvmAdvance(advance: EvmAdvance): Hex {
-  const { chainId, application, sender, blockNumber, blockTimestamp, prevRandao, index, payload } = advance;
-  return encodeFunctionData({ abi: INPUTS_ABI, functionName: "EvmAdvance", args: [chainId, application, sender, blockNumber, blockTimestamp, prevRandao, index, payload] });
-}
-
+/**
+ * One request as the mock reads it. An advance is the ABI-encoded `EvmAdvance` call a v2 node feeds the
+ * machine, encoded by the caller (devnode/v2/inputs.ts, `encodeEvmAdvance`): the toolkit imports no other
+ * room, and one encoder is enough.
+ */
 export type MockRequest =
-  | { kind: "advance"; advance: EvmAdvance }
+  | { kind: "advance"; evmAdvance: Hex }
   | { kind: "inspect"; payload: Hex };
 
 /** What libcmt wrote for one request. */
@@ -77,7 +61,7 @@ export interface MockSessionOptions {
 const MAX_INPUTS_LIST = 120 * 1024;
 
 /** The mock's buffer for one request; a longer file is refused by the mock (and by a real machine's 2 MiB). */
-export const MOCK_MAX_REQUEST_BYTES = 2 * 1024 * 1024;
+const MOCK_MAX_REQUEST_BYTES = 2 * 1024 * 1024;
 
 export class MockSessionError extends Error {
   override readonly name = "MockSessionError";
@@ -89,6 +73,7 @@ export class MockSessionError extends Error {
  */
 export async function runMockSessions(options: MockSessionOptions): Promise<MockSessionResult> {
   const { dir, requests } = options;
+  if (options.command.length === 0) throw new MockSessionError("the dapp command is empty");
   if (/[.,]/.test(dir)) throw new MockSessionError(`libcmt's mock cannot use the folder ${dir}: its path must have no "." or ","`);
   const stems = requests.map((request, i) => join(dir, `${request.kind === "advance" ? "advance" : "inspect"}-${String(i).padStart(6, "0")}`));
   if ((stems[0] ?? "").length + 4 > 127) throw new MockSessionError(`libcmt's mock takes paths of at most 127 characters: ${dir} is too long`);
@@ -107,7 +92,7 @@ export async function runMockSessions(options: MockSessionOptions): Promise<Mock
       length += 1 + next.length;
       end++;
     }
-    const run = await runOne(options, list.join(","));
+    const run = await runOne(options, list);
     // A request the dapp did not accept ends the session wherever it comes (the mock cannot go on after
     // it): the next session starts after the first one without a root, planned or not.
     let reached = start;
@@ -121,7 +106,8 @@ export async function runMockSessions(options: MockSessionOptions): Promise<Mock
 
 /** Writes one request as the file the mock reads; `mockEntry` names it in CMT_INPUTS. */
 export function writeMockRequest(path: string, request: MockRequest): void {
-  const bytes = Buffer.from((request.kind === "advance" ? encodeEvmAdvance(request.advance) : request.payload).slice(2), "hex");
+  // Buffer's own hex: the toolkit imports nothing of common/ (docs/layout.md).
+  const bytes = Buffer.from((request.kind === "advance" ? request.evmAdvance : request.payload).slice(2), "hex");
   if (bytes.length > MOCK_MAX_REQUEST_BYTES) throw new MockSessionError(`${path}: ${bytes.length} bytes, over the mock's ${MOCK_MAX_REQUEST_BYTES}`);
   writeFileSync(path, bytes);
 }
@@ -131,16 +117,34 @@ export function mockEntry(path: string, request: MockRequest): string {
   return `${request.kind === "advance" ? 0 : 1}:${path}`;
 }
 
-function runOne(options: MockSessionOptions, inputs: string): Promise<{ exitCode: number | null; stderr: string }> {
-  const [file, ...args] = options.command;
+export interface MockSessionSpawn {
+  /** The dapp's argv (`node dist/dapp/main.js`, or the sources through tsx). */
+  command: readonly string[];
+  cwd: string;
+  /** The dapp's configuration (DAPP_ADMINS, DAPP_DB_PATH...); the transport's variables are set here. */
+  env: Record<string, string>;
+  /** CMT_INPUTS: the requests' `mockEntry`s, in order, whose files are written already. */
+  entries: readonly string[];
+  /** Where the dapp's stdout and stderr go: piped (stdout dropped) to be read, or a file descriptor. */
+  output: "stderr" | number;
+}
+
+/** Starts one session of the mock: the dapp on libcmt over `entries`; it exits when they run out. */
+export function spawnMockSession(session: MockSessionSpawn): ChildProcess {
+  const [file, ...args] = session.command;
   if (file === undefined) throw new MockSessionError("the dapp command is empty");
   // Only what the dapp is given: a ROLLUP_HTTP_SERVER_URL from the caller's shell would make it refuse to start.
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/", ...options.env, DAPP_TRANSPORT: "libcmt", CMT_INPUTS: inputs };
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/", ...session.env, DAPP_TRANSPORT: "libcmt", CMT_INPUTS: session.entries.join(",") };
+  const stdio = session.output === "stderr" ? (["ignore", "ignore", "pipe"] as const) : (["ignore", session.output, session.output] as const);
+  return spawn(file, args, { cwd: session.cwd, env, stdio: [...stdio] });
+}
+
+function runOne(options: MockSessionOptions, entries: readonly string[]): Promise<{ exitCode: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd: options.cwd, env, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawnMockSession({ command: options.command, cwd: options.cwd, env: options.env, entries, output: "stderr" });
     let stderr = "";
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => {
       // The tail is what explains a failure; a long run of mock chatter is not kept whole.
       stderr = (stderr + chunk).slice(-16_384);
     });
@@ -163,5 +167,6 @@ function numbered(stem: string, what: string): Hex[] {
 }
 
 function readHex(path: string): Hex | null {
+  // Buffer's own hex, as in writeMockRequest: no common/ here.
   return existsSync(path) ? `0x${readFileSync(path).toString("hex")}` : null;
 }

@@ -12,7 +12,7 @@ import { hexToBytes } from "../../common/hex.ts";
 import { keyIdOf } from "../../common/ids.ts";
 import { isOwnerSealed, parseOwnerSealed } from "../../common/owner-sealed.ts";
 import { openSealed } from "../../common/seal.ts";
-import { namedContent, type ContentSchema } from "../../common/sealed-content.ts";
+import { contentSchemaOf, namedContent, type ContentSchema } from "../../common/sealed-content.ts";
 import type { GrantView } from "../../common/wire.ts";
 import { ApiError } from "../errors.ts";
 import type { ApiServices } from "../services.ts";
@@ -75,9 +75,8 @@ function openAsAdmin(sealed: Hex, secretKey: Uint8Array, schema: ContentSchema):
 }
 
 /** What names the values of the schema's sealed content: its data keys and bucket fields, read from the rollup. */
-async function contentSchemaOf(services: ApiServices, schemaId: Hex): Promise<ContentSchema> {
-  const schema = await services.reader.query("provider_schema", { schema_id: schemaId });
-  return { dataKeys: schema.data_keys, bucketFields: Object.keys(schema.bucket_definitions) };
+async function readContentSchema(services: ApiServices, schemaId: Hex): Promise<ContentSchema> {
+  return contentSchemaOf(await services.reader.query("provider_schema", { schema_id: schemaId }));
 }
 
 /** What `requester` may read of attestation `claimId`, or the ApiError that says why not. */
@@ -116,7 +115,7 @@ export async function readAttestationData(services: ApiServices, claimId: string
         throw new ApiError("NO_GRANT_FOUND", "The owner has shared no key of this attestation's data with this requester (a grant with keys, or share_keys)", { owner, requester });
       }
     }
-    const schema = secretKey === undefined ? undefined : await contentSchemaOf(services, view.schema_id);
+    const schema = secretKey === undefined ? undefined : await readContentSchema(services, view.schema_id);
     const opened = secretKey === undefined || schema === undefined ? undefined : ownerSealed ? openAsAdmin(view.encrypted_data, secretKey, schema) : openJsonObject(view.encrypted_data, secretKey, schema);
     const data: AttestationData = {
       claimId: view.attestation_id,

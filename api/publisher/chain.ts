@@ -3,7 +3,7 @@
  * it), the batch calls (`recordMany`, `revokeMany`) with their gas, and transactions signed here and kept
  * before they are broadcast, so that a restart can send the same bytes again instead of a second one.
  */
-import { createPublicClient, createWalletClient, defineChain, encodeFunctionData, http, keccak256, type Abi, type Address, type Chain, type Hex, type PublicClient, type Transport } from "viem";
+import { createPublicClient, defineChain, encodeFunctionData, http, keccak256, type Abi, type Address, type Chain, type Hex, type PublicClient, type Transport } from "viem";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { contractArtifact, stackContracts } from "../../common/contracts.ts";
 import { attestationFields, revocationFields, type NoticeAttestation, type NoticeRevocation } from "../../common/notice-fields.ts";
@@ -91,10 +91,10 @@ export class PublisherChain {
   async sign(target: Target, data: Hex, gasLimit: number): Promise<SignedTx> {
     this.nonce ??= await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" });
     const fees = await this.client.estimateFeesPerGas();
-    const wallet = createWalletClient({ account: this.account, chain: this.chain, transport: http(this.options.rpcUrl) });
-    const raw = await wallet.signTransaction({
-      account: this.account,
-      chain: this.chain,
+    // Signed by the local key itself: nothing to ask the node but the nonce and the fees.
+    const raw = await this.account.signTransaction({
+      type: "eip1559",
+      chainId: this.options.chainId,
       to: this.options.contracts[target],
       data,
       gas: BigInt(gasLimit),
@@ -125,6 +125,17 @@ export class PublisherChain {
       return { success: receipt.status === "success", gasUsed: Number(receipt.gasUsed) };
     } catch (error) {
       if (error instanceof Error && error.name === "TransactionReceiptNotFoundError") return undefined;
+      throw error;
+    }
+  }
+
+  /** Whether the node holds the transaction (pending or mined). */
+  async known(hash: Hex): Promise<boolean> {
+    try {
+      await this.client.getTransaction({ hash });
+      return true;
+    } catch (error) {
+      if (error instanceof Error && error.name === "TransactionNotFoundError") return false;
       throw error;
     }
   }

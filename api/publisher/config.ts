@@ -8,14 +8,10 @@ import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
 import { configAddressSchema, httpUrlSchema, portSchema } from "../../common/env.ts";
+import { LOCAL_ADDRESSES } from "../config.ts";
 
 /** Hardhat account #17: the publisher's own wallet on the local stack (nothing else there sends from it). */
 export const LOCAL_PUBLISHER_KEY: Hex = "0x689af8efa8c651a91ad287602527f3af2fe9f6501a7ac4b061667b5a93e037fd";
-
-const LOCAL = {
-  v1: { application: "0xab7528bb862fB57E8A2BCd567a2e929a0Be56a5e" },
-  v2: { application: "0xB581C9264f59BF0289fA76D61B2D0746dCE3C30D" },
-} as const;
 
 /** How often the publisher looks for new notices and proofs, unless PUBLISH_POLL_MS says otherwise. */
 export const DEFAULT_PUBLISH_POLL_MS = 500;
@@ -80,7 +76,7 @@ export function loadPublisherConfig(env: NodeJS.ProcessEnv): PublisherConfig {
     graphqlUrl: e.GRAPHQL_URL ?? `${rollupUrl}/graphql`,
     rpcUrl: e.RPC_URL,
     chainId: e.CHAIN_ID,
-    dappAddress: (e.DAPP_ADDRESS ?? LOCAL[e.ROLLUPS].application) as Address,
+    dappAddress: (e.DAPP_ADDRESS ?? LOCAL_ADDRESSES[e.ROLLUPS].application) as Address,
     contracts: { registry: e.REGISTRY_ADDRESS as Address, gate: e.GATE_ADDRESS as Address },
     privateKey: e.PUBLISHER_PRIVATE_KEY as Hex,
     wallet: privateKeyToAccount(e.PUBLISHER_PRIVATE_KEY as Hex).address,

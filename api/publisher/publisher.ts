@@ -64,7 +64,8 @@ export class Publisher {
         .then((sent) => void (busy = sent))
         .finally(() => {
           this.running = undefined;
-          // A batch in flight is looked after at once: its receipt lets the next batch go.
+          // A batch just sent is looked after at once: on a chain that mines at once, its receipt lets the
+          // next batch go; on a slower one, the next checks come at the usual pace.
           if (!this.stopped) this.timer = setTimeout(loop, busy ? Math.min(this.options.pollMs, BUSY_POLL_MS) : this.options.pollMs);
         });
     };
@@ -82,12 +83,12 @@ export class Publisher {
   }
 
   /**
-   * One round; a failure is logged once and retried next round (the store keeps every step). True when a
-   * transaction is in flight at its end.
+   * One round; a failure is logged once and retried next round (the store keeps every step). True when it
+   * sent a transaction: the next round then follows at once, for a chain that mines it at once.
    */
   async round(): Promise<boolean> {
     try {
-      if (!(await this.settleInFlight())) return true;
+      if (!(await this.settleInFlight())) return false;
       await this.follow();
       await this.prove();
       const sent = await this.sendNext();
@@ -103,13 +104,16 @@ export class Publisher {
     }
   }
 
-  /** True when nothing is in flight any more; a transaction without a receipt is broadcast again (same bytes). */
+  /**
+   * True when nothing is in flight any more. A transaction without a receipt that the node does not know
+   * (this process stopped before broadcasting it, or the node dropped it) is broadcast again: the same bytes.
+   */
   private async settleInFlight(): Promise<boolean> {
     const { chain, store } = this.options;
     for (const tx of store.inFlight()) {
       const outcome = await chain.outcome(tx.hash);
       if (outcome === undefined) {
-        await chain.broadcast(tx.raw);
+        if (!(await chain.known(tx.hash))) await chain.broadcast(tx.raw);
         return false;
       }
       store.settleTx(tx.hash, outcome.success ? "mined" : "failed", outcome.gasUsed);

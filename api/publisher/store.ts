@@ -46,7 +46,6 @@ CREATE INDEX IF NOT EXISTS items_open ON items (registry_done, gate_done, input_
 CREATE TABLE IF NOT EXISTS txs (
   hash TEXT PRIMARY KEY, raw TEXT NOT NULL, nonce INTEGER NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL,
   uids TEXT NOT NULL, gas_limit INTEGER NOT NULL, sent_at INTEGER NOT NULL, state TEXT NOT NULL, gas_used INTEGER);
-CREATE TABLE IF NOT EXISTS owner (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
 
 interface ItemRow {
@@ -105,8 +104,8 @@ export class PublisherStore {
 
   /** The state belongs to one application's registry and gate; another needs another DATA_DIR. */
   claimOwner(owner: string): string | undefined {
-    const row = this.db.prepare<[], { value: string }>("SELECT value FROM owner WHERE key = 'owner'").get();
-    if (row === undefined) this.db.prepare("INSERT INTO owner (key, value) VALUES ('owner', ?)").run(owner);
+    const row = this.db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'owner'").get();
+    if (row === undefined) this.db.prepare("INSERT INTO meta (key, value) VALUES ('owner', ?)").run(owner);
     return row?.value;
   }
 
@@ -190,13 +189,5 @@ export class PublisherStore {
   /** When the oldest transaction of the window started: the budget frees up an hour after it. */
   oldestSince(sinceMs: number): number | undefined {
     return this.db.prepare<[number], { at: number | null }>("SELECT MIN(sent_at) AS at FROM txs WHERE sent_at >= ?").get(sinceMs)?.at ?? undefined;
-  }
-
-  /** Every uid each mined transaction carried, per target and kind (tests check nothing went twice). */
-  minedUids(): { target: Target; kind: ItemKind; uids: Hex[] }[] {
-    return this.db
-      .prepare<[], TxRow>("SELECT * FROM txs WHERE state = 'mined' ORDER BY nonce")
-      .all()
-      .map((row) => ({ target: row.target as Target, kind: row.kind as ItemKind, uids: JSON.parse(row.uids) as Hex[] }));
   }
 }

@@ -2,7 +2,7 @@
 import type { Redis } from "ioredis";
 import type { SharedWriteMark } from "../rollup/write-mark.ts";
 
-export const WRITE_MARK_KEY_PREFIX = "attestation-api:written:";
+const WRITE_MARK_KEY_PREFIX = "attestation-api:written:";
 
 /** Sets the key to ARGV[1] unless it already holds as much: the mark only rises, whatever order replicas write in. */
 const RAISE_SCRIPT = `

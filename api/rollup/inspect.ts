@@ -21,6 +21,25 @@ export type ListQueryType = "all_provider_schemas" | "attestations_by_owner" | "
 /** The most a list query hands out per page (DECISIONS.md section 9). */
 const PAGE = 1000;
 
+/** A list query's parameters for the page at `offset`. */
+export function pageParams(params: Record<string, unknown>, offset: number): Record<string, unknown> {
+  return { ...params, limit: PAGE, offset };
+}
+
+/**
+ * Every item of a list, asking `page` for each offset in turn from 0. A page may hold fewer than the limit
+ * (the dapp ends a page at its byte budget), so only an empty page ends the list.
+ */
+export async function everyPage<T>(page: (offset: number) => Promise<readonly T[]>): Promise<T[]> {
+  const all: T[] = [];
+  for (let offset = 0; ; ) {
+    const items = await page(offset);
+    if (items.length === 0) return all;
+    all.push(...items);
+    offset += items.length;
+  }
+}
+
 export interface RollupReaderOptions {
   rollupUrl: string;
   /** Set for a v2 node: the application its inspect URL names. */
@@ -34,22 +53,8 @@ export interface RollupReaderOptions {
  * same rollup (api/rollup/read-pool.ts). Routes and claim paths read through this alone.
  */
 export interface RollupQueries {
-  /** Where reads go, for health and error details. */
-  readonly url: string;
   query<T extends QueryType>(type: T, params?: Record<string, unknown>, timeoutMs?: number): Promise<QueryResults[T]>;
   queryAll<T extends ListQueryType>(type: T, params?: Record<string, unknown>): Promise<QueryResults[T]>;
-}
-
-/** Why an endpoint could not answer at all (down, or not serving), as opposed to the dapp's own rejection. */
-export class InspectUnavailableError extends Error {
-  override readonly name = "InspectUnavailableError";
-  constructor(
-    message: string,
-    /** The endpoint said so itself (an HTTP status), rather than not answering. */
-    readonly status?: number,
-  ) {
-    super(message);
-  }
 }
 
 export class RollupReader implements RollupQueries {
@@ -78,7 +83,7 @@ export class RollupReader implements RollupQueries {
     } catch (error) {
       throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup node is not responding", {
         url: this.options.rollupUrl,
-        error: error instanceof InspectUnavailableError ? error.message : networkMessage(error),
+        error: networkMessage(error),
       });
     }
   }
@@ -95,23 +100,14 @@ export class RollupReader implements RollupQueries {
     return v1Envelope((await response.json()) as V2InspectBody);
   }
 
-  /**
-   * Every item of a list query. A page may hold fewer than `limit` items (the dapp ends a page at its byte
-   * budget), so only an empty page ends the list.
-   */
+  /** Every item of a list query. */
   async queryAll<T extends ListQueryType>(type: T, params: Record<string, unknown> = {}): Promise<QueryResults[T]> {
-    const all: QueryResults[ListQueryType][number][] = [];
-    for (let offset = 0; ; ) {
-      const page: QueryResults[ListQueryType] = await this.query(type, { ...params, limit: PAGE, offset });
-      if (page.length === 0) return all as QueryResults[T];
-      all.push(...page);
-      offset += page.length;
-    }
+    return (await everyPage<QueryResults[ListQueryType][number]>((offset) => this.query(type, pageParams(params, offset)))) as QueryResults[T];
   }
 }
 
-/** A refusal with its status and, when the endpoint says why in JSON (a reader in mismatch), its message. */
-async function unavailable(response: Response): Promise<InspectUnavailableError> {
+/** A refusal: its status and, when the endpoint says why in JSON (a reader in mismatch), its code and message. */
+async function unavailable(response: Response): Promise<Error> {
   let why = "";
   try {
     const body = (await response.json()) as { error?: { code?: unknown; message?: unknown } };
@@ -119,7 +115,7 @@ async function unavailable(response: Response): Promise<InspectUnavailableError>
   } catch {
     // Not JSON: the status says enough.
   }
-  return new InspectUnavailableError(`HTTP ${response.status}${why}`, response.status);
+  return new Error(`HTTP ${response.status}${why}`);
 }
 
 /** The result of an inspect answer: its first report, or the api's error for a rejection. */

@@ -1,10 +1,11 @@
 /**
  * Read-your-writes, per request. A request's reads must see every input the client has been told about:
- * the index it names in `X-Min-Input-Index`, and every write this api (or, through Redis, any replica)
- * answered before the read began (api/rollup/write-mark.ts). The request's needs travel with it in an
- * AsyncLocalStorage, so the read pool learns them without every route passing them on; what happened to
- * them comes back as response headers: `X-Input-Index` after a write, `X-Read-Fallback` when readers
- * were too far behind and the node answered instead.
+ * the index it names in `X-Min-Input-Index`, every write this api answered before the read began, and
+ * every write any replica answered (through Redis) before the request's first read (api/rollup/
+ * write-mark.ts). The request's needs travel with it in an AsyncLocalStorage, so the read pool learns
+ * them without every route passing them on; what happened to them comes back as response headers:
+ * `X-Input-Index` after a write, `X-Read-Fallback` when readers were too far behind and the node
+ * answered instead.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { MiddlewareHandler } from "hono";
@@ -21,6 +22,8 @@ export interface ReadNeeds {
   wrote: number | undefined;
   /** Why a read of this request went to the node, when one did. */
   fallback: string | undefined;
+  /** The replicas' write mark as the request's first read asked it: asked once (a Redis GET), not per read. */
+  writeMark: Promise<number> | undefined;
 }
 
 const storage = new AsyncLocalStorage<ReadNeeds>();
@@ -30,12 +33,7 @@ export function currentReadNeeds(): ReadNeeds | undefined {
   return storage.getStore();
 }
 
-/** Runs `fn` with needs of its own: what a test or a background task reads through. */
-export function withReadNeeds<T>(needs: Partial<ReadNeeds>, fn: () => T): T {
-  return storage.run({ minInputIndex: undefined, wrote: undefined, fallback: undefined, ...needs }, fn);
-}
-
-/** A write of this request was recorded at `inputIndex`: its later reads must see it, and its answer says where. */
+/** A write of this request was recorded at `inputIndex`: its answer says where (its later reads see it through the write mark). */
 export function noteWrite(inputIndex: number): void {
   const needs = storage.getStore();
   if (needs !== undefined) needs.wrote = Math.max(needs.wrote ?? -1, inputIndex);
@@ -65,7 +63,7 @@ export function readConsistency(): MiddlewareHandler {
       }
       minInputIndex = Number(value);
     }
-    const needs: ReadNeeds = { minInputIndex, wrote: undefined, fallback: undefined };
+    const needs: ReadNeeds = { minInputIndex, wrote: undefined, fallback: undefined, writeMark: undefined };
     await storage.run(needs, () => next());
     if (needs.wrote !== undefined) c.res.headers.set(INPUT_INDEX_HEADER, String(needs.wrote));
     if (needs.fallback !== undefined) c.res.headers.set(READ_FALLBACK_HEADER, needs.fallback);

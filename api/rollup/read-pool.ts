@@ -14,7 +14,7 @@
 import type { InspectEnvelope, QueryResults, QueryType } from "../../common/wire.ts";
 import { ApiError } from "../errors.ts";
 import { currentReadNeeds, noteFallback } from "./read-context.ts";
-import { resultOf, RollupReader, type ListQueryType, type RollupQueries } from "./inspect.ts";
+import { everyPage, pageParams, resultOf, type ListQueryType, type RollupQueries, type RollupReader } from "./inspect.ts";
 import type { WriteMark } from "./write-mark.ts";
 
 /** How an endpoint answers GET /reader (a validator devnode); a node without that route is a plain node. */
@@ -38,6 +38,9 @@ export interface ReaderView {
   reason: string | null;
 }
 
+/** What the pool needs of a reader or of the node (RollupReader): tests hand it fakes. */
+export type ReadSource = Pick<RollupReader, "url" | "envelopeOf" | "query">;
+
 export interface ReadPoolOptions {
   /** How long a read waits for a reader that has processed what it needs before the node answers it. */
   waitMs: number;
@@ -47,17 +50,20 @@ export interface ReadPoolOptions {
   onRead?: (target: string, outcome: "ok" | "behind" | "failed" | "fallback") => void;
 }
 
-class Endpoint implements ReaderView {
+class Endpoint {
   kind: ReaderView["kind"] = "unknown";
+  /** How its last status poll found it, and why when not serving. */
   health: ReaderHealth = "serving";
+  reason: string | null = null;
   processedInputCount = 0;
   /** When processedInputCount was learned (Date.now()). */
   countAt = 0;
   /** A reader that failed a read is left alone until then, whatever its status says (it may answer /reader and hang on inspects). */
   restUntil = 0;
-  reason: string | null = null;
+  /** Why it failed that read. */
+  restReason: string | null = null;
 
-  constructor(readonly reader: RollupReader) {}
+  constructor(readonly reader: ReadSource) {}
 
   /** What it says now is the truth, lower too: a reader started again from an older state is behind. */
   learnCount(count: number): void {
@@ -69,8 +75,15 @@ class Endpoint implements ReaderView {
     return this.reader.url;
   }
 
+  /** Left alone after a failed read: reads skip it whatever its polls say meanwhile. */
+  resting(now: number = Date.now()): boolean {
+    return this.restUntil > now;
+  }
+
+  /** Never shown serving while reads skip it: a resting reader is down until its rest is over. */
   view(): ReaderView {
-    return { url: this.url, kind: this.kind, health: this.health, processedInputCount: this.processedInputCount, reason: this.reason };
+    const down = this.health === "serving" && this.resting();
+    return { url: this.url, kind: this.kind, health: down ? "down" : this.health, processedInputCount: this.processedInputCount, reason: down ? this.restReason : this.reason };
   }
 }
 
@@ -89,18 +102,14 @@ export class ReadPool implements RollupQueries {
   private polling: Promise<void> | undefined;
 
   constructor(
-    readers: readonly RollupReader[],
+    readers: readonly ReadSource[],
     /** Answers what no reader can in time. */
-    private readonly node: RollupReader,
+    private readonly node: ReadSource,
     private readonly mark: WriteMark,
     private readonly options: ReadPoolOptions,
   ) {
     if (readers.length === 0) throw new Error("a read pool needs at least one reader");
     this.endpoints = readers.map((reader) => new Endpoint(reader));
-  }
-
-  get url(): string {
-    return this.endpoints.map((e) => e.url).join(",");
   }
 
   /** How each reader stands now (GET /api/core/health, metrics). */
@@ -135,15 +144,11 @@ export class ReadPool implements RollupQueries {
    */
   async queryAll<T extends ListQueryType>(type: T, params: Record<string, unknown> = {}): Promise<QueryResults[T]> {
     for (let attempt = 0; ; attempt++) {
-      const first = await this.read(type, { ...params, limit: PAGE, offset: 0 });
-      const all: QueryResults[ListQueryType][number][] = [];
+      const first = await this.read(type, pageParams(params, 0));
       try {
-        let page: QueryResults[ListQueryType] = resultOf<T>(first.envelope, params, first.url);
-        for (let offset = 0; page.length > 0; ) {
-          all.push(...page);
-          offset += page.length;
-          page = await first.source.query(type, { ...params, limit: PAGE, offset });
-        }
+        const all = await everyPage<QueryResults[ListQueryType][number]>(async (offset) =>
+          offset === 0 ? resultOf<T>(first.envelope, params, first.url) : first.source.query(type, pageParams(params, offset)),
+        );
         return all as QueryResults[T];
       } catch (error) {
         const reader = first.endpoint;
@@ -154,9 +159,8 @@ export class ReadPool implements RollupQueries {
   }
 
   /** The first answer from an endpoint that has processed what this read needs; the node's past the wait. */
-  private async read(type: QueryType, params: Record<string, unknown>, timeoutMs?: number): Promise<{ envelope: InspectEnvelope; url: string; source: RollupReader; endpoint: Endpoint | undefined }> {
-    const needs = currentReadNeeds();
-    const highest = Math.max(needs?.minInputIndex ?? -1, needs?.wrote ?? -1, await this.mark.highest());
+  private async read(type: QueryType, params: Record<string, unknown>, timeoutMs?: number): Promise<{ envelope: InspectEnvelope; url: string; source: ReadSource; endpoint: Endpoint | undefined }> {
+    const highest = await this.highestNeeded();
     // Processing input i makes the count i + 1.
     const needed = highest + 1;
     const deadline = Date.now() + this.options.waitMs;
@@ -168,7 +172,7 @@ export class ReadPool implements RollupQueries {
           envelope = await endpoint.reader.envelopeOf(type, params, timeoutMs);
         } catch (error) {
           this.rest(endpoint, error);
-          why = `${endpoint.url}: ${endpoint.reason ?? "failed"}`;
+          why = `${endpoint.url}: ${endpoint.restReason ?? "failed"}`;
           continue;
         }
         endpoint.learnCount(envelope.processed_input_count);
@@ -188,11 +192,21 @@ export class ReadPool implements RollupQueries {
     return { envelope: await this.node.envelopeOf(type, params, timeoutMs), url: this.node.url, source: this.node, endpoint: undefined };
   }
 
+  /**
+   * The input this read must see: the client's (X-Min-Input-Index) and every write answered before it. The
+   * replicas' shared mark is asked once per request (a Redis GET); this replica's own writes, the request's
+   * among them, are known without asking.
+   */
+  private async highestNeeded(): Promise<number> {
+    const needs = currentReadNeeds();
+    const shared = needs === undefined ? this.mark.highest() : (needs.writeMark ??= this.mark.highest());
+    return Math.max(needs?.minInputIndex ?? -1, this.mark.own, await shared);
+  }
+
   /** Down, hung or refusing (a reader in mismatch answers 503): left alone for a while. */
   private rest(endpoint: Endpoint, error: unknown): void {
-    endpoint.health = "down";
     endpoint.restUntil = Date.now() + REST_MS;
-    endpoint.reason = error instanceof ApiError ? String(error.details?.error ?? error.message) : String(error);
+    endpoint.restReason = error instanceof ApiError ? String(error.details?.error ?? error.message) : String(error);
     this.options.onRead?.(endpoint.url, "failed");
   }
 
@@ -205,7 +219,7 @@ export class ReadPool implements RollupQueries {
     const start = this.next++ % n;
     const now = Date.now();
     const order = Array.from({ length: n }, (_, k) => this.endpoints[(start + k) % n] as Endpoint);
-    const ready = order.filter((e) => e.health === "serving" && e.restUntil <= now);
+    const ready = order.filter((e) => e.health === "serving" && !e.resting(now));
     const ahead = ready.filter((e) => e.processedInputCount >= needed);
     const maybe = ready.filter((e) => e.processedInputCount < needed && now - e.countAt >= RECOUNT_MS);
     return [...ahead, ...maybe];
@@ -255,6 +269,3 @@ export class ReadPool implements RollupQueries {
     }
   }
 }
-
-/** The most a list query hands out per page (DECISIONS.md section 9), as RollupReader pages. */
-const PAGE = 1000;

@@ -20,6 +20,11 @@ export class WriteMark {
     private readonly onSharedFailure: (error: unknown) => void = () => {},
   ) {}
 
+  /** The highest input index this replica answered a write for (-1: none): known without asking anyone. */
+  get own(): number {
+    return this.local;
+  }
+
   /** A write was recorded at `inputIndex`: called before its answer leaves, so any read after it sees it. */
   async note(inputIndex: number): Promise<void> {
     this.local = Math.max(this.local, inputIndex);
@@ -31,7 +36,7 @@ export class WriteMark {
     }
   }
 
-  /** The highest input index a read must see (-1: none). */
+  /** The highest input index any replica answered a write for (-1: none); this replica's own while the shared mark cannot tell. */
   async highest(): Promise<number> {
     if (this.shared === undefined) return this.local;
     try {

@@ -26,6 +26,7 @@ import { contractArtifact, stackContracts } from "../../common/contracts.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
 import { startProviderServer, type ProviderServer } from "../../test/support/provider-server.ts";
 import { startStack, type TestStack } from "../../test/support/stack.ts";
+import { until } from "../../test/support/until.ts";
 import { deployEas, ZERO_UID } from "../eas.ts";
 import { ownerAddress } from "../inputs.ts";
 import { figure } from "../report.ts";
@@ -52,13 +53,14 @@ export function publisherFigureNames(): string[] {
 
 const FIELD = "data.balance";
 const BUCKETS = { field: FIELD, boundaries: [0, 100, 1000, 10000], labels: ["low", "mid", "high"] };
-/** The registry's DATA_SCHEMA (contracts/AttestationRegistry.sol): EAS carries the same data. */
-const DATA_SCHEMA = "string provider,string field,string bucket,address attestor,uint64 halfLife,address[] attestors";
 
 interface Made {
   claimId: Hex;
   inputIndex: number;
 }
+
+/** Owners of the claims so far: each claim has one of its own. */
+let nextOwner = 0;
 
 /** The api's claims, 8 at a time (the api's group commit puts them in a few inputs), each by an owner of its own. */
 async function makeClaims(stack: TestStack, url: string, count: number): Promise<Made[]> {
@@ -81,19 +83,10 @@ async function makeClaims(stack: TestStack, url: string, count: number): Promise
   // The last input's claim last: the rounds wait for it.
   return made.sort((a, b) => a.inputIndex - b.inputIndex);
 }
-let nextOwner = 0;
 
 async function closeEpoch(stack: TestStack): Promise<void> {
   const response = await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" });
   if (!response.ok) throw new Error(`publisher bench: closing the epoch: HTTP ${response.status}`);
-}
-
-async function until(what: string, check: () => Promise<boolean>, stepMs: number, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`publisher bench: ${what} did not happen in ${timeoutMs / 1000} s`);
-    await new Promise((resolve) => setTimeout(resolve, stepMs));
-  }
 }
 
 export async function publisherRows(ctx: BenchContext, rollups: "v1" | "v2"): Promise<SectionRows> {
@@ -183,8 +176,8 @@ export async function publisherRows(ctx: BenchContext, rollups: "v1" | "v2"): Pr
       mined.length = 0;
       open = startPublisher(batch, 100);
       const last = made[made.length - 1] as Made;
-      await until(`recording ${made.length} attestations in batches of ${batch}`, () => bothHold(last.claimId), 100);
-      await until("every batch mined", async () => mined.filter((m) => m.target === "gate").reduce((n, m) => n + m.count, 0) >= made.length, 50);
+      await until(() => bothHold(last.claimId), Boolean, `recording ${made.length} attestations in batches of ${batch}`, 120_000, 100);
+      await until(() => mined.filter((m) => m.target === "gate").reduce((n, m) => n + m.count, 0), (n) => n >= made.length, "every batch mined", 120_000, 50);
       await stopPublisher();
       for (const target of ["registry", "gate"] as const) {
         // Every transaction of the round: a batch above the chain's per-transaction cap went in halves.
@@ -207,15 +200,15 @@ export async function publisherRows(ctx: BenchContext, rollups: "v1" | "v2"): Pr
       open = startPublisher(32, pollMs);
       // What earlier rounds brought is found held and dropped before the timed rounds start.
       const current = open;
-      await until("the new publisher catching up", async () => current.store.counts().pending.attestation === 0, 100);
+      await until(() => current.store.counts().pending.attestation, (n) => n === 0, "the new publisher catching up", 120_000, 100);
       const samples: number[] = [];
       for (let round = 0; round < DELAY_ROUNDS; round++) {
         const made = await makeClaims(s, providerUrl, CLAIMS_PER_DELAY_ROUND);
         const last = made[made.length - 1] as Made;
         await closeEpoch(s);
-        await until("the epoch's proofs", () => proofsReadable(last.inputIndex), 10);
+        await until(() => proofsReadable(last.inputIndex), Boolean, "the epoch's proofs", 120_000, 10);
         const readable = performance.now();
-        await until("both contracts holding the epoch's notices", () => bothHold(last.claimId), 10);
+        await until(() => bothHold(last.claimId), Boolean, "both contracts holding the epoch's notices", 120_000, 10);
         samples.push(performance.now() - readable);
       }
       await stopPublisher();
@@ -226,13 +219,15 @@ export async function publisherRows(ctx: BenchContext, rollups: "v1" | "v2"): Pr
     // ---- EAS on the same chain, the same data ----
     const chain = { ...hardhat, rpcUrls: { default: { http: [s.urls.rpc] } } };
     const wallet = createWalletClient({ chain, transport: http(s.urls.rpc), account: mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: 2 }) });
-    const eas = await deployEas(reader, wallet, DATA_SCHEMA);
+    // EAS carries the same data: the registry's own DATA_SCHEMA, read from it.
+    const dataSchema = String(await reader.readContract({ address: contracts.registry, abi: registryAbi, functionName: "DATA_SCHEMA" }));
+    const eas = await deployEas(reader, wallet, dataSchema);
     const request = (i: number) => ({
       recipient: ownerAddress(1_000_000 + i, 0x9b),
       expirationTime: 0n,
       revocable: true,
       refUID: ZERO_UID,
-      data: encodeAbiParameters(parseAbiParameters(DATA_SCHEMA), ["http", FIELD, BUCKETS.labels[i % 3] as string, "0x0000000000000000000000000000000000000000", 86400n, []]),
+      data: encodeAbiParameters(parseAbiParameters(dataSchema), ["http", FIELD, BUCKETS.labels[i % 3] as string, "0x0000000000000000000000000000000000000000", 86400n, []]),
       value: 0n,
     });
     const easGas = {} as Record<PublishBatch, number>;

@@ -8,8 +8,9 @@
  */
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Address } from "viem";
+import { zeroHash, type Address } from "viem";
 import { jsonToHex } from "../../common/hex.ts";
+import { encodeEvmAdvance } from "../../devnode/v2/inputs.ts";
 import { mockEntry, writeMockRequest, type MockRequest } from "../../toolkit/libcmt-mock.ts";
 import { attestationParams, BENCH_ADMIN, fedOwner } from "../inputs.ts";
 import { procStatusKiB, spawnChild, tail } from "../procs.ts";
@@ -22,23 +23,13 @@ export const LIBCMT_RATE = (stored: number): string => `straight on libcmt (mock
 export const LIBCMT_PEAK = (stored: number): string => `dapp peak RSS on libcmt (mock) @ ${stored.toLocaleString("en-US")}`;
 
 /** A chain id and application for the EvmAdvance files; the bench's inputs do not depend on them. */
-const CHAIN_ID = 31337n;
+const CHAIN_ID = 31337;
 const APPLICATION: Address = "0xab7528bb862fb57e8a2bcd567a2e929a0be56a5e";
 
 function advance(index: number, now: number): MockRequest {
-  return {
-    kind: "advance",
-    advance: {
-      chainId: CHAIN_ID,
-      application: APPLICATION,
-      sender: BENCH_ADMIN,
-      blockNumber: BigInt(index + 1),
-      blockTimestamp: BigInt(now),
-      prevRandao: 0n,
-      index: BigInt(index),
-      payload: jsonToHex({ type: "create_attestation", params: attestationParams(index, fedOwner(index)) }),
-    },
-  };
+  const payload = jsonToHex({ type: "create_attestation", params: attestationParams(index, fedOwner(index)) });
+  const metadata = { chain_id: CHAIN_ID, app_contract: APPLICATION, msg_sender: BENCH_ADMIN, block_number: index + 1, block_timestamp: now, prev_randao: zeroHash, input_index: index };
+  return { kind: "advance", evmAdvance: encodeEvmAdvance({ metadata, payload }) };
 }
 
 /** Runs the bundle on libcmt over requests `first`..`first + count - 1`; its wall time and peak RSS. */

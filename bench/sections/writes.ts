@@ -20,7 +20,7 @@ import {
 } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
-import type { CompactBytes } from "../../common/compact-batch.ts";
+import { compactBytes, type CompactBytes } from "../../common/compact-batch.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { SEALED_BOX_OVERHEAD } from "../../common/seal.ts";
 import type { SchemaDetail } from "../../common/wire.ts";
@@ -111,7 +111,7 @@ export async function measureWriteGas(rpcUrl: string, inputBox: Address, dapp: A
     bytes.json[size] = payloadBytes(asJson) / size;
     bytes.compact[size] = payloadBytes(asCompact.payload) / size;
     if (size === HEADLINE) {
-      const per = Object.fromEntries(Object.entries(asCompact.bytes).map(([k, v]) => [k, v / size])) as unknown as CompactBytes;
+      const per = Object.fromEntries(Object.entries(compactBytes(asCompact.payload, (index) => (index === schema.index ? schema : undefined))).map(([k, v]) => [k, v / size])) as unknown as CompactBytes;
       split = { ...per, plaintext: per.sealedData - SEALED_BOX_OVERHEAD };
     }
   }

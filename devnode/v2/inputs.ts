@@ -5,7 +5,7 @@
  * metadata (V2AdvanceMetadata, devnode/model.ts), not the v1 one. The chain follower (devnode/chain.ts)
  * reads these logs through v2InputBox.
  */
-import { decodeFunctionData, numberToHex, parseAbi, type Address, type Hex } from "viem";
+import { decodeFunctionData, encodeFunctionData, numberToHex, parseAbi, type Address, type Hex } from "viem";
 import type { InputBoxDialect } from "../chain.ts";
 import type { V2AdvanceMetadata } from "../model.ts";
 import { v2Abi, v2Artifact } from "./contracts.ts";
@@ -56,9 +56,19 @@ export function decodeEvmAdvance(input: Hex): DecodedAdvance {
   };
 }
 
+/** The EvmAdvance call a v2 InputBox builds and a v2 node feeds the machine: `decodeEvmAdvance`'s inverse. */
+export function encodeEvmAdvance({ metadata: m, payload }: DecodedAdvance): Hex {
+  const args = [BigInt(m.chain_id), m.app_contract, m.msg_sender, BigInt(m.block_number), BigInt(m.block_timestamp), BigInt(m.prev_randao), BigInt(m.input_index), payload];
+  return encodeFunctionData({ abi: v2Abi("Inputs"), functionName: "EvmAdvance", args });
+}
+
 /** What else reads the blocks the follower reads (the v3 InputBox address's watch, v3-inputbox.ts). */
 export interface BlockWatch {
-  scan(fromBlock: bigint, toBlock: bigint): Promise<void>;
+  /**
+   * Blocks [fromBlock, toBlock], whose logs the follower has just read. Returns at once: the watch reads
+   * them on its own time, and nothing it does can fail or slow the follower.
+   */
+  follow(fromBlock: bigint, toBlock: bigint): void;
 }
 
 /**
@@ -72,8 +82,7 @@ export function v2InputBox(store: V2Store, watch?: BlockWatch): InputBoxDialect 
     runtimeBytecode: () => v2Artifact("InputBox").deployedBytecode.object,
     async logged(client, { inputBox, dapp, fromBlock, toBlock }) {
       const logs = await client.getLogs({ address: inputBox, fromBlock, toBlock, strict: true, event: v2InputAddedEvent, args: { appContract: dapp } });
-      await watch?.scan(fromBlock, toBlock);
-      return logs.map((log) => {
+      const inputs = logs.map((log) => {
         // The InputBox builds the EvmAdvance itself, so one that does not decode is another contract's log.
         const { metadata, payload } = decodeEvmAdvance(log.args.input);
         const extra: Pick<V2Input, "prevRandao" | "txHash" | "logIndex" | "outputsHash"> = {
@@ -93,6 +102,9 @@ export function v2InputBox(store: V2Store, watch?: BlockWatch): InputBoxDialect 
           extra,
         };
       });
+      // Only blocks whose logs were read: a failed read is retried by the follower, and told then.
+      watch?.follow(fromBlock, toBlock);
+      return inputs;
     },
     seenAgain: (index, log) => {
       store.relocateInput(index, { blockNumber: Number(log.blockNumber), txHash: log.txHash, logIndex: log.logIndex });

@@ -8,7 +8,7 @@
  * output's proof is its index and the 63 siblings from the leaf up, which `Application.validateOutput`
  * folds back into that root.
  */
-import { bytesToHex, encodeFunctionData, hexToBytes, type Address, type Hex } from "viem";
+import { bytesToHex, decodeFunctionData, encodeFunctionData, hexToBytes, type Address, type Hex } from "viem";
 import { nativeKeccak } from "../../common/native-keccak.ts";
 import { v2Abi } from "./contracts.ts";
 
@@ -16,6 +16,16 @@ export const LOG2_MAX_OUTPUTS = 63;
 
 export function encodeNotice(payload: Hex): Hex {
   return encodeFunctionData({ abi: v2Abi("Outputs"), functionName: "Notice", args: [payload] });
+}
+
+/** A notice's payload: `encodeNotice`'s inverse; undefined when `output` is not a `Notice(bytes)` call. */
+export function decodeNotice(output: Hex): Hex | undefined {
+  try {
+    const decoded = decodeFunctionData({ abi: v2Abi("Outputs"), data: output });
+    return decoded.functionName === "Notice" ? (decoded.args as readonly [Hex])[0] : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function encodeVoucher(destination: Address, value: bigint, payload: Hex): Hex {

@@ -7,11 +7,12 @@
  * @cartesi/rpc 2.0.0-alpha.20 and @cartesi/viem 2.0.0-alpha.29 read (`state`, `data_availability`,
  * `transaction_reference`). Every number is a lower-case hex quantity, every address checksummed.
  */
-import { decodeFunctionData, encodeFunctionData, getAddress, numberToHex, zeroAddress, type Address, type Hex } from "viem";
+import { decodeFunctionData, getAddress, numberToHex, zeroAddress, type Address, type Hex } from "viem";
 import type { CompletionStatus } from "../../common/wire.ts";
 import type { RollupModel } from "../model.ts";
 import { DEVNODE_TEMPLATE_HASH, inputBoxAvailability, v2Abi } from "./contracts.ts";
 import type { V2Epoch, V2EpochManager } from "./epochs.ts";
+import { encodeEvmAdvance } from "./inputs.ts";
 import type { V2Input, V2Output, V2Report, V2Store } from "./record.ts";
 
 /** What the objects are made from. */
@@ -134,27 +135,27 @@ export function epochObject(e: V2Epoch): unknown {
 }
 
 export function inputObject(ctx: RpcContext, input: V2Input): unknown {
-  const state = ctx.epochs.applicationState;
-  const args = [
-    BigInt(ctx.chainId),
-    getAddress(state.application),
-    getAddress(input.msgSender),
-    BigInt(input.blockNumber),
-    BigInt(input.timestamp),
-    BigInt(input.prevRandao),
-    BigInt(input.index),
-    input.payload,
-  ] as const;
+  const application = getAddress(ctx.epochs.applicationState.application);
+  const sender = getAddress(input.msgSender);
+  const metadata = {
+    chain_id: ctx.chainId,
+    app_contract: application,
+    msg_sender: sender,
+    block_number: input.blockNumber,
+    block_timestamp: input.timestamp,
+    prev_randao: input.prevRandao,
+    input_index: input.index,
+  };
   const at = timeOf(input.timestamp);
   return {
     epoch_index: quantity(ctx.epochs.epochIndexOfBlock(input.blockNumber)),
     index: quantity(input.index),
     block_number: quantity(input.blockNumber),
-    raw_data: encodeFunctionData({ abi: v2Abi("Inputs"), functionName: "EvmAdvance", args }),
+    raw_data: encodeEvmAdvance({ metadata, payload: input.payload }),
     decoded_data: {
       chain_id: quantity(ctx.chainId),
-      application_contract: args[1],
-      sender: args[2],
+      application_contract: application,
+      sender,
       block_number: quantity(input.blockNumber),
       block_timestamp: quantity(input.timestamp),
       prev_randao: quantity(BigInt(input.prevRandao)),
@@ -174,18 +175,22 @@ export function inputObject(ctx: RpcContext, input: V2Input): unknown {
   };
 }
 
-/** An output's proof siblings once its epoch is claimed, else null. */
-export function proofOf(ctx: RpcContext, output: V2Output): Hex[] | null {
-  const { store, epochs } = ctx;
-  const input = store.getInput(output.inputIndex);
-  const epochIndex = input === undefined ? 0 : epochs.epochIndexOfBlock(input.blockNumber);
+/** The epoch of the input an output or report belongs to (0 for one the record does not hold). */
+export function epochIndexOfInput(ctx: RpcContext, inputIndex: number): number {
+  const input = ctx.store.getInput(inputIndex);
+  return input === undefined ? 0 : ctx.epochs.epochIndexOfBlock(input.blockNumber);
+}
+
+/** An output's proof siblings once its epoch (`epochIndex`, its input's) is claimed, else null. */
+export function proofOf(ctx: RpcContext, output: V2Output, epochIndex: number): Hex[] | null {
+  const { store } = ctx;
   const claimed = store.claimOf(epochIndex) !== undefined ? store.epochInputs(epochIndex) : null;
   return claimed === null ? null : store.siblingsAt(output.index, store.outputsBefore(claimed.upper));
 }
 
 export function outputObject(ctx: RpcContext, output: V2Output): unknown {
   const input = ctx.store.getInput(output.inputIndex);
-  const epochIndex = input === undefined ? 0 : ctx.epochs.epochIndexOfBlock(input.blockNumber);
+  const epochIndex = epochIndexOfInput(ctx, output.inputIndex);
   const at = timeOf(input?.timestamp ?? 0);
   const decoded = decodeOutput(output.raw);
   return {
@@ -196,7 +201,7 @@ export function outputObject(ctx: RpcContext, output: V2Output): unknown {
     ...(decoded === undefined ? {} : { decoded_data: decoded }),
     hash: output.hash,
     // A proof exists once the epoch's claim is on chain: against the tree as it stood at the epoch's end.
-    output_hashes_siblings: proofOf(ctx, output),
+    output_hashes_siblings: proofOf(ctx, output, epochIndex),
     execution_transaction_hash: null,
     created_at: at,
     updated_at: at,
@@ -207,7 +212,7 @@ export function reportObject(ctx: RpcContext, report: V2Report): unknown {
   const input = ctx.store.getInput(report.inputIndex);
   const at = timeOf(input?.timestamp ?? 0);
   return {
-    epoch_index: quantity(input === undefined ? 0 : ctx.epochs.epochIndexOfBlock(input.blockNumber)),
+    epoch_index: quantity(epochIndexOfInput(ctx, report.inputIndex)),
     input_index: quantity(report.inputIndex),
     index: quantity(report.index),
     raw_data: report.payload,

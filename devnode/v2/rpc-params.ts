@@ -6,6 +6,7 @@
  * node-server.ts.
  */
 import type { Address } from "viem";
+import { isAddress } from "../../common/address.ts";
 import type { Page } from "./record.ts";
 import { EPOCH_STATUSES, METHOD_DOCS } from "./rpc-discover.ts";
 
@@ -88,14 +89,14 @@ export function pageOf(params: Params): Page {
 
 /** An application's name (3+ of a-z 0-9 _ -) or address: what names the application in a request or a route. */
 export function isApplicationId(id: string): boolean {
-  return /^[a-z0-9_-]{3,}$/.test(id) || /^0x[0-9a-fA-F]{40}$/.test(id);
+  return /^[a-z0-9_-]{3,}$/.test(id) || isAddress(id);
 }
 
 export function addressParam(params: Params, name: string): Address | undefined {
   const value = params[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(value)) throw invalid(`invalid ${name}: expected an address`);
-  return value as Address;
+  if (!isAddress(value)) throw invalid(`invalid ${name}: expected an address`);
+  return value;
 }
 
 /** `status`: one epoch status or a non-empty list of them. */

@@ -7,13 +7,12 @@
  */
 import type { Page, RangeFilter } from "./record.ts";
 import { discoverDocument, METHOD_DOCS } from "./rpc-discover.ts";
-import { applicationObject, epochObject, inputObject, outputObject, proofOf, quantity, reportObject, type RpcContext } from "./rpc-objects.ts";
+import { applicationObject, epochIndexOfInput, epochObject, inputObject, outputObject, proofOf, quantity, reportObject, type RpcContext } from "./rpc-objects.ts";
 import { addressParam, invalid, isApplicationId, notFound, pageOf, paramsOf, parseIndex, POSITIONS, rangeOf, RPC_ERRORS, RpcError, selectorsOf, statusesOf, type Params } from "./rpc-params.ts";
 
 import { DEVNODE_V2_VERSION } from "./rpc-version.ts";
 
 export { DEVNODE_V2_VERSION } from "./rpc-version.ts";
-export type { RpcContext } from "./rpc-objects.ts";
 
 /** A list as the node answers it: `{data, pagination}`. */
 function list<T>(page: Page, result: { items: T[]; total: number }, shape: (item: T) => unknown): unknown {
@@ -102,7 +101,7 @@ export class V2Rpc {
       case "cartesi_getPendingExecutableOutputCount": {
         this.app(params);
         const vouchers = VOUCHER_SELECTORS.map((selector) => this.ctx.store.listOutputs({ selector }, ALL).items).flat();
-        const executable = vouchers.filter((o) => proofOf(this.ctx, o) !== null);
+        const executable = vouchers.filter((o) => proofOf(this.ctx, o, epochIndexOfInput(this.ctx, o.inputIndex)) !== null);
         return { data: quantity(executable.length) };
       }
       case "cartesi_listOutputs": {

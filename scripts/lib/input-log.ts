@@ -14,7 +14,7 @@
 import { z } from "zod";
 import type { Address, Hex } from "viem";
 import { ROLLUPS_VERSIONS, type RollupsVersion } from "../../devnode/config.ts";
-import { encodeEvmAdvance } from "../../toolkit/libcmt-mock.ts";
+import { encodeEvmAdvance } from "../../devnode/v2/inputs.ts";
 import type { RollupClient } from "./rollup-client.ts";
 
 export const INPUT_LOG_VERSION = 1;
@@ -45,6 +45,22 @@ export interface InputLog {
   advances: LoggedAdvance[];
   /** Answered at the state after the last advance. */
   inspects: LoggedInspect[];
+}
+
+/** The EvmAdvance call a v2 node feeds the machine for a logged advance (libcmt's mock reads these bytes). */
+export function evmAdvanceOf(chainId: number, application: Address, advance: LoggedAdvance["advance"]): Hex {
+  return encodeEvmAdvance({
+    metadata: {
+      chain_id: chainId,
+      app_contract: application,
+      msg_sender: advance.sender,
+      block_number: advance.blockNumber,
+      block_timestamp: advance.blockTimestamp,
+      prev_randao: advance.prevRandao,
+      input_index: advance.index,
+    },
+    payload: advance.payload,
+  });
 }
 
 export class InputLogError extends Error {
@@ -162,7 +178,7 @@ async function readV2(client: RollupClient, chainId: number): Promise<LoggedAdva
       prevRandao: `0x${BigInt(d.prev_randao).toString(16).padStart(64, "0")}` as Hex,
       payload: d.payload.toLowerCase() as Hex,
     };
-    const rebuilt = encodeEvmAdvance({ chainId: BigInt(chainId), application: application, sender: advance.sender, blockNumber: BigInt(advance.blockNumber), blockTimestamp: BigInt(advance.blockTimestamp), prevRandao: BigInt(advance.prevRandao), index: BigInt(index), payload: advance.payload });
+    const rebuilt = evmAdvanceOf(chainId, application, advance);
     if (rebuilt.toLowerCase() !== input.raw_data.toLowerCase()) throw new InputLogError(`input ${index}: the node's raw_data is not the EvmAdvance of its decoded_data and the chain's id`);
     advances.push({
       advance,

@@ -9,9 +9,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeFunctionData, parseAbi, type Hex } from "viem";
+import type { Hex } from "viem";
+import { decodeNotice } from "../../devnode/v2/outputs.ts";
 import { runMockSessions, type MockAnswer, type MockRequest } from "../../toolkit/libcmt-mock.ts";
-import type { InputLog, LoggedAdvance, LoggedInspect } from "./input-log.ts";
+import { evmAdvanceOf, type InputLog, type LoggedAdvance, type LoggedInspect } from "./input-log.ts";
 
 export interface ReplayDifference {
   /** `input 7` or `inspect 2`. */
@@ -36,25 +37,12 @@ export interface LibcmtReplayOptions {
   keep?: boolean;
 }
 
-const OUTPUTS_ABI = parseAbi(["function Notice(bytes payload)"]);
 
 export async function replayThroughLibcmt(log: InputLog, options: LibcmtReplayOptions): Promise<LibcmtReplayResult> {
   const dir = mkdtempSync(join(tmpdir(), "libcmt-replay-"));
   try {
     const requests: MockRequest[] = [
-      ...log.advances.map(({ advance }): MockRequest => ({
-        kind: "advance",
-        advance: {
-          chainId: BigInt(log.chainId),
-          application: log.application,
-          sender: advance.sender,
-          blockNumber: BigInt(advance.blockNumber),
-          blockTimestamp: BigInt(advance.blockTimestamp),
-          prevRandao: BigInt(advance.prevRandao),
-          index: BigInt(advance.index),
-          payload: advance.payload,
-        },
-      })),
+      ...log.advances.map(({ advance }): MockRequest => ({ kind: "advance", evmAdvance: evmAdvanceOf(log.chainId, log.application, advance) })),
       ...log.inspects.map(({ inspect }): MockRequest => ({ kind: "inspect", payload: inspect.payload })),
     ];
     const accepted = (i: number): boolean => {
@@ -130,12 +118,7 @@ function compareLists(where: string, what: string, recorded: readonly Hex[], wri
 
 /** A v1 notice is its payload; libcmt writes it as the `Notice(bytes)` call that enters the tree. */
 function noticePayload(output: Hex): Hex {
-  try {
-    const decoded = decodeFunctionData({ abi: OUTPUTS_ABI, data: output });
-    return decoded.args[0].toLowerCase() as Hex;
-  } catch {
-    return output;
-  }
+  return (decodeNotice(output)?.toLowerCase() as Hex | undefined) ?? output;
 }
 
 function brief(value: Hex | null): string {

@@ -152,6 +152,14 @@ describe("path parameters", () => {
   });
 });
 
+describe("the on-chain state of an attestation", () => {
+  it("with no registry configured: 404 NOT_FOUND naming REGISTRY_ADDRESS, before the rollup is asked", async () => {
+    const { status, body } = await call(`/api/core/attestation/0x${"2".repeat(64)}/onchain`);
+    expect(status).toBe(404);
+    expect(body.error).toMatchObject({ code: "NOT_FOUND", message: expect.stringContaining("REGISTRY_ADDRESS") });
+  });
+});
+
 describe("failures of what the api depends on", () => {
   it("reads with the rollup down: 503 ROLLUP_UNAVAILABLE {url, error}", async () => {
     for (const path of ["/api/core/schemas", "/api/core/schemas/0x" + "1".repeat(64), "/api/core/attestation/0x" + "2".repeat(64), `/api/core/attestations/${USER_A}`, `/api/core/access/${USER_A}/${USER_A}`]) {

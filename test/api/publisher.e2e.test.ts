@@ -15,6 +15,8 @@ import { join } from "node:path";
 import { decodeFunctionData, parseAbiItem, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadPublisherConfig } from "../../api/publisher/config.ts";
+import { openPublisher } from "../../api/publisher/open.ts";
 import { contractArtifact, stackContracts } from "../../common/contracts.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
@@ -228,7 +230,7 @@ describe.each(["v1", "v2"] as const)("attestations on chain without hand work (%
     for (const uid of uids) expect(counts.get(uid)).toBe(1);
     // And sent once each: no notice in two of the publisher's transactions to one contract.
     const wallet = "0xbDA5747bFD65F08deb54cb465eB87D40e51B197E".toLowerCase();
-    const head = await stack.client.publicClient.getBlockNumber();
+    const head = await stack.client.publicClient.getBlockNumber({ cacheTime: 0 });
     const carried = new Map<string, string[]>();
     for (let n = 0n; n <= head; n++) {
       const block = await stack.client.publicClient.getBlock({ blockNumber: n, includeTransactions: true });
@@ -283,6 +285,46 @@ describe.each(["v1", "v2"] as const)("attestations on chain without hand work (%
     }
   });
 
+  it("a transaction signed and kept but never broadcast (killed in between) is broadcast on restart: the same bytes, mined once", { timeout: 240_000 }, async () => {
+    const deployed = await runNode(["--import", "tsx", "scripts/deploy-contracts.ts", "--rpc", stack.urls.rpc, "--application", stack.addresses.dapp, "--rollups", rollups, "--key", hardhatPrivateKey(12)], {});
+    expect(deployed.status, deployed.stderr).toBe(0);
+    const contracts = JSON.parse(deployed.stdout) as { registry: Address; gate: Address };
+    const dataDir = mkdtempSync(join(tmpdir(), "publisher-unsent-"));
+    const config = loadPublisherConfig({
+      ROLLUPS: rollups,
+      ROLLUP_URL: stack.urls.node,
+      RPC_URL: stack.urls.rpc,
+      REGISTRY_ADDRESS: contracts.registry,
+      GATE_ADDRESS: contracts.gate,
+      PUBLISHER_PRIVATE_KEY: hardhatPrivateKey(11),
+      DATA_DIR: dataDir,
+    });
+    const quiet = { log: () => undefined };
+    try {
+      // The first process dies between keeping its transaction and broadcasting it.
+      const first = openPublisher(config, quiet);
+      first.chain.broadcast = () => Promise.reject(new Error("killed before the broadcast"));
+      await first.publisher.round();
+      const [kept] = first.store.inFlight();
+      first.store.close();
+      if (kept === undefined) throw new Error("the first publisher kept no transaction");
+      expect(await first.chain.known(kept.hash)).toBe(false);
+      // The next one finds it unknown to the node and sends those very bytes: the same hash, mined.
+      const second = openPublisher(config, quiet);
+      try {
+        await until(async () => (await second.publisher.round(), second.store.inFlight().length), (n) => n === 0, "the kept transaction settled", 60_000);
+        const receipt = await stack.client.publicClient.getTransactionReceipt({ hash: kept.hash });
+        expect(receipt.status).toBe("success");
+        const tx = await stack.client.publicClient.getTransaction({ hash: kept.hash });
+        expect(tx.nonce).toBe(kept.nonce);
+      } finally {
+        second.store.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it("a batch above the chain's per-transaction gas cap goes in halves, each under PUBLISH_TX_GAS_MAX", { timeout: 240_000 }, async () => {
     const deployed = await runNode(["--import", "tsx", "scripts/deploy-contracts.ts", "--rpc", stack.urls.rpc, "--application", stack.addresses.dapp, "--rollups", rollups, "--key", hardhatPrivateKey(13)], {});
     expect(deployed.status, deployed.stderr).toBe(0);
@@ -291,7 +333,7 @@ describe.each(["v1", "v2"] as const)("attestations on chain without hand work (%
     const [port] = await freePorts(1);
     const dataDir = mkdtempSync(join(tmpdir(), "publisher-cap-"));
     const wallet = privateKeyToAccount(hardhatPrivateKey(16)).address.toLowerCase();
-    const from = await stack.client.publicClient.getBlockNumber();
+    const from = await stack.client.publicClient.getBlockNumber({ cacheTime: 0 });
     const publisher = spawnPublisher(contracts, { PUBLISHER_PRIVATE_KEY: hardhatPrivateKey(16), PUBLISHER_PORT: String(port), PUBLISH_TX_GAS_MAX: String(cap), DATA_DIR: dataDir });
     try {
       // Everything the stack's rollup has claimed so far, published: nothing pending, nothing failing.
@@ -308,7 +350,7 @@ describe.each(["v1", "v2"] as const)("attestations on chain without hand work (%
         120_000,
       );
       expect(health?.lastError).toBeNull();
-      const head = await stack.client.publicClient.getBlockNumber();
+      const head = await stack.client.publicClient.getBlockNumber({ cacheTime: 0 });
       const sizes: number[] = [];
       for (let n = from; n <= head; n++) {
         const block = await stack.client.publicClient.getBlock({ blockNumber: n, includeTransactions: true });

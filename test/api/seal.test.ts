@@ -4,7 +4,6 @@
  */
 import nacl from "tweetnacl";
 import { describe, expect, it } from "vitest";
-import { blake2b } from "../../common/blake2b.ts";
 import { hexToBytes } from "../../common/hex.ts";
 import { openSealed, sealAnonymous, sealedBoxNonce, SealError, sealForKey } from "../../common/seal.ts";
 import { thrown } from "../support/thrown.ts";
@@ -62,10 +61,16 @@ describe("sealAnonymous (libsodium's crypto_box_seal)", () => {
     const bytes = hexToBytes(sealAnonymous(plaintext, recipientBase64));
     expect(bytes.length).toBe(32 + plaintext.length + 16);
     const ephemeral = bytes.subarray(0, 32);
-    const nonce = blake2b(Uint8Array.from([...ephemeral, ...recipient.publicKey]), 24);
-    expect(sealedBoxNonce(ephemeral, recipient.publicKey)).toEqual(nonce);
+    const nonce = sealedBoxNonce(ephemeral, recipient.publicKey);
     // crypto_box_seal_open is nacl.box.open with that nonce: any libsodium opens it with the secret key alone.
     expect(nacl.box.open(bytes.subarray(32), nonce, ephemeral, recipient.secretKey)).toEqual(plaintext);
+  });
+
+  it("derives the nonce as libsodium does: BLAKE2b-192 of ephemeral pk | recipient pk", () => {
+    // python3 -c "import hashlib; print(hashlib.blake2b(bytes(range(1, 33)) + bytes(range(101, 133)), digest_size=24).hexdigest())"
+    const ephemeral = Uint8Array.from({ length: 32 }, (_, i) => i + 1);
+    const recipientKey = Uint8Array.from({ length: 32 }, (_, i) => i + 101);
+    expect(Buffer.from(sealedBoxNonce(ephemeral, recipientKey)).toString("hex")).toBe("5a95f8dafdd6f93edcc2d0c2b30ca2dd3530ba2e98a0f5e5");
   });
 
   it("round-trips through openSealed, with a fresh ephemeral key every time", () => {

@@ -10,18 +10,19 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeFunctionData, parseAbi, type Hex } from "viem";
+import { zeroHash, type Hex } from "viem";
+import { decodeNotice } from "../../devnode/v2/outputs.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonToHex, utf8ToHex } from "../../common/hex.ts";
+import { evmAdvanceOf } from "../../scripts/lib/input-log.ts";
 import { runMockSessions, type MockAnswer, type MockRequest } from "../../toolkit/libcmt-mock.ts";
 import { HARDHAT_ADDRESSES, LOG_SCHEMA_ID, mixedLog } from "../hostile/mixed-log.ts";
 import { PROJECT_ROOT } from "../support/stack.ts";
 import { ADMIN, startHarness, T0, type Harness } from "./harness.ts";
 
 const DAPP = [process.execPath, "--import", "tsx", "dapp/main.ts"];
-const CHAIN_ID = 31337n;
+const CHAIN_ID = 31337;
 const APPLICATION = "0xab7528bb862fb57e8a2bcd567a2e929a0be56a5e";
-const NOTICE_ABI = parseAbi(["function Notice(bytes payload)"]);
 
 const steps = mixedLog(60, 34);
 const queries: Hex[] = [
@@ -38,11 +39,14 @@ const queries: Hex[] = [
 
 function advance(index: number, payload: Hex, sender: number): MockRequest {
   const address = HARDHAT_ADDRESSES[sender] as `0x${string}`;
-  return { kind: "advance", advance: { chainId: CHAIN_ID, application: APPLICATION, sender: address, blockNumber: BigInt(100 + index), blockTimestamp: BigInt(T0 + index + 1), prevRandao: 0n, index: BigInt(index), payload } };
+  const logged = { index, sender: address, blockNumber: 100 + index, blockTimestamp: T0 + index + 1, prevRandao: zeroHash, payload };
+  return { kind: "advance", evmAdvance: evmAdvanceOf(CHAIN_ID, APPLICATION, logged) };
 }
 
 function noticePayload(output: Hex): Hex {
-  return decodeFunctionData({ abi: NOTICE_ABI, data: output }).args[0];
+  const payload = decodeNotice(output);
+  if (payload === undefined) throw new Error(`not a Notice(bytes): ${output.slice(0, 10)}`);
+  return payload;
 }
 
 const dirs: string[] = [];

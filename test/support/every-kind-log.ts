@@ -12,7 +12,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { canonicalJson } from "../../common/canonical.ts";
 import { consentDomain, grantTypedData } from "../../common/consent.ts";
 import { resealContentKey, sealToOwner } from "../../common/content-seal.ts";
-import { compactSchemaOf, encodeCompactBatch } from "../../common/compact-batch.ts";
+import { compactSchemaOfDetail, encodeCompactBatch } from "../../common/compact-batch.ts";
 import { hexToUtf8, utf8ToHex } from "../../common/hex.ts";
 import { inputIdOf, keyIdOf, schemaIdOf } from "../../common/ids.ts";
 import { binRange } from "../../common/range-pattern.ts";
@@ -123,7 +123,7 @@ export async function sendEveryKind(stack: TestStack): Promise<EveryKindLog> {
   const compactSchema = async (schemaId: Hex) => {
     const envelope = await stack.inspect({ type: "provider_schema", params: { schema_id: schemaId, include_index: true } });
     const s = JSON.parse(hexToUtf8(envelope.reports[0]?.payload ?? "0x")) as SchemaDetail;
-    return compactSchemaOf(s.schema_index as number, s.schema_id, s.provider_type, s.domain, s.bucket_definitions);
+    return compactSchemaOfDetail(s);
   };
   const compact = encodeCompactBatch([
     { item: goodItem, schema: await compactSchema(sPlain) },

@@ -6,6 +6,7 @@ import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { connectEvents } from "../../../client/index.ts";
+import { contentSchemaOf } from "../../../common/sealed-content.ts";
 import { signGrantConsent, signRevokeConsent } from "../../../client/consent.ts";
 import { boxKeyPairOf, newBoxKeyPair, openAttestedData, shareContentKeys, signOwnerKey } from "../../../client/keys.ts";
 import { USER_A, USER_A_KEY, USER_B, failure } from "../../support/api-fixtures.ts";
@@ -169,7 +170,7 @@ export function grantsTests(ctx: SuiteContext): void {
     it("the owner opens its data with its own key, the admin's key does not; a grant with keys lets the requester open it, until revoked", async () => {
       // The schema's public view names the values the data is sealed as (common/sealed-content.ts).
       const view = await ctx.asClient(ctx.anon).schema(sealed);
-      const names = { dataKeys: view.data_keys, bucketFields: Object.keys(view.bucket_definitions) };
+      const names = contentSchemaOf(view);
       const first = await ctx.asClient(ctx.userA).claim(sealedClaim());
       const own = await ctx.asClient(ctx.userA).attestationData(first.claimId);
       // The api holds no key to this data: it serves the sealed bytes, never the plaintext.
