@@ -25,6 +25,8 @@ export class NoticeFollower {
   /** False until the history present at start has been read: those notices teach, but are not relayed. */
   private primed = false;
   private inFlight: Promise<void> | undefined;
+  /** The read a `sync` caller waits for while another runs. */
+  private after: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = true;
 
@@ -45,11 +47,28 @@ export class NoticeFollower {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     // A poll still running is let finish (its failure no longer matters), so nothing runs after stop.
-    return (this.inFlight ?? Promise.resolve()).catch(() => undefined);
+    return (this.after ?? this.inFlight ?? Promise.resolve()).catch(() => undefined);
   }
 
-  /** Reads everything new now (joining a poll already running): claims call it to see the latest schemas and key. */
+  /**
+   * Reads everything new now: claims call it to see the latest schemas and key, reads of what notices
+   * teach (bucket counts, who granted whom) to see what was answered before them. A poll already running
+   * may have asked the node before the caller's write was there, so the caller gets the read after it
+   * (one, shared by every caller meanwhile).
+   */
   sync(): Promise<void> {
+    if (this.inFlight === undefined) return this.poll();
+    this.after ??= this.inFlight
+      .catch(() => undefined)
+      .then(() => {
+        this.after = undefined;
+        return this.poll();
+      });
+    return this.after;
+  }
+
+  /** One read of what is new, joining the one running. */
+  private poll(): Promise<void> {
     if (this.inFlight === undefined) {
       this.inFlight = this.readNew().finally(() => {
         this.inFlight = undefined;
@@ -61,7 +80,7 @@ export class NoticeFollower {
   private schedule(delay: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.sync()
+      this.poll()
         .then(
           () => this.options.onPoll?.(),
           (error: unknown) => this.options.onPoll?.(error),
