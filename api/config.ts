@@ -35,18 +35,46 @@ export const LOCAL_ADDRESSES = {
   v2: { inputBox: "0x1b51e2992A2755Ba4D6F7094032DF91991a0Cfac", application: "0xB581C9264f59BF0289fA76D61B2D0746dCE3C30D" },
 } as const;
 
-const envSchema = z.object({
-  API_PORT: port.default(8001),
-  HOST: z.string().min(1).default("0.0.0.0"),
+/** Where the rollup and its chain are: the variables the api and the publisher (api/publisher/config.ts) share. */
+export const rollupEnvShape = {
   ROLLUP_URL: url.default("http://127.0.0.1:10000"),
   GRAPHQL_URL: url.optional(),
   RPC_URL: url.default("http://127.0.0.1:8545"),
   CHAIN_ID: z.coerce.number().int().positive().default(31337),
   /** The node's kind: v1 (GraphQL reader, GET inspect) or v2 (JSON-RPC, POST /inspect/<application>). */
   ROLLUPS: z.enum(["v1", "v2"]).default("v1"),
-  /** Defaults: the local stack's addresses for ROLLUPS (docs/devnode.md, docs/rollups-v2.md). */
-  INPUTBOX_ADDRESS: address.optional(),
+  /** Default: the local stack's application for ROLLUPS (docs/devnode.md, docs/rollups-v2.md). */
   DAPP_ADDRESS: address.optional(),
+};
+
+export interface RollupEndpoints {
+  rollups: "v1" | "v2";
+  rollupUrl: string;
+  graphqlUrl: string;
+  rpcUrl: string;
+  chainId: number;
+  dappAddress: Address;
+}
+
+/** The validated `rollupEnvShape` variables with their defaults filled in. */
+export function rollupEndpoints(e: { ROLLUP_URL: string; GRAPHQL_URL?: string | undefined; RPC_URL: string; CHAIN_ID: number; ROLLUPS: "v1" | "v2"; DAPP_ADDRESS?: string | undefined }): RollupEndpoints {
+  const rollupUrl = e.ROLLUP_URL.replace(/\/+$/, "");
+  return {
+    rollups: e.ROLLUPS,
+    rollupUrl,
+    graphqlUrl: e.GRAPHQL_URL ?? `${rollupUrl}/graphql`,
+    rpcUrl: e.RPC_URL,
+    chainId: e.CHAIN_ID,
+    dappAddress: (e.DAPP_ADDRESS ?? LOCAL_ADDRESSES[e.ROLLUPS].application) as Address,
+  };
+}
+
+const envSchema = z.object({
+  API_PORT: port.default(8001),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  ...rollupEnvShape,
+  /** Default: the local stack's InputBox for ROLLUPS. */
+  INPUTBOX_ADDRESS: address.optional(),
   PRIVATE_KEY: z
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key")
@@ -123,17 +151,11 @@ export function caFilePaths(value: string): string[] {
   return value.split(",").map((p) => p.trim()).filter((p) => p.length > 0);
 }
 
-export interface ApiConfig {
+/** `rollups`, the node's kind, says how it is read (api/rollup/node-reader.ts). */
+export interface ApiConfig extends RollupEndpoints {
   port: number;
   host: string;
-  /** The node's kind, and so how it is read (api/rollup/node-reader.ts). */
-  rollups: "v1" | "v2";
-  rollupUrl: string;
-  graphqlUrl: string;
-  rpcUrl: string;
-  chainId: number;
   inputBoxAddress: Address;
-  dappAddress: Address;
   privateKey: Hex;
   jwtSecret: Uint8Array;
   dataDir: string;
@@ -177,30 +199,25 @@ export class ConfigError extends Error {
 }
 
 /** Empty strings count as unset, so `FOO= npm start` falls back to the default instead of failing. */
-function present(env: NodeJS.ProcessEnv): Record<string, string> {
+/** The variables that are set: an empty one counts as unset, so its default applies. */
+export function presentEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== "") out[k] = v;
   return out;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
-  const parsed = envSchema.safeParse(present(env));
+  const parsed = envSchema.safeParse(presentEnv(env));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new ConfigError(String(issue?.path[0] ?? "environment"), issue?.message ?? "invalid");
   }
   const e = parsed.data;
-  const rollupUrl = e.ROLLUP_URL.replace(/\/+$/, "");
   return {
     port: e.API_PORT,
     host: e.HOST,
-    rollups: e.ROLLUPS,
-    rollupUrl,
-    graphqlUrl: e.GRAPHQL_URL ?? `${rollupUrl}/graphql`,
-    rpcUrl: e.RPC_URL,
-    chainId: e.CHAIN_ID,
+    ...rollupEndpoints(e),
     inputBoxAddress: (e.INPUTBOX_ADDRESS ?? LOCAL_ADDRESSES[e.ROLLUPS].inputBox) as Address,
-    dappAddress: (e.DAPP_ADDRESS ?? LOCAL_ADDRESSES[e.ROLLUPS].application) as Address,
     privateKey: e.PRIVATE_KEY as Hex,
     jwtSecret: resolveJwtSecret(e.JWT_SECRET, e.DATA_DIR),
     dataDir: e.DATA_DIR,

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Hex } from "viem";
-import type { InputKind, InputParams } from "../common/wire.ts";
+import type { InputKind, InputParams, SchemaDetail } from "../common/wire.ts";
 import type { ApiConfig } from "./config.ts";
 import { NonceStore, type NonceKeeper } from "./auth/siwe.ts";
 import type { DestinationStream } from "pino";
@@ -17,11 +17,12 @@ import { RedisNonces } from "./redis/nonces.ts";
 import { RedisRateLimiter } from "./redis/rate-limiter.ts";
 import { RegistryCatalog } from "./rollup/catalog.ts";
 import { NoticeFollower } from "./rollup/follower.ts";
+import { AttestationContracts } from "./onchain.ts";
 import { GraphqlReader } from "./rollup/graphql.ts";
 import { JsonRpcReader } from "./rollup/jsonrpc.ts";
 import type { NodeReader } from "./rollup/node-reader.ts";
 import { RollupReader, type RollupQueries } from "./rollup/inspect.ts";
-import { noteWrite } from "./rollup/read-context.ts";
+import { inputNeeded, noteWrite } from "./rollup/read-context.ts";
 import { ReadPool } from "./rollup/read-pool.ts";
 import { WriteMark } from "./rollup/write-mark.ts";
 import { RedisWriteMark } from "./redis/write-mark.ts";
@@ -46,6 +47,8 @@ export interface ApiServices {
   submitter: InputSubmitter;
   catalog: RegistryCatalog;
   follower: NoticeFollower;
+  /** The registry and the gate (REGISTRY_ADDRESS, GATE_ADDRESS) as the chain holds them; undefined without them. */
+  onchain: AttestationContracts | undefined;
   nonces: NonceKeeper;
   limiter: RateLimitStore | undefined;
   /** The Redis replicas share limits and nonces through (REDIS_URL), or undefined. */
@@ -58,12 +61,18 @@ export interface ApiServices {
    */
   write<K extends InputKind>(kind: K, params: InputParams[K], context?: { schemaId?: Hex }): Promise<CommittedWrite>;
   /**
-   * What a compact batch needs of a schema (its short index, provider, domain, bucket fields), read once
-   * from the rollup (`provider_schema`); undefined while the rollup cannot say (the write then goes as JSON).
+   * A schema as the rollup answers `provider_schema` (with its short index), read once: schemas and their
+   * indexes never change, so what is read holds for good. Throws what the read throws (SCHEMA_NOT_FOUND...).
    */
-  compactSchemaOf(schemaId: Hex): Promise<CompactSchema | undefined>;
-  /** provider_type of a schema; schemas are immutable, so the answer is cached for good. */
+  schemaDetail(schemaId: Hex): Promise<SchemaDetail>;
+  /** provider_type of a schema (`schemaDetail`'s). */
   providerTypeOf(schemaId: Hex): Promise<string>;
+  /**
+   * Catches the notice follower up when the request must see an input it has not read yet (the client's
+   * X-Min-Input-Index, a write answered before): before a read of what notices teach (bucket counts, who
+   * granted whom). Otherwise nothing is asked of the node. A node that cannot be read leaves what is known.
+   */
+  catchUpNotices(): Promise<void>;
   /** Prover processes that make claims through the TLS attestor, started on first use. */
   attestor: ProverPool;
   /** The TLS attestors the rollup trusts (query `tls_attestors`, read at most once a second), lower-case. */
@@ -110,8 +119,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       failing = error !== undefined;
     },
   });
-  const providerTypes = new Map<string, string>();
-  const compactSchemas = new Map<string, CompactSchema>();
+  const schemaDetails = new Map<string, SchemaDetail>();
   let wsClients = (): number => 0;
   let attestor: ProverPool | undefined;
   let redis: SharedRedis | undefined;
@@ -150,27 +158,30 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
   // Shared only when readers serve reads: the node itself has always processed every write it answered.
   const sharedMark = redis !== undefined && config.reads !== undefined ? new RedisWriteMark(redis.client, config.dappAddress) : undefined;
   const mark = new WriteMark(sharedMark, () => metrics.observeSharedStateFallback());
+  const reads = config.reads;
   const readPool =
-    config.reads === undefined
+    reads === undefined
       ? undefined
       : new ReadPool(
-          config.reads.urls.map((url) => new RollupReader({ rollupUrl: url, timeoutMs: config.reads?.timeoutMs ?? 3_000, ...v2Application })),
+          reads.urls.map((url) => new RollupReader({ rollupUrl: url, timeoutMs: reads.timeoutMs, ...v2Application })),
           nodeInspect,
           mark,
-          { waitMs: config.reads.waitMs, pollMs: config.reads.pollMs, onRead: (target, outcome) => metrics.observeRead(target, outcome) },
+          { waitMs: reads.waitMs, pollMs: reads.pollMs, onRead: (target, outcome) => metrics.observeRead(target, outcome) },
         );
   const reader: RollupQueries = readPool ?? nodeInspect;
-  const compactSchemaFor = async (schemaId: Hex): Promise<CompactSchema | undefined> => {
+  const schemaDetail = async (schemaId: Hex): Promise<SchemaDetail> => {
     const key = schemaId.toLowerCase();
-    const known = compactSchemas.get(key);
+    const known = schemaDetails.get(key);
     if (known !== undefined) return known;
+    const detail = await reader.query("provider_schema", { schema_id: key, include_index: true });
+    schemaDetails.set(key, detail);
+    return detail;
+  };
+  /** What a compact batch needs of a schema; undefined while the rollup cannot say (the write then goes as JSON). */
+  const compactSchemaFor = async (schemaId: Hex): Promise<CompactSchema | undefined> => {
     try {
-      const s = await reader.query("provider_schema", { schema_id: key, include_index: true });
-      if (s.schema_index === undefined) return undefined;
-      // Schemas never change, nor their index: what is read once holds for good.
-      const schema = compactSchemaOfDetail(s);
-      compactSchemas.set(key, schema);
-      return schema;
+      const detail = await schemaDetail(schemaId);
+      return detail.schema_index === undefined ? undefined : compactSchemaOfDetail(detail);
     } catch {
       return undefined;
     }
@@ -187,6 +198,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     submitter,
     catalog,
     follower,
+    onchain: config.contracts === undefined ? undefined : new AttestationContracts(submitter.publicClient, config.rollups, config.contracts),
     nonces,
     redis,
     attestor,
@@ -216,15 +228,13 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       noteWrite(committed.inputIndex);
       return committed;
     },
+    schemaDetail,
     async providerTypeOf(schemaId) {
-      const key = schemaId.toLowerCase();
-      const known = providerTypes.get(key);
-      if (known !== undefined) return known;
-      const schema = await reader.query("provider_schema", { schema_id: key });
-      providerTypes.set(key, schema.provider_type);
-      return schema.provider_type;
+      return (await schemaDetail(schemaId)).provider_type;
     },
-    compactSchemaOf: compactSchemaFor,
+    async catchUpNotices() {
+      await follower.syncTo(await inputNeeded(mark)).catch(() => undefined);
+    },
     setEventSink(next) {
       sink = next;
     },

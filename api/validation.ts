@@ -13,6 +13,15 @@ import { ApiError } from "./errors.ts";
 export const MAX_BODY_BYTES = 64 * 1024;
 
 export const HEX32_RE = /^0x[0-9a-fA-F]{64}$/;
+
+/**
+ * An attestation id as a route names it, lower-cased. Ids are hashes: anything else names no
+ * attestation, answered ATTESTATION_NOT_FOUND (with the id as sent) without a round trip to the rollup.
+ */
+export function attestationIdOf(raw: string): `0x${string}` {
+  if (!HEX32_RE.test(raw)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: raw });
+  return raw.toLowerCase() as `0x${string}`;
+}
 export const hex32Schema = z
   .string()
   .regex(HEX32_RE, "expected a 0x-prefixed 32-byte hex id")

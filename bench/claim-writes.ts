@@ -14,7 +14,7 @@ import { jsonToHex } from "../common/hex.ts";
 import { schemaIdOf } from "../common/ids.ts";
 import { binRange } from "../common/range-pattern.ts";
 import { sealAnonymous, sealForKey } from "../common/seal.ts";
-import { sealedContent } from "../common/sealed-content.ts";
+import { contentSchemaOf, sealedContent } from "../common/sealed-content.ts";
 import { claimContext, claimIdentifier, claimParameters, claimSignText, type TlsProof } from "../common/tls-claim.ts";
 import type { InputParams } from "../common/wire.ts";
 import { BENCH_SCHEMA, BENCH_SCHEMA_ID, bucketLabel, fedOwner } from "./inputs.ts";
@@ -24,7 +24,7 @@ export type ClaimItem = { type: "create_attestation"; params: InputParams["creat
 /** The key claims are sealed to (its secret is a constant: the bench opens nothing). */
 const recipient = Buffer.from(nacl.box.keyPair.fromSecretKey(new Uint8Array(32).fill(0x42)).publicKey).toString("base64");
 const FIELD = "data.balance";
-const CONTENT = { dataKeys: BENCH_SCHEMA.dataKeys, bucketFields: Object.keys(BENCH_SCHEMA.bucketDefinitions) };
+const CONTENT = contentSchemaOf(BENCH_SCHEMA);
 const VALUES = { low: 50.5, mid: 512.5, high: 5120.25 } as const;
 
 /** The bench schema as a compact batch names it, at the index the rollup gave it. */

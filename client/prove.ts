@@ -29,8 +29,8 @@ export interface ProvingSchema {
   /** How many distinct attestors must sign. */
   quorum: number;
   dataKeys: readonly string[];
-  /** Every bucket field of the schema (default: `field` alone): whether the sealed content names its values. */
-  bucketFields?: readonly string[];
+  /** Every bucket field of the schema: with more than `field` alone the sealed content names its values. */
+  bucketFields: readonly string[];
 }
 
 /**
@@ -159,7 +159,7 @@ export async function proveOnUserSide(o: ProveOnUserSideOptions): Promise<UserPr
   } catch {
     throw new UserProveError("PROVIDER_INVALID_RESPONSE", "provider response is not JSON", { expected: "JSON body", received: "a body that is not JSON" });
   }
-  const plaintext = sealedContent(body, { dataKeys: schema.dataKeys, bucketFields: schema.bucketFields ?? [schema.field] }, schema.field, Number(token.value.spelling));
+  const plaintext = sealedContent(body, { dataKeys: schema.dataKeys, bucketFields: schema.bucketFields }, schema.field, Number(token.value.spelling));
   return {
     schemaId: schema.schemaId,
     field: schema.field,

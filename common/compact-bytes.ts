@@ -82,10 +82,6 @@ export class ByteReader {
 export class ByteWriter {
   private readonly parts: number[] = [];
 
-  get length(): number {
-    return this.parts.length;
-  }
-
   u8(value: number): this {
     this.parts.push(value & 0xff);
     return this;

@@ -15,7 +15,7 @@ import { canonicalJson } from "./canonical.ts";
 import { ByteProblem, ByteReader, ByteWriter } from "./compact-bytes.ts";
 import { bytesToHex, bytesToUtf8, hexToBytes, isHex } from "./hex.ts";
 import { binRange, type DecimalRange } from "./range-pattern.ts";
-import { claimParameters, MAX_QUORUM, type TlsProof } from "./tls-claim.ts";
+import { claimParameters, identifierOf, MAX_QUORUM, type TlsProof } from "./tls-claim.ts";
 import type { DappErrorCode, InputParams, SchemaDetail } from "./wire.ts";
 
 export type CompactProblemCode = Extract<DappErrorCode, "INVALID_PAYLOAD" | "INVALID_PARAMS" | "SCHEMA_NOT_FOUND" | "UNKNOWN_KIND">;
@@ -201,8 +201,7 @@ function decodeClaims(r: ByteReader, schema: CompactSchema, owner: Address, buck
     signature[64] = 27 + parity;
     const statement = (flags & STATEMENT) !== 0 ? { field, range } : undefined;
     const context = canonicalJson({ contextAddress: owner, contextMessage: schema.schemaId, nonce, providerHash, statement });
-    // claimIdentifier's hash (tls-claim.ts), without its parse and canonicalisation of a context that is canonical already.
-    const identifier = keccak256(stringToBytes(`http\n${built.parameters}\n${context}`));
+    const identifier = identifierOf("http", built.parameters, context);
     const claim = { provider: "http", parameters: built.parameters, owner: claimOwner, timestampS, context, identifier, epoch };
     proofs.push({ claim, signature: bytesToHex(signature) });
   }

@@ -12,6 +12,7 @@ import { keccak256, stringToBytes, type Address, type Hex } from "viem";
 import { canonicalJson } from "./canonical.ts";
 import { binRange, numberRangePattern, type DecimalRange } from "./range-pattern.ts";
 import { documentOf, readRevealedField, type FieldToken, type Reading, type SeenRecord } from "./revealed-response.ts";
+import { messageOf } from "./errors.ts";
 
 /** How a schema's attestations are proven: `none` (the api's word) or `attestor` (signed TLS claims). */
 export const PROOF_KINDS = ["none", "attestor"] as const;
@@ -54,8 +55,12 @@ export interface TlsProof {
  * claim's identifier as the attestor computes it.
  */
 export function claimIdentifier(claim: Pick<TlsClaim, "provider" | "parameters" | "context">): Hex {
-  const context = claim.context.length > 0 ? canonicalJson(JSON.parse(claim.context) as unknown) : "";
-  return keccak256(stringToBytes(`${claim.provider}\n${claim.parameters}\n${context}`));
+  return identifierOf(claim.provider, claim.parameters, claim.context.length > 0 ? canonicalJson(JSON.parse(claim.context) as unknown) : "");
+}
+
+/** `claimIdentifier` of a context that is canonical already (a compact batch rebuilds it so): no parse. */
+export function identifierOf(provider: string, parameters: string, canonicalContext: string): Hex {
+  return keccak256(stringToBytes(`${provider}\n${parameters}\n${canonicalContext}`));
 }
 
 /** The text the attestor signs with Ethereum's personal_sign: identifier, owner, timestamp, epoch. */
@@ -157,7 +162,7 @@ export function claimContext(
 }
 
 /** The statement a context names, or why it names none an attestor could sign. */
-export function contextStatement(context: Record<string, unknown> | undefined): Reading<RangeStatement> {
+function contextStatement(context: Record<string, unknown> | undefined): Reading<RangeStatement> {
   const statement = context?.statement;
   if (statement === undefined) {
     return { ok: false, reason: 'name the statement to sign in the context: "statement": {"field": ..., "range": {"lo", "hi", "hiInclusive"}}' };
@@ -175,13 +180,13 @@ export function contextStatement(context: Record<string, unknown> | undefined): 
   try {
     numberRangePattern(decimal);
   } catch (error) {
-    return { ok: false, reason: `the statement's range is not a range: ${error instanceof Error ? error.message : String(error)}` };
+    return { ok: false, reason: `the statement's range is not a range: ${messageOf(error)}` };
   }
   return { ok: true, value: { field, range: decimal } };
 }
 
 /** A range as a reader writes it: `[100, 1000)`, `[10000, +inf)`. */
-export function rangeText(range: DecimalRange): string {
+function rangeText(range: DecimalRange): string {
   return `[${range.lo}, ${range.hi ?? "+inf"}${range.hiInclusive ? "]" : ")"}`;
 }
 

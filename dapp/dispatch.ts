@@ -7,7 +7,6 @@ import type { Address, Hex } from "viem";
 import { normalizeAddress } from "../common/address.ts";
 import { messageOf } from "../common/errors.ts";
 import { hexToBytes, hexToUtf8, isHex, jsonToHex, utf8ToHex } from "../common/hex.ts";
-import { isCompactPayload } from "../common/compact-batch.ts";
 import { BATCH_KIND, COMPACT_BATCH_KIND, type Envelope, type NoticeEvent } from "../common/wire.ts";
 import type { DappDatabase } from "./db/open.ts";
 import { createStore, type Store } from "./db/store.ts";
@@ -262,10 +261,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * hex → UTF-8 → JSON → {type, params}, params possibly left out (an empty object).
  */
 function decodeInput(payload: string): Envelope | { compact: Uint8Array } {
-  if (/^0x[cC]1/.test(payload) && isHex(payload)) {
-    const bytes = hexToBytes(payload);
-    if (isCompactPayload(bytes)) return { compact: bytes };
-  }
+  // The marker (common/compact-batch.ts) read off the hex text.
+  if (/^0x[cC]1/.test(payload) && isHex(payload)) return { compact: hexToBytes(payload) };
   let text: string;
   try {
     text = hexToUtf8(payload);

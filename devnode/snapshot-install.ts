@@ -13,8 +13,9 @@ import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { ConfigError, describeIssues, type DevnodeConfig } from "./config.ts";
 import type { Log } from "./log.ts";
-import { SNAPSHOT_FILES, SNAPSHOT_META, installedSchema, manifestSchema, sha256OfFile, type InstalledSnapshot, type SnapshotManifest } from "./snapshot.ts";
+import { SNAPSHOT_FILES, SNAPSHOT_META, installedSnapshotOf, manifestSchema, sha256OfFile, type InstalledSnapshot, type SnapshotManifest } from "./snapshot.ts";
 import { recordOwner, summarizeRecord, type RecordSummary } from "./store.ts";
+import { messageOf } from "../common/errors.ts";
 
 type InstallSettings = Pick<DevnodeConfig, "snapshotPath" | "rollups" | "inputBoxAddress" | "dappAddress" | "dataDir" | "databasePath" | "dappDbPath">;
 
@@ -29,7 +30,7 @@ function readManifest(folder: string): SnapshotManifest {
   try {
     json = JSON.parse(readFileSync(path, "utf8"));
   } catch (error) {
-    throw refuse(folder, `${SNAPSHOT_FILES.manifest} is not JSON (${error instanceof Error ? error.message : String(error)})`);
+    throw refuse(folder, `${SNAPSHOT_FILES.manifest} is not JSON (${messageOf(error)})`);
   }
   const parsed = manifestSchema.safeParse(json);
   if (!parsed.success) throw refuse(folder, `${SNAPSHOT_FILES.manifest} is not a snapshot's: ${describeIssues(parsed.error)}`);
@@ -62,7 +63,7 @@ function readChecked<T>(folder: string, file: string, read: (db: Database.Databa
     return read(db);
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    throw refuse(folder, `${file} is not a readable SQLite database (${error instanceof Error ? error.message : String(error)})`);
+    throw refuse(folder, `${file} is not a readable SQLite database (${messageOf(error)})`);
   } finally {
     db?.close();
   }
@@ -79,8 +80,8 @@ function installedHere(path: string): InstalledSnapshot | undefined {
   try {
     // Read-write: a record left in WAL mode may not open read-only, and nothing else holds it while the devnode starts.
     db = new Database(path, { fileMustExist: true });
-    const recorded = summarizeRecord(db).meta.get(SNAPSHOT_META);
-    return recorded === undefined ? undefined : installedSchema.parse(JSON.parse(recorded));
+    const meta = db.prepare<[string], { value: string }>("SELECT value FROM meta WHERE key = ?");
+    return installedSnapshotOf({ getMeta: (key: string) => meta.get(key)?.value });
   } catch {
     return undefined;
   } finally {

@@ -11,9 +11,11 @@ import { createReadStream, existsSync, mkdirSync, readdirSync, rmSync, writeFile
 import { join, resolve } from "node:path";
 import Database from "better-sqlite3";
 import { z } from "zod";
+import { ADDRESS_RE } from "../common/address.ts";
 import { ROLLUPS_VERSIONS } from "./config.ts";
 import type { Log } from "./log.ts";
 import { summarizeRecord } from "./store.ts";
+import { messageOf } from "../common/errors.ts";
 
 /** The snapshot format this devnode writes and reads. */
 export const SNAPSHOT_VERSION = 1;
@@ -22,7 +24,7 @@ export const SNAPSHOT_FILES = { record: "devnode.sqlite", dapp: "dapp.sqlite", m
 export const SNAPSHOT_META = "snapshot";
 
 const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "expected 64 lower-case hex digits");
-const addressText = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x address");
+const addressText = z.string().regex(ADDRESS_RE, "expected a 0x address");
 
 export const manifestSchema = z.object({
   version: z.literal(SNAPSHOT_VERSION),
@@ -127,7 +129,7 @@ export class SnapshotTaker {
       // A half-written snapshot must not pass for one: its files go, the folder stays for the next try.
       for (const file of [record, dapp, `${record}-journal`, `${dapp}-journal`, join(folder, SNAPSHOT_FILES.manifest)]) rmSync(file, { force: true });
       if (error instanceof SnapshotError) throw error;
-      throw new SnapshotError("SNAPSHOT_FAILED", `the snapshot failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new SnapshotError("SNAPSHOT_FAILED", `the snapshot failed: ${messageOf(error)}`, { cause: error });
     }
   }
 

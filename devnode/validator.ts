@@ -83,7 +83,11 @@ export interface ReaderVerdicts {
 /** A verdict in words, from the record alone, so that it reads the same after a restart. */
 function describeMismatch(v: ValidationRecord, hashName: string): string {
   const inputs = v.lastInput < v.firstInput ? "no inputs" : `inputs ${v.firstInput}..${v.lastInput}`;
-  const where = `claim ${v.claimIndex} (${v.lastBlock === null ? "" : `epoch ending at block ${v.lastBlock}, `}${inputs})`;
+  return mismatchWords(`claim ${v.claimIndex} (${v.lastBlock === null ? "" : `epoch ending at block ${v.lastBlock}, `}${inputs})`, hashName, v);
+}
+
+/** What a claim that does not match says, after `where` names it (the log names it as the book does). */
+function mismatchWords(where: string, hashName: string, v: Pick<ValidationRecord, "claimedHash" | "computedHash" | "inputsOnChain">): string {
   if (v.computedHash === null) return `${where} has ${hashName} ${v.claimedHash} on chain over inputs the InputBox does not hold (it holds ${v.inputsOnChain ?? 0} for the dapp)`;
   return `${where} has ${hashName} ${v.claimedHash} on chain; this node computes ${v.computedHash}`;
 }
@@ -199,12 +203,7 @@ export class EpochValidator<C extends ClaimOnChain = ClaimOnChain> {
     this.remember(judged(verdict));
     const where = `claim ${claimIndex} (${this.book.describe(claim, firstInput, lastInput)})`;
     const name = this.book.hashName;
-    if (computed === null) {
-      this.alarm(`VALIDATOR MISMATCH: ${where} has ${name} ${claim.hash} on chain over inputs the InputBox does not hold (it holds ${inputsOnChain ?? 0} for the dapp)`);
-    } else if (computed.toLowerCase() === claim.hash.toLowerCase()) {
-      this.log(`${where} matches: ${name} ${computed}`);
-    } else {
-      this.alarm(`VALIDATOR MISMATCH: ${where} has ${name} ${claim.hash} on chain; this node computes ${computed}`);
-    }
+    if (computed !== null && computed.toLowerCase() === claim.hash.toLowerCase()) this.log(`${where} matches: ${name} ${computed}`);
+    else this.alarm(`VALIDATOR MISMATCH: ${mismatchWords(where, name, verdict)}`);
   }
 }

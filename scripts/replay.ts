@@ -27,6 +27,8 @@ import { replayThroughLibcmt } from "./lib/libcmt-replay.ts";
 import { parseReplayFile, type ReplayStep } from "./lib/replay-file.ts";
 import { decodePayload, RollupClient } from "./lib/rollup-client.ts";
 import { defaultDappCommand } from "./lib/stack-pieces.ts";
+import { messageOf } from "../common/errors.ts";
+import { isAddress } from "../common/address.ts";
 
 const USAGE =
   "npm run replay -- file.jsonl [--sender N|0xaddress]\n" +
@@ -50,7 +52,7 @@ function readText(file: string, what: string): string {
   try {
     return readFileSync(file, "utf8");
   } catch (error) {
-    throw new UsageError(`cannot read ${what} ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UsageError(`cannot read ${what} ${file}: ${messageOf(error)}`);
   }
 }
 
@@ -94,7 +96,7 @@ function parseQueries(text: string): string[] {
 function adminsOf(given: string | undefined): string {
   const value = given ?? process.env.DAPP_ADMINS;
   if (value !== undefined && value !== "") {
-    if (!value.split(",").every((a) => /^0x[0-9a-fA-F]{40}$/.test(a.trim()))) throw new UsageError(`--admins: expected comma-separated 0x addresses, not ${value}`);
+    if (!value.split(",").every((a) => isAddress(a.trim()))) throw new UsageError(`--admins: expected comma-separated 0x addresses, not ${value}`);
     return value;
   }
   // npm start's default: the api's wallet (PRIVATE_KEY) administers the dapp.

@@ -6,6 +6,7 @@
  */
 import { resolve } from "node:path";
 import { loadEndpoints, parseArgs, runScript, UsageError } from "./lib/cli.ts";
+import { messageOf } from "../common/errors.ts";
 
 const USAGE = "npm run snapshot [-- --node http://127.0.0.1:10101] [--path DIR]    (default: the devnode at NODE_PORT / ROLLUP_URL; DIR new or empty)";
 
@@ -30,7 +31,7 @@ runScript(async () => {
       signal: AbortSignal.timeout(120_000),
     });
   } catch (error) {
-    console.error(`no devnode answers at ${nodeUrl}: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`no devnode answers at ${nodeUrl}: ${messageOf(error)}`);
     return 3;
   }
   if (response.status === 404) {

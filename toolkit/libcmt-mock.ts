@@ -14,7 +14,7 @@
  * the outputs tree across in DAPP_OUTPUTS_TREE_FILE and its state in its SQLite file, as the machine's
  * memory and drive would.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Hex } from "viem";
@@ -117,34 +117,16 @@ export function mockEntry(path: string, request: MockRequest): string {
   return `${request.kind === "advance" ? 0 : 1}:${path}`;
 }
 
-export interface MockSessionSpawn {
-  /** The dapp's argv (`node dist/dapp/main.js`, or the sources through tsx). */
-  command: readonly string[];
-  cwd: string;
-  /** The dapp's configuration (DAPP_ADMINS, DAPP_DB_PATH...); the transport's variables are set here. */
-  env: Record<string, string>;
-  /** CMT_INPUTS: the requests' `mockEntry`s, in order, whose files are written already. */
-  entries: readonly string[];
-  /** Where the dapp's stdout and stderr go: piped (stdout dropped) to be read, or a file descriptor. */
-  output: "stderr" | number;
-}
-
-/** Starts one session of the mock: the dapp on libcmt over `entries`; it exits when they run out. */
-export function spawnMockSession(session: MockSessionSpawn): ChildProcess {
-  const [file, ...args] = session.command;
-  if (file === undefined) throw new MockSessionError("the dapp command is empty");
-  // Only what the dapp is given: a ROLLUP_HTTP_SERVER_URL from the caller's shell would make it refuse to start.
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/", ...session.env, DAPP_TRANSPORT: "libcmt", CMT_INPUTS: session.entries.join(",") };
-  const stdio = session.output === "stderr" ? (["ignore", "ignore", "pipe"] as const) : (["ignore", session.output, session.output] as const);
-  return spawn(file, args, { cwd: session.cwd, env, stdio: [...stdio] });
-}
-
+/** One session of the mock: the dapp on libcmt over `entries` (CMT_INPUTS, their files written); it exits when they run out. */
 function runOne(options: MockSessionOptions, entries: readonly string[]): Promise<{ exitCode: number | null; stderr: string }> {
+  const [file, ...args] = options.command as [string, ...string[]];
+  // Only what the dapp is given: a ROLLUP_HTTP_SERVER_URL from the caller's shell would make it refuse to start.
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/", ...options.env, DAPP_TRANSPORT: "libcmt", CMT_INPUTS: entries.join(",") };
   return new Promise((resolve, reject) => {
-    const child = spawnMockSession({ command: options.command, cwd: options.cwd, env: options.env, entries, output: "stderr" });
+    const child = spawn(file, args, { cwd: options.cwd, env, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
-    child.stderr?.setEncoding("utf8");
-    child.stderr?.on("data", (chunk: string) => {
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
       // The tail is what explains a failure; a long run of mock chatter is not kept whole.
       stderr = (stderr + chunk).slice(-16_384);
     });

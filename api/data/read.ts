@@ -16,7 +16,7 @@ import { contentSchemaOf, namedContent, type ContentSchema } from "../../common/
 import type { GrantView } from "../../common/wire.ts";
 import { ApiError } from "../errors.ts";
 import type { ApiServices } from "../services.ts";
-import { HEX32_RE } from "../validation.ts";
+import { attestationIdOf } from "../validation.ts";
 
 export interface AttestationData {
   claimId: Hex;
@@ -76,16 +76,12 @@ function openAsAdmin(sealed: Hex, secretKey: Uint8Array, schema: ContentSchema):
 
 /** What names the values of the schema's sealed content: its data keys and bucket fields, read from the rollup. */
 async function readContentSchema(services: ApiServices, schemaId: Hex): Promise<ContentSchema> {
-  return contentSchemaOf(await services.reader.query("provider_schema", { schema_id: schemaId }));
+  return contentSchemaOf(await services.schemaDetail(schemaId));
 }
 
 /** What `requester` may read of attestation `claimId`, or the ApiError that says why not. */
 export async function readAttestationData(services: ApiServices, claimId: string, requester: Address): Promise<AttestationData> {
-    // Ids are hashes: anything else names no attestation, answered as GET /attestation/:claimId does.
-    if (!HEX32_RE.test(claimId)) {
-      throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
-    }
-    const view = await services.reader.query("attestation", { attestation_id: claimId.toLowerCase() });
+    const view = await services.reader.query("attestation", { attestation_id: attestationIdOf(claimId) });
     const owner = view.owner.toLowerCase() as Address;
     if (requester !== owner) {
       const decision = decideGrant(await services.reader.queryAll("grants_by_owner", { owner }), requester, view.schema_id, services.now());
@@ -115,8 +111,11 @@ export async function readAttestationData(services: ApiServices, claimId: string
         throw new ApiError("NO_GRANT_FOUND", "The owner has shared no key of this attestation's data with this requester (a grant with keys, or share_keys)", { owner, requester });
       }
     }
-    const schema = secretKey === undefined ? undefined : await readContentSchema(services, view.schema_id);
-    const opened = secretKey === undefined || schema === undefined ? undefined : ownerSealed ? openAsAdmin(view.encrypted_data, secretKey, schema) : openJsonObject(view.encrypted_data, secretKey, schema);
+    let opened: Record<string, unknown> | undefined;
+    if (secretKey !== undefined) {
+      const schema = await readContentSchema(services, view.schema_id);
+      opened = ownerSealed ? openAsAdmin(view.encrypted_data, secretKey, schema) : openJsonObject(view.encrypted_data, secretKey, schema);
+    }
     const data: AttestationData = {
       claimId: view.attestation_id,
       schemaId: view.schema_id,

@@ -6,6 +6,8 @@
 import { createPublicClient, defineChain, encodeFunctionData, http, keccak256, type Abi, type Address, type Chain, type Hex, type PublicClient, type Transport } from "viem";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { contractArtifact, stackContracts } from "../../common/contracts.ts";
+import { messageOf } from "../../common/errors.ts";
+import { AttestationContracts } from "../onchain.ts";
 import { attestationFields, revocationFields, type NoticeAttestation, type NoticeRevocation } from "../../common/notice-fields.ts";
 import type { OutputValidityProof } from "../../common/wire.ts";
 import type { ItemKind, PublishItem, Target } from "./store.ts";
@@ -42,6 +44,8 @@ export class PublisherChain {
   readonly client: PublicClient<Transport, Chain>;
   private readonly chain: Chain;
   private readonly abis: Record<Target, Abi>;
+  /** What the registry and the gate hold, read from the chain. */
+  private readonly held: AttestationContracts;
   private nonce: number | undefined;
 
   constructor(private readonly options: PublisherChainOptions) {
@@ -50,23 +54,19 @@ export class PublisherChain {
     this.client = createPublicClient({ chain: this.chain, transport: http(options.rpcUrl, { timeout: 10_000 }) });
     const names = stackContracts(options.rollups);
     this.abis = { registry: contractArtifact(names.registry).abi, gate: contractArtifact(names.gate).abi };
+    this.held = new AttestationContracts(this.client, options.rollups, options.contracts);
   }
 
   /** Whether `target` already holds what `item` brings (or, for the gate, something newer of the same owner and schema). */
   async holds(target: Target, item: PublishItem): Promise<boolean> {
-    const address = this.options.contracts[target];
-    const abi = this.abis[target];
-    const read = (functionName: string, args: readonly unknown[]): Promise<unknown> => this.client.readContract({ address, abi, functionName, args });
-    if (item.kind === "revocation") {
-      const when = await read(target === "registry" ? "revocationOf" : "revokedAt", [item.uid]);
-      return BigInt(when as bigint) !== 0n;
-    }
-    if (target === "registry") return ((await read("getAttestation", [item.uid])) as { uid: Hex }).uid.toLowerCase() === item.uid.toLowerCase();
+    const held = this.held;
+    if (item.kind === "revocation") return (await (target === "registry" ? held.registryRevokedAt(item.uid) : held.gateRevokedAt(item.uid))) !== null;
+    if (target === "registry") return held.registryHolds(item.uid);
     const a = attestationFields(item.notice);
-    const current = (await read("attestationOf", [a.owner, a.schemaId])) as { claimId: Hex; order: bigint };
-    if (current.claimId.toLowerCase() === item.uid.toLowerCase()) return true;
+    const current = await held.gateHeld(a.owner, a.schemaId);
+    if (current === undefined) return false;
     // The gate keeps the newest per owner and schema: an older one than it holds would be skipped.
-    return current.claimId !== `0x${"00".repeat(32)}` && current.order >= this.orderOf(item);
+    return current.claimId === item.uid.toLowerCase() || current.order >= this.orderOf(item);
   }
 
   /** Where the attestation stands in the rollup's history as the gate orders it: v1 its input, v2 its output. */
@@ -113,8 +113,7 @@ export class PublisherChain {
       await this.client.sendRawTransaction({ serializedTransaction: raw });
     } catch (error) {
       // Sent before (the node has it or mined it): that is what a resend is for.
-      const text = error instanceof Error ? error.message : String(error);
-      if (!/already known|known transaction|nonce too low|already imported/i.test(text)) throw error;
+      if (!/already known|known transaction|nonce too low|already imported/i.test(messageOf(error))) throw error;
     }
   }
 

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
-import { configAddressSchema, httpUrlSchema, portSchema } from "../../common/env.ts";
-import { LOCAL_ADDRESSES } from "../config.ts";
+import { configAddressSchema, portSchema } from "../../common/env.ts";
+import { presentEnv, rollupEndpoints, rollupEnvShape, type RollupEndpoints } from "../config.ts";
 
 /** Hardhat account #17: the publisher's own wallet on the local stack (nothing else there sends from it). */
 export const LOCAL_PUBLISHER_KEY: Hex = "0x689af8efa8c651a91ad287602527f3af2fe9f6501a7ac4b061667b5a93e037fd";
@@ -17,12 +17,7 @@ export const LOCAL_PUBLISHER_KEY: Hex = "0x689af8efa8c651a91ad287602527f3af2fe9f
 export const DEFAULT_PUBLISH_POLL_MS = 500;
 
 const envSchema = z.object({
-  ROLLUPS: z.enum(["v1", "v2"]).default("v1"),
-  ROLLUP_URL: httpUrlSchema.default("http://127.0.0.1:10000"),
-  GRAPHQL_URL: httpUrlSchema.optional(),
-  RPC_URL: httpUrlSchema.default("http://127.0.0.1:8545"),
-  CHAIN_ID: z.coerce.number().int().positive().default(31337),
-  DAPP_ADDRESS: configAddressSchema.optional(),
+  ...rollupEnvShape,
   REGISTRY_ADDRESS: configAddressSchema,
   GATE_ADDRESS: configAddressSchema,
   PUBLISHER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key").default(LOCAL_PUBLISHER_KEY),
@@ -36,13 +31,7 @@ const envSchema = z.object({
   DATA_DIR: z.string().min(1).default(".data"),
 });
 
-export interface PublisherConfig {
-  rollups: "v1" | "v2";
-  rollupUrl: string;
-  graphqlUrl: string;
-  rpcUrl: string;
-  chainId: number;
-  dappAddress: Address;
+export interface PublisherConfig extends RollupEndpoints {
   contracts: { registry: Address; gate: Address };
   privateKey: Hex;
   wallet: Address;
@@ -60,8 +49,7 @@ export class PublisherConfigError extends Error {
 }
 
 export function loadPublisherConfig(env: NodeJS.ProcessEnv): PublisherConfig {
-  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
-  const parsed = envSchema.safeParse(present);
+  const parsed = envSchema.safeParse(presentEnv(env));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const variable = String(issue?.path[0] ?? "environment");
@@ -69,14 +57,8 @@ export function loadPublisherConfig(env: NodeJS.ProcessEnv): PublisherConfig {
     throw new PublisherConfigError(`invalid publisher configuration: ${variable}: ${issue?.message ?? "invalid"}${hint}`);
   }
   const e = parsed.data;
-  const rollupUrl = e.ROLLUP_URL.replace(/\/+$/, "");
   return {
-    rollups: e.ROLLUPS,
-    rollupUrl,
-    graphqlUrl: e.GRAPHQL_URL ?? `${rollupUrl}/graphql`,
-    rpcUrl: e.RPC_URL,
-    chainId: e.CHAIN_ID,
-    dappAddress: (e.DAPP_ADDRESS ?? LOCAL_ADDRESSES[e.ROLLUPS].application) as Address,
+    ...rollupEndpoints(e),
     contracts: { registry: e.REGISTRY_ADDRESS as Address, gate: e.GATE_ADDRESS as Address },
     privateKey: e.PUBLISHER_PRIVATE_KEY as Hex,
     wallet: privateKeyToAccount(e.PUBLISHER_PRIVATE_KEY as Hex).address,

@@ -9,6 +9,7 @@ import { Counter, Gauge, Registry } from "prom-client";
 import { loadPublisherConfig, PublisherConfigError, type PublisherConfig } from "./config.ts";
 import { openPublisher, type OpenPublisher } from "./open.ts";
 import type { PublisherStore } from "./store.ts";
+import { messageOf } from "../../common/errors.ts";
 
 const log = (line: string): void => void process.stdout.write(`[publisher] ${line}\n`);
 
@@ -92,6 +93,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`[publisher] failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`[publisher] failed to start: ${messageOf(error)}`);
   process.exit(1);
 });

@@ -168,7 +168,11 @@ export class Publisher {
     const { node, store } = this.options;
     const waiting = store.open().filter((i) => i.proof === null);
     const byInput = new Map<number, PublishItem[]>();
-    for (const item of waiting) byInput.set(item.inputIndex, [...(byInput.get(item.inputIndex) ?? []), item]);
+    for (const item of waiting) {
+      const same = byInput.get(item.inputIndex);
+      if (same === undefined) byInput.set(item.inputIndex, [item]);
+      else same.push(item);
+    }
     for (const [inputIndex, items] of byInput) {
       const proven: { payload: Hex; proof: StoredProof | null }[] =
         node.rollups === "v1"
@@ -192,11 +196,15 @@ export class Publisher {
       for (const kind of ["revocation", "attestation"] as const) {
         const waiting = ready.filter((i) => i.kind === kind && !(target === "registry" ? i.registryDone : i.gateDone));
         const batch: PublishItem[] = [];
-        for (const item of waiting) {
-          if (batch.length >= this.options.batchMax) break;
-          // Someone else brought it (or the gate holds a newer one): nothing to send for it.
-          if (await chain.holds(target, item)) store.markDone(target, kind, [item.uid]);
-          else batch.push(item);
+        for (let at = 0; at < waiting.length && batch.length < this.options.batchMax; ) {
+          // What the batch still has room for, asked of the chain together: someone else may have brought
+          // an item (or the gate holds a newer one), and then there is nothing to send for it.
+          const candidates = waiting.slice(at, at + this.options.batchMax - batch.length);
+          at += candidates.length;
+          const held = await Promise.all(candidates.map((item) => chain.holds(target, item)));
+          const done = candidates.filter((_, k) => held[k]);
+          if (done.length > 0) store.markDone(target, kind, done.map((i) => i.uid));
+          batch.push(...candidates.filter((_, k) => !held[k]));
         }
         if (batch.length > 0) return this.send(target, kind, batch);
       }

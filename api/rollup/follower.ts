@@ -67,6 +67,14 @@ export class NoticeFollower {
     return this.after;
   }
 
+  /**
+   * `sync`, unless a notice of input `inputIndex` or a later one is applied already (the follower reads in
+   * input order, so everything up to it is): what a read that must see that input waits for.
+   */
+  syncTo(inputIndex: number): Promise<void> {
+    return this.last[0] >= inputIndex ? Promise.resolve() : this.sync();
+  }
+
   /** One read of what is new, joining the one running. */
   private poll(): Promise<void> {
     if (this.inFlight === undefined) {

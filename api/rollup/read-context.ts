@@ -10,6 +10,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../errors.ts";
+import type { WriteMark } from "./write-mark.ts";
 
 export const MIN_INPUT_INDEX_HEADER = "X-Min-Input-Index";
 export const INPUT_INDEX_HEADER = "X-Input-Index";
@@ -31,6 +32,17 @@ const storage = new AsyncLocalStorage<ReadNeeds>();
 /** The needs of the request being served, or undefined outside one (the notice follower, start-up reads). */
 export function currentReadNeeds(): ReadNeeds | undefined {
   return storage.getStore();
+}
+
+/**
+ * The input the request's reads must see: the client's (X-Min-Input-Index) and every write answered before
+ * them. The replicas' shared mark is asked once per request (a Redis GET); this replica's own writes, the
+ * request's among them, are known without asking.
+ */
+export async function inputNeeded(mark: WriteMark): Promise<number> {
+  const needs = currentReadNeeds();
+  const shared = needs === undefined ? mark.highest() : (needs.writeMark ??= mark.highest());
+  return Math.max(needs?.minInputIndex ?? -1, mark.own, await shared);
 }
 
 /** A write of this request was recorded at `inputIndex`: its answer says where (its later reads see it through the write mark). */

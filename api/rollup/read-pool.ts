@@ -13,9 +13,10 @@
  */
 import type { InspectEnvelope, QueryResults, QueryType } from "../../common/wire.ts";
 import { ApiError } from "../errors.ts";
-import { currentReadNeeds, noteFallback } from "./read-context.ts";
+import { inputNeeded, noteFallback } from "./read-context.ts";
 import { everyPage, pageParams, resultOf, type ListQueryType, type RollupQueries, type RollupReader } from "./inspect.ts";
 import type { WriteMark } from "./write-mark.ts";
+import { messageOf } from "../../common/errors.ts";
 
 /** How an endpoint answers GET /reader (a validator devnode); a node without that route is a plain node. */
 interface ReaderStatusBody {
@@ -160,7 +161,7 @@ export class ReadPool implements RollupQueries {
 
   /** The first answer from an endpoint that has processed what this read needs; the node's past the wait. */
   private async read(type: QueryType, params: Record<string, unknown>, timeoutMs?: number): Promise<{ envelope: InspectEnvelope; url: string; source: ReadSource; endpoint: Endpoint | undefined }> {
-    const highest = await this.highestNeeded();
+    const highest = await inputNeeded(this.mark);
     // Processing input i makes the count i + 1.
     const needed = highest + 1;
     const deadline = Date.now() + this.options.waitMs;
@@ -190,17 +191,6 @@ export class ReadPool implements RollupQueries {
     noteFallback(`node; ${why}`);
     this.options.onRead?.("node", "fallback");
     return { envelope: await this.node.envelopeOf(type, params, timeoutMs), url: this.node.url, source: this.node, endpoint: undefined };
-  }
-
-  /**
-   * The input this read must see: the client's (X-Min-Input-Index) and every write answered before it. The
-   * replicas' shared mark is asked once per request (a Redis GET); this replica's own writes, the request's
-   * among them, are known without asking.
-   */
-  private async highestNeeded(): Promise<number> {
-    const needs = currentReadNeeds();
-    const shared = needs === undefined ? this.mark.highest() : (needs.writeMark ??= this.mark.highest());
-    return Math.max(needs?.minInputIndex ?? -1, this.mark.own, await shared);
   }
 
   /** Down, hung or refusing (a reader in mismatch answers 503): left alone for a while. */
@@ -235,7 +225,7 @@ export class ReadPool implements RollupQueries {
       response = await fetch(`${endpoint.url}/reader`, { signal: AbortSignal.timeout(STATUS_TIMEOUT_MS) });
     } catch (error) {
       endpoint.health = "down";
-      endpoint.reason = error instanceof Error ? error.message : String(error);
+      endpoint.reason = messageOf(error);
       return;
     }
     if (response.status === 404) {
@@ -252,7 +242,7 @@ export class ReadPool implements RollupQueries {
       body = (await response.json()) as ReaderStatusBody;
     } catch (error) {
       endpoint.health = "down";
-      endpoint.reason = `GET /reader: ${error instanceof Error ? error.message : String(error)}`;
+      endpoint.reason = `GET /reader: ${messageOf(error)}`;
       return;
     }
     endpoint.kind = "reader";

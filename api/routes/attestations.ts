@@ -30,7 +30,7 @@ import {
   unixSeconds,
   type OperationTraits,
 } from "../operations.ts";
-import { HEX32_RE, hex32Schema, jsonBody } from "../validation.ts";
+import { attestationIdOf, HEX32_RE, hex32Schema, jsonBody } from "../validation.ts";
 import { validityFields, validityOf } from "../validity.ts";
 
 const claimSchema = z.object({
@@ -263,12 +263,8 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       return c.json({ success: true as const, data: claimed }, 200);
     })
     .openapi({ ...attestationRoute, middleware: [limited] }, async (c) => {
-      const { claimId } = c.req.valid("param");
-      // Ids are hashes: anything else names no attestation, answered without a round trip.
-      if (!HEX32_RE.test(claimId)) {
-        throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
-      }
-      const view = await services.reader.query("attestation", { attestation_id: claimId.toLowerCase(), at: services.now() });
+      const claimId = attestationIdOf(c.req.valid("param").claimId);
+      const view = await services.reader.query("attestation", { attestation_id: claimId, at: services.now() });
       return c.json(
         {
           success: true as const,
@@ -290,9 +286,8 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       );
     })
     .openapi({ ...attestationInputRoute, middleware: [limited] }, async (c) => {
-      const { claimId } = c.req.valid("param");
-      if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
-      const view = await services.reader.query("attestation", { attestation_id: claimId.toLowerCase() });
+      const claimId = attestationIdOf(c.req.valid("param").claimId);
+      const view = await services.reader.query("attestation", { attestation_id: claimId });
       let blockNumber: number;
       try {
         blockNumber = await services.node.inputBlock(view.input_index);

@@ -221,11 +221,10 @@ export function grantRoutes(services: ApiServices, clientOf: ClientAddressOf) {
     })
     .openapi({ ...grantsOfRoute, middleware: [limited] }, async (c) => {
       const address = c.req.valid("param").address.toLowerCase();
-      const given = await services.reader.queryAll("grants_by_owner", { owner: address });
+      // Who granted to this address comes from the notices: one the request must see (a grant answered
+      // before it, through any replica) is read first, beside the owner's own list.
+      const [given] = await Promise.all([services.reader.queryAll("grants_by_owner", { owner: address }), services.catchUpNotices()]);
       const now = services.now();
-      // Who granted to this address comes from the notices: catch up first, so a grant made a moment ago
-      // (through another replica, or straight to the InputBox) is listed. A node that cannot be read leaves what we know.
-      await services.follower.sync().catch(() => undefined);
       const received = [];
       for (const owner of services.catalog.grantorsOf(address).slice(0, MAX_GRANTORS)) {
         const access = await services.reader.query("check_access", { owner, requester: address, at: now });

@@ -6,13 +6,13 @@
  * its version; the api adds no trust of its own: the contract is the judge.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Address, Hex } from "viem";
-import { contractArtifact, stackContracts, type DeployedContract } from "../../common/contracts.ts";
+import type { Hex } from "viem";
+import type { AttestationContracts } from "../onchain.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
-import { HEX32_RE } from "../validation.ts";
+import { attestationIdOf } from "../validation.ts";
 import { addressOut, claimIdParams, envelope, errorResponses, id32, jsonContent, operationTraits, router, type OperationTraits } from "../operations.ts";
 
 /** A node closes epochs every few seconds; a client polls no faster than this. */
@@ -169,22 +169,19 @@ export function proofRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "attestations", clientOf);
   return router()
     .openapi({ ...proofRoute, middleware: [limited] }, async (c) => {
-      const claimId = c.req.valid("param").claimId.toLowerCase() as Hex;
-      if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
+      const claimId = attestationIdOf(c.req.valid("param").claimId);
       const view = await services.reader.query("attestation", { attestation_id: claimId });
       return c.json({ success: true as const, data: await noticeProof(services, claimId, view.input_index, "attestation:created") }, 200);
     })
     .openapi({ ...onChainRoute, middleware: [limited] }, async (c) => {
-      const claimId = c.req.valid("param").claimId.toLowerCase() as Hex;
-      if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
-      const contracts = services.config.contracts;
+      const claimId = attestationIdOf(c.req.valid("param").claimId);
+      const contracts = services.onchain;
       if (contracts === undefined) throw new ApiError("NOT_FOUND", "No registry is configured: set REGISTRY_ADDRESS and GATE_ADDRESS (npm start deploys them)");
       const view = await services.reader.query("attestation", { attestation_id: claimId });
       return c.json({ success: true as const, data: { claimId, ...(await onChainState(services, contracts, claimId, view.owner, view.schema_id)) } }, 200);
     })
     .openapi({ ...revocationProofRoute, middleware: [limited] }, async (c) => {
-      const claimId = c.req.valid("param").claimId.toLowerCase() as Hex;
-      if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
+      const claimId = attestationIdOf(c.req.valid("param").claimId);
       const view = await services.reader.query("attestation", { attestation_id: claimId });
       if (view.revocation === null) throw new ApiError("NOT_REVOKED", "The attestation has not been revoked", { claim_id: claimId });
       return c.json({ success: true as const, data: await noticeProof(services, claimId, view.revocation.input_index, "attestation:revoked") }, 200);
@@ -192,24 +189,19 @@ export function proofRoutes(services: ApiServices, clientOf: ClientAddressOf) {
 }
 
 /** What the registry and the gate hold of `claimId`, read from the chain. */
-async function onChainState(services: ApiServices, contracts: { registry: Address; gate: Address }, claimId: Hex, owner: string, schemaId: string) {
-  const names = stackContracts(services.config.rollups);
-  const client = services.submitter.publicClient;
-  const read = (address: Address, name: DeployedContract, functionName: string, args: readonly unknown[]): Promise<unknown> =>
-    client.readContract({ address, abi: contractArtifact(name).abi, functionName, args });
+async function onChainState(services: ApiServices, contracts: AttestationContracts, claimId: Hex, owner: string, schemaId: string) {
   try {
-    const [stored, valid, revokedAt, held, gateRevokedAt] = await Promise.all([
-      read(contracts.registry, names.registry, "getAttestation", [claimId]) as Promise<{ uid: Hex }>,
-      read(contracts.registry, names.registry, "isAttestationValid", [claimId]) as Promise<boolean>,
-      read(contracts.registry, names.registry, "revocationOf", [claimId]) as Promise<bigint>,
-      read(contracts.gate, names.gate, "attestationOf", [owner, schemaId]) as Promise<{ claimId: Hex; attestorCount: number }>,
-      read(contracts.gate, names.gate, "revokedAt", [claimId]) as Promise<bigint>,
+    const [recorded, valid, revokedAt, held, gateRevokedAt] = await Promise.all([
+      contracts.registryHolds(claimId),
+      contracts.registryValid(claimId),
+      contracts.registryRevokedAt(claimId),
+      contracts.gateHeld(owner, schemaId),
+      contracts.gateRevokedAt(claimId),
     ]);
-    const when = (t: bigint): number | null => (t === 0n ? null : Number(t));
-    const recorded = held.claimId.toLowerCase() === claimId;
+    const inGate = held?.claimId === claimId;
     return {
-      registry: { address: contracts.registry.toLowerCase(), recorded: stored.uid.toLowerCase() === claimId, valid, revokedAt: when(revokedAt) },
-      gate: { address: contracts.gate.toLowerCase(), recorded, attestorCount: recorded ? Number(held.attestorCount) : 0, revokedAt: when(gateRevokedAt) },
+      registry: { address: contracts.addresses.registry.toLowerCase(), recorded, valid, revokedAt },
+      gate: { address: contracts.addresses.gate.toLowerCase(), recorded: inGate, attestorCount: inGate ? (held?.attestorCount ?? 0) : 0, revokedAt: gateRevokedAt },
     };
   } catch {
     throw new ApiError("RPC_UNAVAILABLE", "The chain did not answer for the registry and the gate", { url: services.config.rpcUrl });

@@ -80,10 +80,9 @@ export function schemaRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       // Ids are content hashes: anything else names no schema, so it is "not found" without a round trip.
       if (!HEX32_RE.test(raw)) throw new ApiError("SCHEMA_NOT_FOUND", "Provider schema not found", { schema_id: raw });
       const schemaId = raw.toLowerCase() as Hex;
-      const s = await services.reader.query("provider_schema", { schema_id: schemaId, include_description: true });
-      // The counts come from the notices: catch up first, so an attestation answered a moment ago (through
-      // another replica, or sent straight to the InputBox) is counted. A node that cannot be read leaves what we know.
-      await services.follower.sync().catch(() => undefined);
+      // The counts come from the notices: one the request must see (a write answered before it, through any
+      // replica) is read first, beside the schema's own read.
+      const [s] = await Promise.all([services.reader.query("provider_schema", { schema_id: schemaId, include_description: true }), services.catchUpNotices()]);
       return c.json(
         {
           success: true as const,

@@ -15,7 +15,7 @@ import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
 import { addressOut, claimIdParams, envelope, errorResponses, id32, jsonContent, jsonRequest, operationTraits, router, unixSeconds, type OperationTraits } from "../operations.ts";
-import { HEX32_RE, hex32Schema, invalidParameter, jsonBody } from "../validation.ts";
+import { attestationIdOf, HEX32_RE, hex32Schema, invalidParameter, jsonBody } from "../validation.ts";
 import { validityFields, validityOf } from "../validity.ts";
 import { bucketLabel } from "./attestations.ts";
 import { noticeProof, noticeProofSchema, type NoticeProof } from "./proofs.ts";
@@ -143,8 +143,7 @@ export function validityRoutes(services: ApiServices, clientOf: ClientAddressOf)
   const user = requireRole(services.config.jwtSecret, "user");
   return router<{ Variables: AuthVariables }>()
     .openapi({ ...revokeAttestationRoute, middleware: [limited, user, jsonBody] }, async (c) => {
-      const claimId = c.req.valid("param").claimId.toLowerCase() as Hex;
-      if (!HEX32_RE.test(claimId)) throw new ApiError("ATTESTATION_NOT_FOUND", "Attestation not found", { claim_id: claimId });
+      const claimId = attestationIdOf(c.req.valid("param").claimId);
       const { reason, supersededBy } = c.req.valid("json");
       const auth = c.get("auth");
       const view = await services.reader.query("attestation", { attestation_id: claimId });

@@ -132,6 +132,7 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
       definition: buckets,
       quorum,
       dataKeys: ["data.currency"],
+      bucketFields: [field],
     });
     const proveHere = (schema: ProvingSchema, mode: "reveal" | "zk", provers?: ProverPool): Promise<UserProvenClaim> =>
       proveOnUserSide({

@@ -20,7 +20,7 @@ import {
 } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
-import { compactBytes, type CompactBytes } from "../../common/compact-batch.ts";
+import { compactBytes, compactSchemaOfDetail, type CompactBytes } from "../../common/compact-batch.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { SEALED_BOX_OVERHEAD } from "../../common/seal.ts";
 import type { SchemaDetail } from "../../common/wire.ts";
@@ -197,7 +197,7 @@ export function gasFigureNames(): string[] {
 export async function gasRows(ctx: BenchContext, stack: TestStack): Promise<SectionRows> {
   const figures: SectionRows["figures"] = [];
   const detail = JSON.parse(hexToUtf8((await stack.inspect({ type: "provider_schema", params: { schema_id: BENCH_SCHEMA_ID, include_index: true } })).reports[0]?.payload ?? "0x")) as SchemaDetail;
-  const gas = await measureWriteGas(stack.urls.rpc, stack.addresses.inputBox, stack.addresses.dapp, detail.schema_index ?? 1);
+  const gas = await measureWriteGas(stack.urls.rpc, stack.addresses.inputBox, stack.addresses.dapp, compactSchemaOfDetail(detail).index);
   const list = (r: Record<GasSize, number>) => GAS_SIZES.map((n) => `${n}: ${Math.round(r[n])}`).join(", ");
   ctx.log(`gas per attestation: JSON ${list(gas.json)}; compact ${list(gas.compact)}; EAS ${list(gas.eas)}`);
   const easName = (n: GasSize) => (n === 1 ? "EAS attest" : `EAS multiAttest of ${n}${gas.easTransactions[n] > 1 ? ` (${gas.easTransactions[n]} transactions)` : ""}`);

@@ -77,6 +77,28 @@ const attestationRead = {
 const revocationOf = eq(revocations.attestationId, attestations.attestationId);
 const SCHEMA_CACHE_MAX = 1024;
 
+/** Rows found by `load`, kept by key (at most SCHEMA_CACHE_MAX); what is not found is asked again. */
+class FoundRows<K, V> {
+  private readonly rows = new Map<K, V>();
+
+  constructor(private readonly load: (key: K) => V | undefined) {}
+
+  get(key: K): V | undefined {
+    const cached = this.rows.get(key);
+    if (cached !== undefined) return cached;
+    const row = this.load(key);
+    if (row !== undefined) {
+      if (this.rows.size >= SCHEMA_CACHE_MAX) this.rows.clear();
+      this.rows.set(key, row);
+    }
+    return row;
+  }
+
+  clear(): void {
+    this.rows.clear();
+  }
+}
+
 export function createStore(db: DappDatabase) {
   const ph = sql.placeholder;
   const sqlite = db.$client;
@@ -265,8 +287,8 @@ export function createStore(db: DappDatabase) {
     removeTlsAttestor: db.delete(tlsAttestors).where(eq(tlsAttestors.address, ph("address"))).prepare(),
   };
 
-  const schemaCache = new Map<string, SchemaRow>();
-  const schemaIndexCache = new Map<number, SchemaRow>();
+  const schemasById = new FoundRows<string, SchemaRow>((key) => q.schemaById.get({ id: Buffer.from(key, "hex") }));
+  const schemasByIndex = new FoundRows<number, SchemaRow>((index) => q.schemaByIndex.get({ index }));
   const inTransaction = sqlite.transaction((run: () => void) => run());
 
   return {
@@ -283,8 +305,8 @@ export function createStore(db: DappDatabase) {
       } catch (error) {
         // A schema read inside the undone work may be one the work itself inserted (a batch registers a
         // schema, then attests under it): forget what was cached rather than keep a row that is gone.
-        schemaCache.clear();
-        schemaIndexCache.clear();
+        schemasById.clear();
+        schemasByIndex.clear();
         throw error;
       }
       if (!result) throw new Error("transaction finished without a result");
@@ -304,31 +326,12 @@ export function createStore(db: DappDatabase) {
      * there are in memory. Only found rows are cached, and register_schema reads before it inserts,
      * so an uncommitted row never enters the cache.
      */
-    schemaById(id: Buffer): SchemaRow | undefined {
-      const key = id.toString("hex");
-      const cached = schemaCache.get(key);
-      if (cached) return cached;
-      const row = q.schemaById.get({ id });
-      if (row) {
-        if (schemaCache.size >= SCHEMA_CACHE_MAX) schemaCache.clear();
-        schemaCache.set(key, row);
-      }
-      return row;
-    },
+    schemaById: (id: Buffer): SchemaRow | undefined => schemasById.get(id.toString("hex")),
     /**
      * The schema whose short index (its row id: assigned at registration in creation order, never reused,
      * since schemas are never deleted) is `index`: how a compact batch names a schema. Cached as above.
      */
-    schemaByIndex(index: number): SchemaRow | undefined {
-      const cached = schemaIndexCache.get(index);
-      if (cached) return cached;
-      const row = q.schemaByIndex.get({ index });
-      if (row) {
-        if (schemaIndexCache.size >= SCHEMA_CACHE_MAX) schemaIndexCache.clear();
-        schemaIndexCache.set(index, row);
-      }
-      return row;
-    },
+    schemaByIndex: (index: number): SchemaRow | undefined => schemasByIndex.get(index),
     schemaPage: (limit: number, offset: number): SchemaRow[] => q.schemaPage.all({ limit, offset }),
     insertSchema: (row: NewRow<SchemaRow>): void => void q.insertSchema.run(row),
 

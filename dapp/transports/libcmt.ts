@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import { constants } from "node:os";
 import type { AdvanceRequest as LibcmtAdvance, Rollup } from "@cartesi/rollup";
 import type { Address, Hex } from "viem";
+import { bytesToHex } from "../../common/hex.ts";
 import type { DappDatabase } from "../db/open.ts";
 import { createDispatcher, type AdvanceRequest, type Dispatcher, type RollupOutputs } from "../dispatch.ts";
 
@@ -124,8 +125,4 @@ function advanceRequestOf(request: LibcmtAdvance): AdvanceRequest {
     },
     payload: bytesToHex(request.payload),
   };
-}
-
-function bytesToHex(bytes: Buffer): Hex {
-  return `0x${bytes.toString("hex")}`;
 }

@@ -175,9 +175,8 @@ export function inputObject(ctx: RpcContext, input: V2Input): unknown {
   };
 }
 
-/** The epoch of the input an output or report belongs to (0 for one the record does not hold). */
-export function epochIndexOfInput(ctx: RpcContext, inputIndex: number): number {
-  const input = ctx.store.getInput(inputIndex);
+/** The epoch of the input an output or report belongs to, as read from the record (0 for one it does not hold). */
+export function epochIndexOfInput(ctx: RpcContext, input: Pick<V2Input, "blockNumber"> | undefined): number {
   return input === undefined ? 0 : ctx.epochs.epochIndexOfBlock(input.blockNumber);
 }
 
@@ -190,7 +189,7 @@ export function proofOf(ctx: RpcContext, output: V2Output, epochIndex: number): 
 
 export function outputObject(ctx: RpcContext, output: V2Output): unknown {
   const input = ctx.store.getInput(output.inputIndex);
-  const epochIndex = epochIndexOfInput(ctx, output.inputIndex);
+  const epochIndex = epochIndexOfInput(ctx, input);
   const at = timeOf(input?.timestamp ?? 0);
   const decoded = decodeOutput(output.raw);
   return {
@@ -212,7 +211,7 @@ export function reportObject(ctx: RpcContext, report: V2Report): unknown {
   const input = ctx.store.getInput(report.inputIndex);
   const at = timeOf(input?.timestamp ?? 0);
   return {
-    epoch_index: quantity(epochIndexOfInput(ctx, report.inputIndex)),
+    epoch_index: quantity(epochIndexOfInput(ctx, input)),
     input_index: quantity(report.inputIndex),
     index: quantity(report.index),
     raw_data: report.payload,

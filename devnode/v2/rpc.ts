@@ -101,7 +101,7 @@ export class V2Rpc {
       case "cartesi_getPendingExecutableOutputCount": {
         this.app(params);
         const vouchers = VOUCHER_SELECTORS.map((selector) => this.ctx.store.listOutputs({ selector }, ALL).items).flat();
-        const executable = vouchers.filter((o) => proofOf(this.ctx, o, epochIndexOfInput(this.ctx, o.inputIndex)) !== null);
+        const executable = vouchers.filter((o) => proofOf(this.ctx, o, epochIndexOfInput(this.ctx, this.ctx.store.getInput(o.inputIndex))) !== null);
         return { data: quantity(executable.length) };
       }
       case "cartesi_listOutputs": {

@@ -14,13 +14,16 @@
 import { z } from "zod";
 import type { Address, Hex } from "viem";
 import { ROLLUPS_VERSIONS, type RollupsVersion } from "../../devnode/config.ts";
-import { encodeEvmAdvance } from "../../devnode/v2/inputs.ts";
+import { decodeEvmAdvance, encodeEvmAdvance, type DecodedAdvance } from "../../devnode/v2/inputs.ts";
+import { messageOf } from "../../common/errors.ts";
+import { utf8ToHex } from "../../common/hex.ts";
+import { addressSchema } from "../../common/address.ts";
 import type { RollupClient } from "./rollup-client.ts";
 
 export const INPUT_LOG_VERSION = 1;
 
 const hex = z.string().regex(/^0x(?:[0-9a-fA-F]{2})*$/, "expected 0x-prefixed hex with an even number of digits").transform((s) => s.toLowerCase() as Hex);
-const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x address").transform((s) => s.toLowerCase() as Address);
+const address = addressSchema;
 const word = hex.refine((s) => s.length === 66, "expected 32 bytes");
 const count = z.number().int().nonnegative();
 const COMPLETION = ["ACCEPTED", "REJECTED", "EXCEPTION", "MACHINE_HALTED", "CYCLE_LIMIT_EXCEEDED", "TIME_LIMIT_EXCEEDED", "PAYLOAD_LENGTH_LIMIT_EXCEEDED", "OUTPUTS_LIMIT_EXCEEDED", "REPORTS_LIMIT_EXCEEDED"] as const;
@@ -126,7 +129,7 @@ export async function readInputLog(client: RollupClient, queries: readonly strin
   for (const query of queries) {
     const answer = await client.inspect(query, "POST");
     inspects.push({
-      inspect: { payload: `0x${Buffer.from(query, "utf8").toString("hex")}` },
+      inspect: { payload: utf8ToHex(query) },
       // A v1 node's envelope says Rejected with the exception's payload: the log says what happened.
       expected: { status: answer.exception_payload === null ? answer.status : "Exception", reports: answer.reports.map((r) => r.payload), exception: answer.exception_payload },
     });
@@ -146,7 +149,19 @@ interface RpcInput {
   status: string;
   raw_data: Hex;
   outputs_hash: Hex | null;
-  decoded_data: { chain_id: Hex; application_contract: Address; sender: Address; block_number: Hex; block_timestamp: Hex; prev_randao: Hex; index: Hex; payload: Hex };
+}
+
+/** Each input's raw_data items (outputs or reports), in the node's order. */
+function rawDataByInput(items: readonly { input_index: Hex; raw_data: Hex }[]): Map<number, Hex[]> {
+  const byInput = new Map<number, Hex[]>();
+  for (const item of items) {
+    const index = Number(item.input_index);
+    const list = byInput.get(index);
+    const raw = item.raw_data.toLowerCase() as Hex;
+    if (list === undefined) byInput.set(index, [raw]);
+    else list.push(raw);
+  }
+  return byInput;
 }
 
 async function rpcAll<T>(client: RollupClient, method: string, application: Address): Promise<T[]> {
@@ -158,34 +173,40 @@ async function rpcAll<T>(client: RollupClient, method: string, application: Addr
   }
 }
 
-/** A v2 node serves the EvmAdvance it fed the machine (raw_data): the log keeps its fields and checks they rebuild it. */
+/** A v2 node serves the EvmAdvance it fed the machine (raw_data): the log keeps its fields, checked to name this chain and application. */
 async function readV2(client: RollupClient, chainId: number): Promise<LoggedAdvance[]> {
   const application = client.endpoints.dappAddress;
   const inputs = await rpcAll<RpcInput>(client, "cartesi_listInputs", application);
-  const outputs = await rpcAll<{ input_index: Hex; raw_data: Hex }>(client, "cartesi_listOutputs", application);
-  const reports = await rpcAll<{ input_index: Hex; raw_data: Hex }>(client, "cartesi_listReports", application);
-  const byInput = (items: { input_index: Hex; raw_data: Hex }[], index: number): Hex[] => items.filter((o) => Number(o.input_index) === index).map((o) => o.raw_data.toLowerCase() as Hex);
+  const outputs = rawDataByInput(await rpcAll<{ input_index: Hex; raw_data: Hex }>(client, "cartesi_listOutputs", application));
+  const reports = rawDataByInput(await rpcAll<{ input_index: Hex; raw_data: Hex }>(client, "cartesi_listReports", application));
   const advances: LoggedAdvance[] = [];
   for (const input of inputs) {
     if (input.status === "NONE") break;
-    const d = input.decoded_data;
     const index = Number(input.index);
+    let decoded: DecodedAdvance;
+    try {
+      decoded = decodeEvmAdvance(input.raw_data);
+    } catch (error) {
+      throw new InputLogError(`input ${index}: the node's raw_data is not an EvmAdvance (${messageOf(error)})`);
+    }
+    const m = decoded.metadata;
+    if (m.chain_id !== chainId || m.app_contract.toLowerCase() !== application.toLowerCase() || m.input_index !== index) {
+      throw new InputLogError(`input ${index}: the node's raw_data names chain ${m.chain_id}, application ${m.app_contract} and input ${m.input_index}, not this chain's and application's`);
+    }
     const advance = {
       index,
-      sender: d.sender.toLowerCase() as Address,
-      blockNumber: Number(d.block_number),
-      blockTimestamp: Number(d.block_timestamp),
-      prevRandao: `0x${BigInt(d.prev_randao).toString(16).padStart(64, "0")}` as Hex,
-      payload: d.payload.toLowerCase() as Hex,
+      sender: m.msg_sender.toLowerCase() as Address,
+      blockNumber: m.block_number,
+      blockTimestamp: m.block_timestamp,
+      prevRandao: m.prev_randao.toLowerCase() as Hex,
+      payload: decoded.payload.toLowerCase() as Hex,
     };
-    const rebuilt = evmAdvanceOf(chainId, application, advance);
-    if (rebuilt.toLowerCase() !== input.raw_data.toLowerCase()) throw new InputLogError(`input ${index}: the node's raw_data is not the EvmAdvance of its decoded_data and the chain's id`);
     advances.push({
       advance,
       expected: {
         status: input.status as LoggedAdvance["expected"]["status"],
-        reports: byInput(reports, index),
-        outputs: byInput(outputs, index),
+        reports: reports.get(index) ?? [],
+        outputs: outputs.get(index) ?? [],
         ...(input.outputs_hash === null ? {} : { outputsRoot: input.outputs_hash.toLowerCase() as Hex }),
       },
     });

@@ -46,7 +46,7 @@ export interface ReaderSettings {
 }
 
 /** Where reader k keeps its record and its dapp's database. */
-export function readerDataDir(s: StackSettings, k: number): string {
+export function readerDataDir(s: Pick<StackSettings, "dataDir">, k: number): string {
   return join(s.dataDir, `reader-${k}`);
 }
 
@@ -406,8 +406,8 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
         env: {
           ...apiProviderEnv(s),
           API_PORT: String(s.apiPort),
+          // GRAPHQL_URL follows (ROLLUP_URL/graphql).
           ROLLUP_URL: s.apiNodeUrl ?? urls.node,
-          GRAPHQL_URL: `${s.apiNodeUrl ?? urls.node}/graphql`,
           RPC_URL: urls.rpc,
           ROLLUPS: s.rollups,
           INPUTBOX_ADDRESS: s.inputBoxAddress,

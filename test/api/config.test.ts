@@ -97,6 +97,27 @@ describe("loadConfig", () => {
     expect((thrown as ConfigError).message).toContain(variable);
   });
 
+  it("takes the registry and the gate together or not at all, naming the one missing", () => {
+    const registry = "0x850EC3780CeDfdb116E38B009d0bf7a1ef1b8b38";
+    const gate = "0x1ACcBD355245AbA93CE46D33ab1D0152CE33Fd00";
+    expect(loadConfig({ DATA_DIR: tempDir() }).contracts).toBeUndefined();
+    expect(loadConfig({ DATA_DIR: tempDir(), REGISTRY_ADDRESS: registry, GATE_ADDRESS: gate }).contracts).toEqual({ registry, gate });
+    for (const [env, missing] of [
+      [{ REGISTRY_ADDRESS: registry }, "GATE_ADDRESS"],
+      [{ GATE_ADDRESS: gate }, "REGISTRY_ADDRESS"],
+    ] as const) {
+      let thrown: unknown;
+      try {
+        loadConfig({ DATA_DIR: tempDir(), ...env });
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(ConfigError);
+      expect((thrown as ConfigError).variable).toBe(missing);
+      expect((thrown as ConfigError).message).toBe(`invalid configuration: ${missing}: the registry and the gate go together (npm run deploy-contracts deploys both)`);
+    }
+  });
+
   it("reads from the node unless READ_URLS names readers; then their list and waits", () => {
     expect(loadConfig({ DATA_DIR: tempDir() }).reads).toBeUndefined();
     expect(loadConfig({ DATA_DIR: tempDir(), READ_URLS: " http://r1:10101/, http://r2:10101 ", READ_WAIT_MS: "0" }).reads).toEqual({

@@ -31,7 +31,7 @@ import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
 import { replicaPrivateKeys } from "../../scripts/lib/stack-config.ts";
 import { RollupClient, type InputVerdict, type Sender } from "../../scripts/lib/rollup-client.ts";
 import { predictedContracts, STACK_DEPLOYER_KEY } from "../../scripts/lib/deploy-contracts.ts";
-import { defaultDappCommand, stackUrls, type PieceKind, type PieceName, type StackSettings, type StackUrls } from "../../scripts/lib/stack-pieces.ts";
+import { defaultDappCommand, readerDataDir, stackUrls, type PieceKind, type PieceName, type StackSettings, type StackUrls } from "../../scripts/lib/stack-pieces.ts";
 import { Supervisor } from "../../scripts/lib/stack-supervisor.ts";
 
 export type { PieceKind, PieceName, StackUrls, InputVerdict, Sender };
@@ -288,9 +288,9 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
   };
 }
 
-/** Where reader k of a stack started with `readers` keeps its record and its dapp's database. */
+/** Where reader k of a stack started with `readers` keeps its record and its dapp's database (as `npm start` puts it). */
 export function readerDataDirOf(stack: Pick<TestStack, "dataDir">, k: number): string {
-  return join(stack.dataDir, `reader-${k}`);
+  return readerDataDir(stack, k);
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
