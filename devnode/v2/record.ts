@@ -54,6 +54,8 @@ export interface V2Input extends InputRecord {
   logIndex: number | null;
   /** The outputs root after this input; null until it is processed. */
   outputsHash: Hex | null;
+  /** What the dapp handed `/exception` for an input that ended in EXCEPTION, null for any other (as read back from the record). */
+  exceptionPayload?: Hex | null;
 }
 
 export interface V2Output {
@@ -110,6 +112,7 @@ interface V2InputRow extends InputRow {
   tx_hash: string | null;
   log_index: number | null;
   outputs_hash: string | null;
+  exception_payload: string | null;
 }
 
 const ZERO32: Hex = `0x${"00".repeat(32)}`;
@@ -121,6 +124,7 @@ function toV2Input(row: V2InputRow): V2Input {
     txHash: (row.tx_hash ?? ZERO32) as Hex,
     logIndex: row.log_index,
     outputsHash: row.outputs_hash as Hex | null,
+    exceptionPayload: row.exception_payload as Hex | null,
   };
 }
 

@@ -1,13 +1,16 @@
 /**
  * The v2 JSON-RPC's objects (application, epoch, input, output, report) as JSON, for both client
- * generations at once (DECISIONS.md section 15): the fields of the newest node (cartesi/rollups-node
- * internal/model: `enabled`, `status`, `claim_staging_period`, `withdrawal_config`, the foreclosure and
- * accounts-drive markers, an epoch's `staged_at_block`, an input's `transaction_hash` and `log_index`,
- * which @cartesi/rpc 2.0.0-alpha.25 and @cartesi/viem 2.0.0-alpha.31 read), beside the older ones that
+ * generations at once (DECISIONS.md section 15): every property of the newest node's result schemas
+ * (cartesi/rollups-node internal/jsonrpc/jsonrpc-discover.json: `enabled`, `status`,
+ * `claim_staging_period`, `withdrawal_config`, the foreclosure and accounts-drive markers, an epoch's
+ * `staged_at_block`, an input's `exception_data`, `transaction_hash` and `log_index`, which
+ * @cartesi/rpc 2.0.0-alpha.25 and @cartesi/viem 2.0.0-alpha.31 read), beside the older ones that
  * @cartesi/rpc 2.0.0-alpha.20 and @cartesi/viem 2.0.0-alpha.29 read (`state`, `data_availability`,
- * `transaction_reference`). Every number is a lower-case hex quantity, every address checksummed.
+ * `transaction_reference`). Where a devnode has nothing to say, a property holds what the node writes
+ * then (a zero hash, block 0); `null` only where the node's schema allows it. Every number is a
+ * lower-case hex quantity, every address checksummed.
  */
-import { decodeFunctionData, getAddress, numberToHex, zeroAddress, type Address, type Hex } from "viem";
+import { decodeFunctionData, getAddress, numberToHex, zeroAddress, zeroHash, type Address, type Hex } from "viem";
 import type { CompletionStatus } from "../../common/wire.ts";
 import type { RollupModel } from "../model.ts";
 import { DEVNODE_TEMPLATE_HASH, inputBoxAvailability, v2Abi } from "./contracts.ts";
@@ -81,12 +84,13 @@ export function applicationObject(ctx: RpcContext): unknown {
     last_accounts_drive_proved_check_block: zero,
     last_withdrawal_check_block: zero,
     processed_inputs: quantity(ctx.model.processedInputCount),
-    // Never foreclosed, no accounts drive proved: zero blocks and null hashes, as the node keeps them.
+    // Never foreclosed, no accounts drive proved: zero blocks and zero hashes, the node's "not set" (its
+    // schema types the three hashes as Hash, not nullable; clients tell foreclosure by the block).
     foreclose_block: zero,
-    foreclose_transaction: null,
+    foreclose_transaction: zeroHash,
     accounts_drive_proved_block: zero,
-    accounts_drive_proved_transaction: null,
-    accounts_drive_merkle_root: null,
+    accounts_drive_proved_transaction: zeroHash,
+    accounts_drive_merkle_root: zeroHash,
     created_at: at,
     updated_at: at,
     // The node's machine limits; a devnode runs the dapp as a process and enforces none of them.
@@ -163,11 +167,14 @@ export function inputObject(ctx: RpcContext, input: V2Input): unknown {
       payload: input.payload,
     },
     status: STATUS[input.status],
+    // The dapp's exception payload ("0x" when it gave none) for an EXCEPTION input, null otherwise.
+    exception_data: input.status === "EXCEPTION" ? (input.exceptionPayload ?? "0x") : null,
     machine_hash: null,
     outputs_hash: input.outputsHash,
     transaction_hash: input.txHash,
-    // Null only while a record kept before log indices were is being read again (V2Store.addLogIndex).
-    log_index: input.logIndex === null ? null : quantity(input.logIndex),
+    // Not yet known only while a record kept before log indices were is being read again
+    // (V2Store.addLogIndex): 0 then, the node's unset number, as its schema allows no null here.
+    log_index: quantity(input.logIndex ?? 0),
     // The same transaction under the name the 2.2.0 clients read.
     transaction_reference: input.txHash,
     created_at: at,
@@ -197,7 +204,7 @@ export function outputObject(ctx: RpcContext, output: V2Output): unknown {
     input_index: quantity(output.inputIndex),
     index: quantity(output.index),
     raw_data: output.raw,
-    ...(decoded === undefined ? {} : { decoded_data: decoded }),
+    decoded_data: decoded,
     hash: output.hash,
     // A proof exists once the epoch's claim is on chain: against the tree as it stood at the epoch's end.
     output_hashes_siblings: proofOf(ctx, output, epochIndex),
@@ -220,8 +227,8 @@ export function reportObject(ctx: RpcContext, report: V2Report): unknown {
   };
 }
 
-/** The output's call decoded as the node decodes it; undefined (key left out) when it is none of the three. */
-function decodeOutput(raw: Hex): Record<string, unknown> | undefined {
+/** The output's call decoded as the node decodes it; null when it is none of the three. */
+function decodeOutput(raw: Hex): Record<string, unknown> | null {
   try {
     const decoded = decodeFunctionData({ abi: v2Abi("Outputs"), data: raw });
     switch (decoded.functionName) {
@@ -238,9 +245,9 @@ function decodeOutput(raw: Hex): Record<string, unknown> | undefined {
         return { type: "DelegateCallVoucher", destination: getAddress(destination), payload };
       }
       default:
-        return undefined;
+        return null;
     }
   } catch {
-    return undefined;
+    return null;
   }
 }

@@ -14,7 +14,7 @@ import { inputBoxAddress as pinnedInputBoxAddress } from "@cartesi/viem/abi";
 import { createCartesiPublicClient as createNextCartesiPublicClient, walletActionsL1 as nextWalletActionsL1 } from "@cartesi/viem-next";
 import { inputBoxAddress as nextInputBoxAddress } from "@cartesi/viem-next/abi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPublicClient, createTestClient, createWalletClient, http, numberToHex, stringToHex, zeroAddress, type Hex } from "viem";
+import { createPublicClient, createTestClient, createWalletClient, http, numberToHex, stringToHex, zeroAddress, zeroHash, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { DEFAULTS, V2_DEFAULTS } from "../../devnode/config.ts";
@@ -138,10 +138,10 @@ describe("the v2 node read by both client generations", () => {
       claimStagingPeriod: 0n,
       withdrawalConfig: { guardian: zeroAddress, log2LeavesPerAccount: 0n, log2MaxNumOfAccounts: 0n, accountsDriveStartIndex: 0n, withdrawalOutputBuilder: zeroAddress },
       forecloseBlock: 0n,
-      forecloseTransaction: null,
+      forecloseTransaction: zeroHash,
       accountsDriveProvedBlock: 0n,
-      accountsDriveProvedTransaction: null,
-      accountsDriveMerkleRoot: null,
+      accountsDriveProvedTransaction: zeroHash,
+      accountsDriveMerkleRoot: zeroHash,
       lastAccountsDriveProvedCheckBlock: 0n,
       lastWithdrawalCheckBlock: 0n,
       processedInputs: old.processedInputs,
