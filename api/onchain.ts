@@ -9,7 +9,7 @@ import { contractArtifact, stackContracts } from "../common/contracts.ts";
 export interface GateRecord {
   /** The claim the gate holds for the owner and schema (zero: none). */
   claimId: Hex;
-  /** Where it stands in the rollup's history: v1 its input, v2 its output. */
+  /** Where it stands in the rollup's history: the index of its input. */
   order: bigint;
   attestorCount: number;
 }
@@ -24,6 +24,11 @@ export class AttestationContracts {
   ) {
     const names = stackContracts(rollups);
     this.abis = { registry: contractArtifact(names.registry).abi, gate: contractArtifact(names.gate).abi };
+  }
+
+  /** Whether the registry holds the batch notice of input `inputIndex` (what the publisher skips). */
+  async batchRecorded(inputIndex: number): Promise<boolean> {
+    return (await this.read("registry", "isBatchRecorded", [BigInt(inputIndex)])) as boolean;
   }
 
   /** Whether the registry holds `uid` (EAS's `getAttestation` answers a zero uid for one it does not). */

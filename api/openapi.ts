@@ -12,7 +12,7 @@ import { loginRoute, nonceRoute } from "./routes/auth.ts";
 import { attestationDataRoute } from "./routes/data.ts";
 import { accessRoute, consentDomainRoute, grantRoute, grantsOfRoute, revokeRoute, shareKeysRoute } from "./routes/grants.ts";
 import { healthcheckRoute, healthRoute, statusRoute } from "./routes/health.ts";
-import { onChainRoute, proofRoute, revocationProofRoute } from "./routes/proofs.ts";
+import { batchProofRoute, onChainRoute, proofRoute, revocationBatchProofRoute, revocationProofRoute } from "./routes/proofs.ts";
 import { schemaRoute, schemasRoute } from "./routes/schemas.ts";
 import { revokeAttestationRoute, verifyRoute } from "./routes/validity.ts";
 import { ownerKeyRoute, registerOwnerKeyRoute } from "./routes/keys.ts";
@@ -45,6 +45,8 @@ export const API_ROUTES = [
   attestationDataRoute,
   proofRoute,
   revocationProofRoute,
+  batchProofRoute,
+  revocationBatchProofRoute,
   onChainRoute,
   revokeAttestationRoute,
   verifyRoute,

@@ -26,6 +26,7 @@ import { bareNodeKiB, memoryFigures, mixedLoadPeakKiB } from "./sections/memory.
 import { riscv64Rows } from "./sections/riscv64.ts";
 import { measureScale, scaleFigures, withStraightRigs } from "./sections/scale.ts";
 import { SEEDED_HOW, seedStores, sqliteFloors } from "./sections/stores.ts";
+import { onchainFigureNames, onchainRows } from "./sections/onchain.ts";
 import { publisherFigureNames, publisherRows } from "./sections/publisher.ts";
 import { CATCH_UP_FIGURE, READ_QUERIES, READER_INSPECT_FIGURE, READER_LOADS, readerFigureName, readerRows } from "./sections/readers.ts";
 import { LIBCMT_PEAK, LIBCMT_RATE, transportRows } from "./sections/transports.ts";
@@ -62,6 +63,7 @@ export function expectedFigures(size: BenchSize): string[] {
     CATCH_UP_FIGURE,
     READER_INSPECT_FIGURE,
     ...publisherFigureNames(),
+    ...onchainFigureNames(),
     "database bytes per attestation",
   ];
 }
@@ -198,6 +200,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const published = await publisherRows(ctx, options.rollups);
     figures.push(...published.figures);
     notes.push(...published.notes);
+
+    // ---- on chain: the registry's gas beside EAS's, on a stack of its own ----
+    const onchain = await onchainRows(ctx, options.rollups);
+    figures.push(...onchain.figures);
+    notes.push(...onchain.notes);
     notes.push(...runNotes(profile, bundle.nodeFlags));
   } finally {
     await stack?.stop();

@@ -46,6 +46,8 @@ export type AttestationData = Data<"/api/core/attestation/{claimId}/data", "get"
  * CartesiDApp.validateNotice, on Rollups v2 those for Application.validateOutput (`isV2Proof` tells them apart).
  */
 export type AttestationProof = Data<"/api/core/attestation/{claimId}/proof", "get">;
+/** The batch notice of an attestation's input (or its revocation's), its proof, and its place in it. */
+export type BatchProof = Data<"/api/core/attestation/{claimId}/batch", "get">;
 export type OnChainState = Data<"/api/core/attestation/{claimId}/onchain", "get">;
 export type V2AttestationProof = Extract<AttestationProof, { output: string }>;
 export type V1AttestationProof = Exclude<AttestationProof, V2AttestationProof>;
@@ -258,6 +260,17 @@ export class AttestationClient {
   /** Throws AttestationApiError PROOF_NOT_READY (with retry_after) while the attestation's epoch is open. */
   async attestationProof(claimId: string): Promise<AttestationProof> {
     return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/proof", { params: { path: { claimId } } }))).data;
+  }
+  /**
+   * Extension: the batch notice of the input that made the attestation, its proof and the attestation's
+   * place in it: what the registry's record(notice, proof) and checkAttestation(notice, proof, at) take.
+   */
+  async attestationBatch(claimId: string): Promise<BatchProof> {
+    return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/batch", { params: { path: { claimId } } }))).data;
+  }
+  /** Extension: the batch notice of the input that revoked the attestation, and its proof; NOT_REVOKED while it stands. */
+  async revocationBatch(claimId: string): Promise<BatchProof> {
+    return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/revocation/batch", { params: { path: { claimId } } }))).data;
   }
   /** Extension: the attestation's state in the registry and the gate beside the application (docs/eas.md). */
   async onChain(claimId: string): Promise<OnChainState> {

@@ -112,6 +112,19 @@ export interface paths {
                                     /** @description 0x-prefixed 20-byte hex address */
                                     gate: `0x${string}`;
                                 } | null;
+                                /** @description extension: the pieces of the stack this api runs in (npm start), as its supervisor last wrote them (docs/operations.md, "When a piece dies"); null outside a stack */
+                                stack: {
+                                    piece: string;
+                                    running: boolean;
+                                    pid: number | null;
+                                    /** @description times the stack restarted it after it exited on its own */
+                                    restarts: number;
+                                    lastExit: {
+                                        reason: string;
+                                        /** @description Unix ms */
+                                        at: number;
+                                    } | null;
+                                }[] | null;
                                 /** @description extension: the readers inspect reads go to (READ_URLS), as the api last saw each; empty when the node answers reads */
                                 readers: {
                                     url: string;
@@ -1694,6 +1707,284 @@ export interface paths {
                                     /** @description the 63 siblings, leaf level first */
                                     outputHashesSiblings: `0x${string}`[];
                                 };
+                            };
+                        };
+                    };
+                };
+                /** @description Error: ATTESTATION_NOT_FOUND, NOT_REVOKED */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: PROOF_NOT_READY */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/attestation/{claimId}/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension (issue 44): the batch notice of the input that made the attestation, with its proof, for the registry's record(notice, proof), which records every attestation of the input at once, and its stateless checkAttestation(notice, proof, at); PROOF_NOT_READY while its epoch is not claimed; NOT_FOUND for an attestation no contract can hold (docs/eas.md) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description claim id (= attestation_id) */
+                    claimId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The batch notice, its proof, and the attestation's place in it */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                claimId: `0x${string}`;
+                                /** @description 0x-prefixed 20-byte hex address */
+                                applicationAddress: `0x${string}`;
+                                /** @description index of the input that created it */
+                                inputIndex: number;
+                                /** @description index of its notice within the input */
+                                noticeIndex: number;
+                                /** @description 0x hex: the input's batch notice (docs/eas.md, "The batch notice"), as the registry's record(notice, proof) takes it */
+                                notice: `0x${string}`;
+                                proof: {
+                                    /** @description 0x hex: abi.encode(uint256 claim index in the History) */
+                                    context: `0x${string}`;
+                                    validity: {
+                                        inputIndexWithinEpoch: number;
+                                        outputIndexWithinInput: number;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        outputHashesRootHash: `0x${string}`;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        vouchersEpochRootHash: `0x${string}`;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        noticesEpochRootHash: `0x${string}`;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        machineStateHash: `0x${string}`;
+                                        outputHashInOutputHashesSiblings: `0x${string}`[];
+                                        outputHashesInEpochSiblings: `0x${string}`[];
+                                    };
+                                };
+                                /** @description its place in the batch notice: among the attestations it made (for the registry's checkAttestation), or among its revocations */
+                                at: number;
+                            } | {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                claimId: `0x${string}`;
+                                /** @description 0x-prefixed 20-byte hex address */
+                                applicationAddress: `0x${string}`;
+                                /** @description index of the input that created it */
+                                inputIndex: number;
+                                /** @description v2: the notice's index among all the application's outputs (= proof.outputIndex) */
+                                noticeIndex: number;
+                                /** @description 0x hex: the input's batch notice (docs/eas.md, "The batch notice"), as the registry's record(notice, proof) takes it */
+                                notice: `0x${string}`;
+                                /** @description 0x hex: the v2 output, the call Notice(notice), as Application.validateOutput takes it */
+                                output: `0x${string}`;
+                                proof: {
+                                    outputIndex: number;
+                                    /** @description the 63 siblings, leaf level first */
+                                    outputHashesSiblings: `0x${string}`[];
+                                };
+                                /** @description its place in the batch notice: among the attestations it made (for the registry's checkAttestation), or among its revocations */
+                                at: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: ATTESTATION_NOT_FOUND, NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: PROOF_NOT_READY */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/attestation/{claimId}/revocation/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension (issue 44): the batch notice of the input that revoked the attestation, with its proof, for the registry's record(notice, proof); NOT_REVOKED while it stands */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description claim id (= attestation_id) */
+                    claimId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The batch notice, its proof, and the revocation's place in it */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                claimId: `0x${string}`;
+                                /** @description 0x-prefixed 20-byte hex address */
+                                applicationAddress: `0x${string}`;
+                                /** @description index of the input that created it */
+                                inputIndex: number;
+                                /** @description index of its notice within the input */
+                                noticeIndex: number;
+                                /** @description 0x hex: the input's batch notice (docs/eas.md, "The batch notice"), as the registry's record(notice, proof) takes it */
+                                notice: `0x${string}`;
+                                proof: {
+                                    /** @description 0x hex: abi.encode(uint256 claim index in the History) */
+                                    context: `0x${string}`;
+                                    validity: {
+                                        inputIndexWithinEpoch: number;
+                                        outputIndexWithinInput: number;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        outputHashesRootHash: `0x${string}`;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        vouchersEpochRootHash: `0x${string}`;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        noticesEpochRootHash: `0x${string}`;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        machineStateHash: `0x${string}`;
+                                        outputHashInOutputHashesSiblings: `0x${string}`[];
+                                        outputHashesInEpochSiblings: `0x${string}`[];
+                                    };
+                                };
+                                /** @description its place in the batch notice: among the attestations it made (for the registry's checkAttestation), or among its revocations */
+                                at: number;
+                            } | {
+                                /** @description 0x-prefixed 32-byte hex id */
+                                claimId: `0x${string}`;
+                                /** @description 0x-prefixed 20-byte hex address */
+                                applicationAddress: `0x${string}`;
+                                /** @description index of the input that created it */
+                                inputIndex: number;
+                                /** @description v2: the notice's index among all the application's outputs (= proof.outputIndex) */
+                                noticeIndex: number;
+                                /** @description 0x hex: the input's batch notice (docs/eas.md, "The batch notice"), as the registry's record(notice, proof) takes it */
+                                notice: `0x${string}`;
+                                /** @description 0x hex: the v2 output, the call Notice(notice), as Application.validateOutput takes it */
+                                output: `0x${string}`;
+                                proof: {
+                                    outputIndex: number;
+                                    /** @description the 63 siblings, leaf level first */
+                                    outputHashesSiblings: `0x${string}`[];
+                                };
+                                /** @description its place in the batch notice: among the attestations it made (for the registry's checkAttestation), or among its revocations */
+                                at: number;
                             };
                         };
                     };

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Abi, Hex } from "viem";
 
-export const DEPLOYED_CONTRACTS = ["AttestationRegistryV1", "AttestationRegistryV2", "AttestationGate", "AttestationGateV2"] as const;
+export const DEPLOYED_CONTRACTS = ["AttestationRegistryV1", "AttestationRegistryV2", "AttestationGate"] as const;
 export type DeployedContract = (typeof DEPLOYED_CONTRACTS)[number];
 
 export interface ContractArtifact {
@@ -17,9 +17,12 @@ export interface ContractArtifact {
   bytecode: Hex;
 }
 
-/** The registry and the gate of a Rollups version. */
+/**
+ * The registry (the attestation store, with the proof check of a Rollups version) and the gate (the store's
+ * gate face at an address of its own, the same for both versions: it reads the store and checks nothing).
+ */
 export function stackContracts(rollups: "v1" | "v2"): { registry: DeployedContract; gate: DeployedContract } {
-  return rollups === "v2" ? { registry: "AttestationRegistryV2", gate: "AttestationGateV2" } : { registry: "AttestationRegistryV1", gate: "AttestationGate" };
+  return { registry: rollups === "v2" ? "AttestationRegistryV2" : "AttestationRegistryV1", gate: "AttestationGate" };
 }
 
 export function artifactFile(name: DeployedContract): string {

@@ -2,52 +2,50 @@
 pragma solidity ^0.8.19;
 
 import {ICartesiDApp, Proof} from "@cartesi/rollups/contracts/dapp/ICartesiDApp.sol";
-import {Attestation, AttestationNotice, Revocation} from "./AttestationNotice.sol";
-import {AttestationRegistry} from "./AttestationRegistry.sol";
+import {AttestationBatch} from "./AttestationBatch.sol";
+import {AttestationStore} from "./AttestationStore.sol";
 
-/// @title AttestationRegistryV1: AttestationRegistry for an application on Cartesi Rollups v1.
-/// @notice `record` and `revoke` take a notice's fields and its v1 proof (GET /api/core/attestation/:id/proof
-/// and /api/core/attestation/:id/revocation/proof); the CartesiDApp checks the rebuilt notice against the
-/// claimed epoch, reverting with its own error when the proof does not hold.
-contract AttestationRegistryV1 is AttestationRegistry {
+/// @title AttestationRegistryV1: the attestation store for an application on Cartesi Rollups v1.
+/// @notice `record` takes an input's batch notice and its v1 proof (GET /api/core/attestation/:id/batch);
+/// the CartesiDApp checks the notice against the claimed epoch, and every attestation and revocation in it
+/// is recorded at once.
+contract AttestationRegistryV1 is AttestationStore {
     ICartesiDApp public immutable application;
 
     constructor(ICartesiDApp _application) {
         application = _application;
     }
 
-    /// @notice Verifies an `attestation:created` notice with its proof and records the attestation.
-    function record(Attestation calldata a, Proof calldata proof) external {
-        application.validateNotice(AttestationNotice.encode(a), proof);
-        _record(a);
+    /// @notice Verifies a batch notice with its proof and records what it holds. Reverts BatchAlreadyRecorded
+    /// the second time, ProofRejected when the proof does not hold for these bytes.
+    function record(bytes calldata notice, Proof calldata proof) external returns (uint256 attestations, uint256 revocations) {
+        _prove(notice, proof);
+        return _record(notice);
     }
 
-    /// @notice Verifies an `attestation:revoked` notice with its proof and records the revocation.
-    function revoke(Revocation calldata r, Proof calldata proof) external {
-        application.validateNotice(AttestationNotice.encodeRevocation(r), proof);
-        _revoke(r);
-    }
-
-    /// @notice `record` for each, skipping (not reverting on) one already recorded here: a publisher's batch is
-    /// never lost to one notice someone else brought first. Returns how many it recorded.
-    function recordMany(Attestation[] calldata list, Proof[] calldata proofs) external returns (uint256 recorded) {
-        if (list.length != proofs.length) revert LengthMismatch(list.length, proofs.length);
-        for (uint256 i; i < list.length; i++) {
-            if (_isRecorded(list[i].claimId)) continue;
-            application.validateNotice(AttestationNotice.encode(list[i]), proofs[i]);
-            _record(list[i]);
-            recorded++;
+    /// @notice `record` for each, skipping (not reverting on) a batch already recorded here: a publisher's
+    /// transaction is never lost to one batch someone else brought first. Returns how many items it recorded.
+    function recordMany(bytes[] calldata notices, Proof[] calldata proofs) external returns (uint256 recorded) {
+        if (notices.length != proofs.length) revert LengthMismatch(notices.length, proofs.length);
+        for (uint256 i; i < notices.length; i++) {
+            if (isBatchRecorded(AttestationBatch.inputIndexOf(notices[i]))) continue;
+            _prove(notices[i], proofs[i]);
+            (uint256 attestations, uint256 revocations) = _record(notices[i]);
+            recorded += attestations + revocations;
         }
     }
 
-    /// @notice `revoke` for each, skipping one already recorded here. Returns how many it recorded.
-    function revokeMany(Revocation[] calldata list, Proof[] calldata proofs) external returns (uint256 recorded) {
-        if (list.length != proofs.length) revert LengthMismatch(list.length, proofs.length);
-        for (uint256 i; i < list.length; i++) {
-            if (revocationOf(list[i].claimId) != 0) continue;
-            application.validateNotice(AttestationNotice.encodeRevocation(list[i]), proofs[i]);
-            _revoke(list[i]);
-            recorded++;
+    /// @notice The stateless check: attestation `at` of a proven batch notice, its id and whether it is valid
+    /// as `isAttestationValid` would say once recorded (not expired; not revoked, as far as the revocations
+    /// recorded here tell: a revocation is news only a later notice brings). Stores nothing.
+    function checkAttestation(bytes calldata notice, Proof calldata proof, uint256 at) external view returns (bytes32 uid, bool valid) {
+        _prove(notice, proof);
+        return _check(notice, at);
+    }
+
+    function _prove(bytes calldata notice, Proof calldata proof) private view {
+        try application.validateNotice(notice, proof) returns (bool) {} catch (bytes memory reason) {
+            revert ProofRejected(AttestationBatch.inputIndexOf(notice), reason);
         }
     }
 }

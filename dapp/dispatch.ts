@@ -5,6 +5,7 @@
  */
 import type { Address, Hex } from "viem";
 import { normalizeAddress } from "../common/address.ts";
+import { batchNoticeOf, encodeBatchNotice, type MadeAttestation } from "../common/attestation-batch.ts";
 import { messageOf } from "../common/errors.ts";
 import { hexToBytes, hexToUtf8, isHex, jsonToHex, utf8ToHex } from "../common/hex.ts";
 import { BATCH_KIND, COMPACT_BATCH_KIND, type Envelope, type NoticeEvent } from "../common/wire.ts";
@@ -139,7 +140,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       let write: () => Output[];
       const batchOutputs = (outcome: BatchOutcome): Output[] => {
         summary = ` (${outcome.applied} of ${outcome.items} items applied)`;
-        return outcome.outputs.map((o): Output => ("notice" in o ? noticeOutput(o.notice) : { kind: "report", payload: jsonToHex(o.report) }));
+        const sent = outcome.outputs.map((o): Output => ("notice" in o ? noticeOutput(o.notice) : { kind: "report", payload: jsonToHex(o.report) }));
+        return withBatchNotice(input, sent, outcome.outputs.flatMap((o) => ("notice" in o ? [{ notice: o.notice, item: o.item }] : [])));
       };
       if ("compact" in envelope) {
         kind = COMPACT_BATCH_KIND;
@@ -153,7 +155,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         // Only a known kind reaches the log: the raw type is sender-controlled text.
         kind = module.kind;
         const planned = module.plan(ctx, envelope.params);
-        write = () => planned().map(noticeOutput);
+        write = () => {
+          const notices = planned();
+          return withBatchNotice(input, notices.map(noticeOutput), notices.map((notice) => ({ notice, item: null })));
+        };
       }
       sent = store.transaction(() => {
         const emitted = write();
@@ -231,6 +236,21 @@ interface Applied {
 
 function noticeOutput(notice: NoticeEvent): Output {
   return { kind: "notice", payload: jsonToHex(notice) };
+}
+
+/**
+ * The input's outputs and, after them, its batch notice (common/attestation-batch.ts) when it made or
+ * revoked attestations a contract can hold: the JSON notices keep their places, and so their proofs.
+ */
+function withBatchNotice(input: InputMetadata, sent: Output[], notices: { notice: NoticeEvent; item: number | null }[]): Output[] {
+  const made: MadeAttestation[] = [];
+  const revoked: Extract<NoticeEvent, { event: "attestation:revoked" }>["data"][] = [];
+  for (const { notice, item } of notices) {
+    if (notice.event === "attestation:created") made.push({ item, data: notice.data });
+    else if (notice.event === "attestation:revoked") revoked.push(notice.data);
+  }
+  const batch = batchNoticeOf({ index: input.index, timestamp: input.timestamp, sender: input.sender }, made, revoked);
+  return batch === undefined ? sent : [...sent, { kind: "notice", payload: encodeBatchNotice(batch) }];
 }
 
 /** meta.last_outputs keeps a notice as its hex string (the form before batches) and a report as {"report": hex}. */

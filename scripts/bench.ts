@@ -10,7 +10,8 @@
  *   --attestor:     only the claims proven by the TLS attestor, both modes, against a plain claim (bench/sections/attestor.ts)
  *   --rollups v2:   the whole-stack rows on a Rollups v2 stack (the devnode as a v2 node); v1 by default
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -31,6 +32,8 @@ export interface BenchArgs {
   riscv64: boolean;
   machine: boolean;
   attestor: boolean;
+  /** Only the on-chain rows (bench/sections/onchain.ts), on Rollups v1 and then v2. */
+  onchain: boolean;
   rollups: "v1" | "v2";
 }
 
@@ -39,16 +42,18 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let riscv64 = false;
   let machine = false;
   let attestor = false;
+  let onchain = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === "--riscv64" || arg === "--machine" || arg === "--attestor") {
+    if (arg === "--riscv64" || arg === "--machine" || arg === "--attestor" || arg === "--onchain") {
       if (arg === "--riscv64") riscv64 = true;
       else if (arg === "--machine") machine = true;
+      else if (arg === "--onchain") onchain = true;
       else attestor = true;
       continue;
     }
     const match = /^--(size|out|rollups)(?:=(.*))?$/.exec(arg);
-    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor)`);
+    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor, --onchain)`);
     const value = match[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
     raw[match[1] as string] = value;
@@ -57,11 +62,42 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   if (!parsed.success) {
     throw new UsageError(`invalid arguments: ${parsed.error.issues.map((i) => `--${i.path.join(".")}: ${i.message}`).join("; ")}`);
   }
-  if (attestor && (riscv64 || machine || parsed.data.rollups !== "v1")) throw new UsageError("--attestor runs on its own: leave out --riscv64, --machine and --rollups");
-  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, rollups: parsed.data.rollups };
+  if (attestor && (riscv64 || machine || onchain || parsed.data.rollups !== "v1")) throw new UsageError("--attestor runs on its own: leave out --riscv64, --machine, --onchain and --rollups");
+  if (onchain && (riscv64 || machine || parsed.data.rollups !== "v1")) throw new UsageError("--onchain runs on its own, on Rollups v1 and v2: leave out --riscv64, --machine and --rollups");
+  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, onchain, rollups: parsed.data.rollups };
 }
 
-const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only)`;
+const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}] | npm run bench -- --onchain   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only; --onchain: the registry's gas beside EAS's, v1 and v2)`;
+
+/** `--onchain`: the on-chain rows alone, on Rollups v1 and then v2, each against EAS on its own chain. */
+async function onchainMain(args: BenchArgs): Promise<number> {
+  const { onchainRows } = await import("../bench/sections/onchain.ts");
+  const { buildDappBundle } = await import("../bench/bundle.ts");
+  const { PROFILES } = await import("../bench/profile.ts");
+  const { formatTable } = await import("../bench/report.ts");
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(signal === "SIGINT" ? 130 : 143));
+  const log = (line: string): void => void process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+  const work = mkdtempSync(join(tmpdir(), "attestation-bench-onchain-"));
+  const bundleDir = join(root, "bench-results", ".bundle", String(process.pid));
+  try {
+    const ctx = { root, work, profile: PROFILES[args.size], bundle: await buildDappBundle(root, bundleDir), log };
+    const out: string[] = ["npm run bench -- --onchain", ""];
+    const all: unknown[] = [];
+    for (const rollups of ["v1", "v2"] as const) {
+      const { figures, notes } = await onchainRows(ctx, rollups);
+      all.push({ rollups, figures, notes });
+      out.push(`Rollups ${rollups}`, "", formatTable(figures), "", ...notes.map((n) => `- ${n}`), "");
+    }
+    mkdirSync(args.out, { recursive: true });
+    const jsonFile = join(args.out, "bench-onchain.json");
+    writeFileSync(jsonFile, `${JSON.stringify(all, null, 2)}\n`);
+    process.stdout.write([...out, `wrote ${jsonFile}`, ""].join("\n"));
+    return 0;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+    rmSync(bundleDir, { recursive: true, force: true });
+  }
+}
 
 async function attestorMain(args: BenchArgs): Promise<number> {
   const { attestorRows } = await import("../bench/sections/attestor.ts");
@@ -80,6 +116,7 @@ async function attestorMain(args: BenchArgs): Promise<number> {
 async function main(): Promise<number> {
   const args = parseBenchArgs(process.argv.slice(2));
   if (args.attestor) return attestorMain(args);
+  if (args.onchain) return onchainMain(args);
   // The rig (chain, stacks, seeding) loads only once the arguments are known to be good.
   const { runBench } = await import("../bench/run.ts");
   const { formatTable, scaleChart } = await import("../bench/report.ts");

@@ -1,16 +1,15 @@
 /**
- * The publisher's side of the chain: what the registry and the gate already hold (so nothing is sent for
- * it), the batch calls (`recordMany`, `revokeMany`) with their gas, and transactions signed here and kept
- * before they are broadcast, so that a restart can send the same bytes again instead of a second one.
+ * The publisher's side of the chain: which batches the registry already holds (so nothing is sent for
+ * them), the batch call (`recordMany`) with its gas, and transactions signed here and kept before they are
+ * broadcast, so that a restart can send the same bytes again instead of a second one.
  */
 import { createPublicClient, defineChain, encodeFunctionData, http, keccak256, type Abi, type Address, type Chain, type Hex, type PublicClient, type Transport } from "viem";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { contractArtifact, stackContracts } from "../../common/contracts.ts";
 import { messageOf } from "../../common/errors.ts";
 import { AttestationContracts } from "../onchain.ts";
-import { attestationFields, revocationFields, type NoticeAttestation, type NoticeRevocation } from "../../common/notice-fields.ts";
 import type { OutputValidityProof } from "../../common/wire.ts";
-import type { ItemKind, PublishItem, Target } from "./store.ts";
+import type { PublishBatch } from "./store.ts";
 
 /** A proof as the node serves it: v1's {validity, context}, v2's {outputIndex, outputHashesSiblings}. */
 export type StoredProof = { validity: OutputValidityProof; context: Hex } | { outputIndex: number; outputHashesSiblings: Hex[] };
@@ -20,7 +19,7 @@ export interface PublisherChainOptions {
   chainId: number;
   rollups: "v1" | "v2";
   privateKey: Hex;
-  contracts: Record<Target, Address>;
+  contracts: { registry: Address; gate: Address };
 }
 
 export interface SignedTx {
@@ -31,7 +30,7 @@ export interface SignedTx {
 }
 
 /** A proof as the contracts take it (viem: integers as bigint). */
-function proofArgument(proof: StoredProof): unknown {
+export function proofArgument(proof: StoredProof): unknown {
   if ("outputIndex" in proof) return { outputIndex: BigInt(proof.outputIndex), outputHashesSiblings: proof.outputHashesSiblings };
   return {
     validity: { ...proof.validity, inputIndexWithinEpoch: BigInt(proof.validity.inputIndexWithinEpoch), outputIndexWithinInput: BigInt(proof.validity.outputIndexWithinInput) },
@@ -43,8 +42,8 @@ export class PublisherChain {
   readonly account: PrivateKeyAccount;
   readonly client: PublicClient<Transport, Chain>;
   private readonly chain: Chain;
-  private readonly abis: Record<Target, Abi>;
-  /** What the registry and the gate hold, read from the chain. */
+  private readonly abi: Abi;
+  /** What the registry holds, read from the chain. */
   private readonly held: AttestationContracts;
   private nonce: number | undefined;
 
@@ -52,50 +51,34 @@ export class PublisherChain {
     this.account = privateKeyToAccount(options.privateKey);
     this.chain = defineChain({ id: options.chainId, name: `chain ${options.chainId}`, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [options.rpcUrl] } } });
     this.client = createPublicClient({ chain: this.chain, transport: http(options.rpcUrl, { timeout: 10_000 }) });
-    const names = stackContracts(options.rollups);
-    this.abis = { registry: contractArtifact(names.registry).abi, gate: contractArtifact(names.gate).abi };
+    this.abi = contractArtifact(stackContracts(options.rollups).registry).abi;
     this.held = new AttestationContracts(this.client, options.rollups, options.contracts);
   }
 
-  /** Whether `target` already holds what `item` brings (or, for the gate, something newer of the same owner and schema). */
-  async holds(target: Target, item: PublishItem): Promise<boolean> {
-    const held = this.held;
-    if (item.kind === "revocation") return (await (target === "registry" ? held.registryRevokedAt(item.uid) : held.gateRevokedAt(item.uid))) !== null;
-    if (target === "registry") return held.registryHolds(item.uid);
-    const a = attestationFields(item.notice);
-    const current = await held.gateHeld(a.owner, a.schemaId);
-    if (current === undefined) return false;
-    // The gate keeps the newest per owner and schema: an older one than it holds would be skipped.
-    return current.claimId === item.uid.toLowerCase() || current.order >= this.orderOf(item);
+  /** Whether the registry already holds `batch` (someone else may have brought it). */
+  holds(batch: PublishBatch): Promise<boolean> {
+    return this.held.batchRecorded(batch.inputIndex);
   }
 
-  /** Where the attestation stands in the rollup's history as the gate orders it: v1 its input, v2 its output. */
-  private orderOf(item: PublishItem): bigint {
-    const proof = JSON.parse(item.proof ?? "null") as StoredProof | null;
-    if (proof !== null && "outputIndex" in proof) return BigInt(proof.outputIndex);
-    return BigInt(item.inputIndex);
+  /** The calldata of `recordMany` for these batches (each with its proof). */
+  batchCall(batches: readonly PublishBatch[]): Hex {
+    const proofs = batches.map((b) => proofArgument(JSON.parse(b.proof as string) as StoredProof));
+    return encodeFunctionData({ abi: this.abi, functionName: "recordMany", args: [batches.map((b) => b.notice), proofs] });
   }
 
-  /** The calldata of `recordMany` or `revokeMany` for these items (each with its proof). */
-  batchCall(target: Target, kind: ItemKind, items: readonly PublishItem[]): Hex {
-    const proofs = items.map((i) => proofArgument(JSON.parse(i.proof as string) as StoredProof));
-    const fields: (NoticeAttestation | NoticeRevocation)[] = items.map((i) => (kind === "attestation" ? attestationFields(i.notice) : revocationFields(i.notice)));
-    return encodeFunctionData({ abi: this.abis[target], functionName: kind === "attestation" ? "recordMany" : "revokeMany", args: [fields, proofs] });
-  }
-
-  async estimate(target: Target, data: Hex): Promise<number> {
-    return Number(await this.client.estimateGas({ account: this.account, to: this.options.contracts[target], data }));
+  async estimate(data: Hex): Promise<number> {
+    return Number(await this.client.estimateGas({ account: this.account, to: this.options.contracts.registry, data }));
   }
 
   /** Signs the call at the wallet's next nonce (learned from the chain once, then counted here). */
-  async sign(target: Target, data: Hex, gasLimit: number): Promise<SignedTx> {
+  async sign(data: Hex, gasLimit: number): Promise<SignedTx> {
     this.nonce ??= await this.client.getTransactionCount({ address: this.account.address, blockTag: "pending" });
     const fees = await this.client.estimateFeesPerGas();
     // Signed by the local key itself: nothing to ask the node but the nonce and the fees.
     const raw = await this.account.signTransaction({
       type: "eip1559",
       chainId: this.options.chainId,
-      to: this.options.contracts[target],
+      to: this.options.contracts.registry,
       data,
       gas: BigInt(gasLimit),
       nonce: this.nonce,

@@ -68,6 +68,7 @@ export function loadPublisherConfig(env: NodeJS.ProcessEnv): PublisherConfig {
     pollMs: e.PUBLISH_POLL_MS,
     port: e.PUBLISHER_PORT,
     host: e.PUBLISHER_HOST,
-    statePath: join(e.DATA_DIR, "publisher.sqlite"),
+    // Not publisher.sqlite: that held the per-notice state of the registry before issue 44, which this one does not read.
+    statePath: join(e.DATA_DIR, "publisher-batches.sqlite"),
   };
 }

@@ -1,8 +1,8 @@
 /**
  * The publisher process (`npm run publish`, `npm start -- --publish`; docs/eas.md): validates its
  * configuration, opens its state, serves `GET /healthz` and Prometheus `GET /metrics` on PUBLISHER_PORT,
- * and brings the rollup's attestation and revocation notices with their proofs to the registry and the
- * gate (api/publisher/publisher.ts) until SIGINT or SIGTERM.
+ * and brings the rollup's batch notices with their proofs to the registry, the store both the registry's and
+ * the gate's faces read (api/publisher/publisher.ts), until SIGINT or SIGTERM.
  */
 import { createServer } from "node:http";
 import { Counter, Gauge, Registry } from "prom-client";
@@ -17,7 +17,7 @@ const log = (line: string): void => void process.stdout.write(`[publisher] ${lin
 function counters(registry: Registry) {
   const registers = [registry];
   return {
-    published: new Counter({ name: "publisher_published_total", help: "Notices recorded on chain by this process, by target (registry, gate) and kind", labelNames: ["target", "kind"], registers }),
+    transactions: new Counter({ name: "publisher_transactions_total", help: "recordMany transactions of this process mined", registers }),
     waits: new Counter({ name: "publisher_budget_waits_total", help: "Times a batch waited because the hour's gas budget was spent", registers }),
   };
 }
@@ -27,15 +27,25 @@ function gauges(registry: Registry, store: PublisherStore, gasPerHour: number): 
   const registers = [registry];
   new Gauge({
     name: "publisher_pending",
-    help: "Notices seen that some target does not hold yet, by kind (waiting for their epoch's claim, or to be sent)",
+    help: "Attestations and revocations in batch notices the registry does not hold yet, by kind and stage: proof (waiting for their epoch's claim) or send (proven, to be sent)",
+    labelNames: ["kind", "stage"],
+    registers,
+    collect() {
+      const { waitingForProof, ready } = store.counts();
+      for (const [kind, n] of Object.entries(waitingForProof)) this.set({ kind, stage: "proof" }, n);
+      for (const [kind, n] of Object.entries(ready)) this.set({ kind, stage: "send" }, n);
+    },
+  });
+  new Gauge({
+    name: "publisher_published",
+    help: "Attestations and revocations the registry holds through this publisher's batches, by kind (from its store: it survives a restart)",
     labelNames: ["kind"],
     registers,
     collect() {
-      const { pending } = store.counts();
-      for (const [kind, n] of Object.entries(pending)) this.set({ kind }, n);
+      const { published } = store.counts();
+      for (const [kind, n] of Object.entries(published)) this.set({ kind }, n);
     },
   });
-  new Gauge({ name: "publisher_unpublishable", help: "Notices that cannot be rebuilt on chain (docs/eas.md)", registers, collect() { this.set(store.counts().unpublishable); } });
   new Gauge({ name: "publisher_gas_spent", help: "Gas this publisher's transactions used, all time", registers, collect() { this.set(store.gasSpent()); } });
   new Gauge({ name: "publisher_gas_last_hour", help: "Gas of the last hour (in-flight transactions at their limit)", registers, collect() { this.set(store.gasSince(Date.now() - 3_600_000)); } });
   new Gauge({ name: "publisher_gas_budget_per_hour", help: "PUBLISH_GAS_PER_HOUR", registers, collect() { this.set(gasPerHour); } });
@@ -50,7 +60,7 @@ async function main(): Promise<void> {
     config = loadPublisherConfig(process.env);
     opened = openPublisher(config, {
       log,
-      onPublished: (target, kind, count) => metrics.published.inc({ target, kind }, count),
+      onPublished: () => metrics.transactions.inc(),
       onBudgetWait: () => metrics.waits.inc(),
     });
   } catch (error) {
@@ -76,7 +86,7 @@ async function main(): Promise<void> {
   });
   await new Promise<void>((resolve) => server.listen(config.port, config.host, () => resolve()));
   publisher.start();
-  log(`publishing ${config.rollups} notices of ${config.dappAddress} to the registry ${config.contracts.registry} and the gate ${config.contracts.gate}`);
+  log(`publishing ${config.rollups} batch notices of ${config.dappAddress} to the registry ${config.contracts.registry} (its gate face at ${config.contracts.gate})`);
   log(`wallet ${config.wallet}; batches of up to ${config.batchMax}; at most ${config.gasPerHour} gas an hour; metrics http://${config.host}:${config.port}/metrics`);
   let stopping = false;
   const stop = (): void => {

@@ -1,23 +1,24 @@
 /**
- * The publisher (docs/eas.md, "The publisher"): brings every attestation and revocation notice of the
- * rollup, with its proof once its epoch is claimed, to the registry and the gate, in batches
- * (`recordMany`, `revokeMany`), in the rollup's order, revocations first when both are waiting.
+ * The publisher (docs/eas.md, "The publisher"): brings every batch notice of the rollup (one per input that
+ * made or revoked attestations: common/attestation-batch.ts), with its proof once its epoch is claimed, to
+ * the registry, several to a transaction (`recordMany`), in the rollup's order. The gate is the registry's
+ * other face: nothing is brought to it.
  *
- * Each round: settle the transaction in flight (at most one: the next batch waits for its receipt, so the
- * order holds); read the notices after the stored cursor; look up the proofs of those still without one;
- * then send one batch. Before a batch is built, what a target already holds is dropped from it (someone
- * else may have brought it), so nothing is sent twice; what is sent is signed and kept in the store before
- * it is broadcast, so a publisher killed in between sends the same transaction again on its restart, not a
- * second one; and the contracts skip what they already hold, so even a second one would record nothing twice.
- * The gas of the last hour never passes the budget: a batch that would is cut, or waits for the window.
+ * Each round: settle the transaction in flight (at most one: the next waits for its receipt, so the order
+ * holds); read the notices after the stored cursor; look up the proofs of the batches still without one;
+ * then send one transaction. Before it is built, what the registry already holds is dropped from it
+ * (someone else may have brought it), so nothing is sent twice; what is sent is signed and kept in the store
+ * before it is broadcast, so a publisher killed in between sends the same transaction again on its restart,
+ * not a second one; and `recordMany` skips a batch it already holds, so even a second one would record
+ * nothing twice. The gas of the last hour never passes the budget: a transaction that would is cut, or waits.
  */
-import { hexToString, toHex, type Hex } from "viem";
+import type { Hex } from "viem";
+import { decodeBatchNotice, isBatchNotice } from "../../common/attestation-batch.ts";
 import { messageOf } from "../../common/errors.ts";
-import { attestationFields, NoticeFieldsError, noticeEvent, revocationFields } from "../../common/notice-fields.ts";
 import type { GraphqlReader } from "../rollup/graphql.ts";
 import type { JsonRpcReader } from "../rollup/jsonrpc.ts";
 import type { PublisherChain, StoredProof } from "./chain.ts";
-import type { ItemKind, PublisherStore, PublishItem, Target } from "./store.ts";
+import type { PublishBatch, PublisherStore } from "./store.ts";
 
 export type PublisherNode = { rollups: "v1"; reader: GraphqlReader } | { rollups: "v2"; reader: JsonRpcReader };
 
@@ -25,22 +26,21 @@ export interface PublisherOptions {
   node: PublisherNode;
   chain: PublisherChain;
   store: PublisherStore;
-  /** Most notices in one transaction. */
+  /** Most attestations and revocations in one transaction (a batch notice is never split: one larger goes alone). */
   batchMax: number;
   /** Most gas in any hour. */
   gasPerHour: number;
-  /** Most gas in one transaction (the chain's cap: larger batches go in halves). */
+  /** Most gas in one transaction (the chain's cap: larger ones go in halves). */
   txGasMax: number;
   pollMs: number;
   log: (line: string) => void;
-  /** Told what each mined batch carried, and when the budget held a batch back. */
-  onPublished?: (target: Target, kind: ItemKind, count: number, gasUsed: number) => void;
+  /** Told what each mined transaction carried, and when the budget held one back. */
+  onPublished?: (carried: { attestations: number; revocations: number; batches: number }, gasUsed: number) => void;
   onBudgetWait?: () => void;
   now?: () => number;
 }
 
 const HOUR_MS = 3_600_000;
-const TARGETS: readonly Target[] = ["registry", "gate"];
 /** How soon a round follows one that left a transaction in flight. */
 const BUSY_POLL_MS = 50;
 
@@ -118,113 +118,93 @@ export class Publisher {
       }
       store.settleTx(tx.hash, outcome.success ? "mined" : "failed", outcome.gasUsed);
       if (outcome.success) {
-        store.markDone(tx.target, tx.kind, tx.uids);
-        this.options.onPublished?.(tx.target, tx.kind, tx.uids.length, outcome.gasUsed);
-        this.options.log(`${tx.target}: ${tx.kind === "attestation" ? "recordMany" : "revokeMany"} of ${tx.uids.length} mined (${outcome.gasUsed} gas, transaction ${tx.hash})`);
+        const carried = store.open().filter((b) => tx.inputs.includes(b.inputIndex));
+        store.markDone(tx.inputs);
+        const attestations = carried.reduce((n, b) => n + b.attestations, 0);
+        const revocations = carried.reduce((n, b) => n + b.revocations, 0);
+        this.options.onPublished?.({ attestations, revocations, batches: carried.length }, outcome.gasUsed);
+        this.options.log(`registry: recordMany of ${tx.inputs.length} batch(es), ${attestations} attestation(s) and ${revocations} revocation(s), mined (${outcome.gasUsed} gas, transaction ${tx.hash})`);
       } else {
-        // Its items stay open: the next round drops what the target holds and sends the rest again.
-        this.options.log(`${tx.target}: transaction ${tx.hash} reverted; its ${tx.uids.length} notice(s) are checked and sent again`);
+        // Its batches stay open: the next round drops what the registry holds and sends the rest again.
+        this.options.log(`registry: transaction ${tx.hash} reverted; its ${tx.inputs.length} batch(es) are checked and sent again`);
         chain.resetNonce();
       }
     }
     return true;
   }
 
-  /** Reads the notices after the cursor; every attestation and revocation notice becomes an item. */
+  /** Reads the notices after the cursor; every batch notice becomes a batch to bring. */
   private async follow(): Promise<void> {
     const { node, store } = this.options;
     for (;;) {
       const page = await node.reader.noticesAfter(store.cursor, 200);
-      const items: Omit<PublishItem, "proof" | "registryDone" | "gateDone">[] = [];
+      const batches: Omit<PublishBatch, "proof" | "done">[] = [];
       for (const notice of page.notices) {
-        let text: string;
-        try {
-          text = hexToString(notice.payload);
-        } catch {
-          continue;
-        }
-        const event = noticeEvent(text);
-        if (event === undefined) continue;
-        const kind: ItemKind = event === "attestation:created" ? "attestation" : "revocation";
-        let unpublishable: string | null = null;
-        let uid: Hex;
-        try {
-          uid = kind === "attestation" ? attestationFields(text).claimId : revocationFields(text).claimId;
-        } catch (error) {
-          if (!(error instanceof NoticeFieldsError)) throw error;
-          unpublishable = error.message;
-          uid = ((JSON.parse(text) as { data?: { claimId?: Hex } }).data?.claimId ?? toHex(`notice ${notice.index}`)) as Hex;
-          this.options.log(`${kind} ${uid} (input ${notice.inputIndex}) cannot be published: ${error.message}`);
-        }
-        items.push({ uid, kind, inputIndex: notice.inputIndex, notice: text, unpublishable });
+        if (!isBatchNotice(notice.payload)) continue;
+        const decoded = decodeBatchNotice(notice.payload);
+        batches.push({ inputIndex: notice.inputIndex, notice: notice.payload, attestations: decoded.created.length, revocations: decoded.revoked.length });
       }
-      store.addNotices(items, page.endCursor ?? store.cursor);
+      store.addBatches(batches, page.endCursor ?? store.cursor);
       if (!page.hasNextPage || page.notices.length === 0) return;
     }
   }
 
-  /** Looks up the proofs of the items without one, an input at a time; they come once the epoch is claimed. */
+  /** Looks up the proofs of the batches without one, oldest first; they come once the epoch is claimed. */
   private async prove(): Promise<void> {
     const { node, store } = this.options;
-    const waiting = store.open().filter((i) => i.proof === null);
-    const byInput = new Map<number, PublishItem[]>();
-    for (const item of waiting) {
-      const same = byInput.get(item.inputIndex);
-      if (same === undefined) byInput.set(item.inputIndex, [item]);
-      else same.push(item);
-    }
-    for (const [inputIndex, items] of byInput) {
+    for (const batch of store.open().filter((b) => b.proof === null)) {
       const proven: { payload: Hex; proof: StoredProof | null }[] =
         node.rollups === "v1"
-          ? (await node.reader.noticesWithProofs(inputIndex)).map((n) => ({ payload: n.payload, proof: n.proof === null ? null : { validity: n.proof.validity, context: n.proof.context } }))
-          : (await node.reader.noticesWithProofs(inputIndex)).map((n) => ({ payload: n.payload, proof: n.siblings === null ? null : { outputIndex: n.index, outputHashesSiblings: n.siblings } }));
+          ? (await node.reader.noticesWithProofs(batch.inputIndex)).map((n) => ({ payload: n.payload, proof: n.proof === null ? null : { validity: n.proof.validity, context: n.proof.context } }))
+          : (await node.reader.noticesWithProofs(batch.inputIndex)).map((n) => ({ payload: n.payload, proof: n.siblings === null ? null : { outputIndex: n.index, outputHashesSiblings: n.siblings } }));
+      const match = proven.find((n) => n.payload.toLowerCase() === batch.notice.toLowerCase());
       // Not claimed yet: later inputs are not claimed either.
-      if (proven.every((n) => n.proof === null)) return;
-      for (const item of items) {
-        const payload = toHex(item.notice).toLowerCase();
-        const match = proven.find((n) => n.payload.toLowerCase() === payload);
-        if (match?.proof != null) store.setProof(item.uid, item.kind, JSON.stringify(match.proof));
-      }
+      if (match?.proof == null) return;
+      store.setProof(batch.inputIndex, JSON.stringify(match.proof));
     }
   }
 
-  /** Sends one batch: the oldest waiting revocations of a target first, else its oldest attestations. True when one went. */
+  /** Sends one transaction of the oldest proven batches, at most batchMax items (one batch at least). True when one went. */
   private async sendNext(): Promise<boolean> {
     const { chain, store } = this.options;
-    const ready = store.open().filter((i) => i.proof !== null);
-    for (const target of TARGETS) {
-      for (const kind of ["revocation", "attestation"] as const) {
-        const waiting = ready.filter((i) => i.kind === kind && !(target === "registry" ? i.registryDone : i.gateDone));
-        const batch: PublishItem[] = [];
-        for (let at = 0; at < waiting.length && batch.length < this.options.batchMax; ) {
-          // What the batch still has room for, asked of the chain together: someone else may have brought
-          // an item (or the gate holds a newer one), and then there is nothing to send for it.
-          const candidates = waiting.slice(at, at + this.options.batchMax - batch.length);
-          at += candidates.length;
-          const held = await Promise.all(candidates.map((item) => chain.holds(target, item)));
-          const done = candidates.filter((_, k) => held[k]);
-          if (done.length > 0) store.markDone(target, kind, done.map((i) => i.uid));
-          batch.push(...candidates.filter((_, k) => !held[k]));
-        }
-        if (batch.length > 0) return this.send(target, kind, batch);
+    const ready = store.open().filter((b) => b.proof !== null);
+    const sending: PublishBatch[] = [];
+    let items = 0;
+    for (let at = 0; at < ready.length && items < this.options.batchMax; ) {
+      const candidates: PublishBatch[] = [];
+      for (let room = this.options.batchMax - items; at < ready.length; at++) {
+        const next = ready[at] as PublishBatch;
+        // A batch notice is never split: one larger than batchMax goes alone, first in its transaction.
+        if (size(next) > room && (sending.length > 0 || candidates.length > 0)) break;
+        candidates.push(next);
+        room -= size(next);
+      }
+      if (candidates.length === 0) break;
+      // The batches that fit, asked of the chain together: someone else may have brought one.
+      const held = await Promise.all(candidates.map((b) => chain.holds(b)));
+      const done = candidates.filter((_, k) => held[k]);
+      if (done.length > 0) store.markDone(done.map((b) => b.inputIndex));
+      for (const b of candidates.filter((_, k) => !held[k])) {
+        sending.push(b);
+        items += size(b);
       }
     }
-    return false;
+    return sending.length === 0 ? false : this.send(sending);
   }
 
-  private async send(target: Target, kind: ItemKind, items: PublishItem[]): Promise<boolean> {
+  private async send(batches: PublishBatch[]): Promise<boolean> {
     const { chain, store } = this.options;
-    let batch = items;
+    let batch = batches;
     for (;;) {
-      const data = chain.batchCall(target, kind, batch);
-      // A batch above the chain's per-transaction cap cannot be estimated (the node refuses) or sent:
-      // it goes in halves. A single notice that cannot be estimated is an error worth reporting.
-      const estimate = await chain.estimate(target, data).catch((error: unknown) => {
+      const data = chain.batchCall(batch);
+      // A transaction above the chain's per-transaction cap cannot be estimated (the node refuses) or sent:
+      // it goes in halves. A single batch notice that cannot be estimated is an error worth reporting.
+      const estimate = await chain.estimate(data).catch((error: unknown) => {
         if (batch.length === 1) throw error;
         return undefined;
       });
       if (estimate === undefined || estimate > this.options.txGasMax) {
-        if (batch.length === 1) throw new Error(`one ${kind} needs ${estimate} gas, above PUBLISH_TX_GAS_MAX (${this.options.txGasMax})`);
+        if (batch.length === 1) throw new Error(`the batch of input ${batch[0]?.inputIndex} needs ${estimate} gas, above PUBLISH_TX_GAS_MAX (${this.options.txGasMax})`);
         batch = batch.slice(0, Math.ceil(batch.length / 2));
         continue;
       }
@@ -234,10 +214,10 @@ export class Publisher {
       const room = this.options.gasPerHour - store.gasSince(since);
       if (gasLimit <= room) {
         this.waitingForBudget = false;
-        const signed = await chain.sign(target, data, gasLimit);
-        store.addTx({ ...signed, target, kind, uids: batch.map((i) => i.uid), sentAt: this.now() });
+        const signed = await chain.sign(data, gasLimit);
+        store.addTx({ ...signed, inputs: batch.map((b) => b.inputIndex), sentAt: this.now() });
         await chain.broadcast(signed.raw);
-        this.options.log(`${target}: ${kind === "attestation" ? "recordMany" : "revokeMany"} of ${batch.length} sent (transaction ${signed.hash})`);
+        this.options.log(`registry: recordMany of ${batch.length} batch(es) sent (transaction ${signed.hash})`);
         return true;
       }
       if (batch.length === 1) {
@@ -252,4 +232,9 @@ export class Publisher {
       batch = batch.slice(0, Math.ceil(batch.length / 2));
     }
   }
+}
+
+/** What a batch notice brings: its attestations and revocations. */
+function size(batch: PublishBatch): number {
+  return batch.attestations + batch.revocations;
 }

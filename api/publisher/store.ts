@@ -1,90 +1,71 @@
 /**
- * What the publisher remembers across restarts (SQLite, DATA_DIR/publisher.sqlite): where it is in the
- * notice feed, every attestation and revocation notice it has seen with its proof once claimed and whether
- * each target (the registry, the gate) has it, every transaction it signed (its raw bytes, kept before it
- * is broadcast, so a restart sends the same transaction again rather than a second one), and the gas of the
- * last hour (the budget).
+ * What the publisher remembers across restarts (SQLite, DATA_DIR/publisher-batches.sqlite): where it is in
+ * the notice feed, every batch notice it has seen (one per input that made or revoked attestations:
+ * common/attestation-batch.ts) with its proof once claimed and whether the registry holds it, every
+ * transaction it signed (its raw bytes, kept before it is broadcast, so a restart sends the same transaction
+ * again rather than a second one), and the gas of the last hour (the budget).
  */
 import Database from "better-sqlite3";
 import type { Hex } from "viem";
 
 export type ItemKind = "attestation" | "revocation";
-export type Target = "registry" | "gate";
 
-export interface PublishItem {
-  uid: Hex;
-  kind: ItemKind;
+export interface PublishBatch {
   inputIndex: number;
-  /** The notice's JSON text, from which the contracts' fields are parsed. */
-  notice: string;
+  /** The batch notice's bytes, as the registry takes them. */
+  notice: Hex;
+  attestations: number;
+  revocations: number;
   /** The proof as JSON (the node's shape for the version), null until its epoch is claimed. */
   proof: string | null;
-  /** Why it can never be published (its notice cannot be rebuilt on chain), or null. */
-  unpublishable: string | null;
-  registryDone: boolean;
-  gateDone: boolean;
+  done: boolean;
 }
 
 export interface SentTx {
   hash: Hex;
   raw: Hex;
   nonce: number;
-  target: Target;
-  kind: ItemKind;
-  uids: Hex[];
+  /** The inputs whose batches it carries. */
+  inputs: number[];
   gasLimit: number;
   sentAt: number;
 }
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS items (
-  uid TEXT NOT NULL, kind TEXT NOT NULL, input_index INTEGER NOT NULL, notice TEXT NOT NULL, proof TEXT,
-  unpublishable TEXT, registry_done INTEGER NOT NULL DEFAULT 0, gate_done INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (uid, kind));
-CREATE INDEX IF NOT EXISTS items_open ON items (registry_done, gate_done, input_index);
+CREATE TABLE IF NOT EXISTS batches (
+  input_index INTEGER PRIMARY KEY, notice TEXT NOT NULL, attestations INTEGER NOT NULL, revocations INTEGER NOT NULL,
+  proof TEXT, done INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS batches_open ON batches (done, input_index);
 CREATE TABLE IF NOT EXISTS txs (
-  hash TEXT PRIMARY KEY, raw TEXT NOT NULL, nonce INTEGER NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL,
-  uids TEXT NOT NULL, gas_limit INTEGER NOT NULL, sent_at INTEGER NOT NULL, state TEXT NOT NULL, gas_used INTEGER);
+  hash TEXT PRIMARY KEY, raw TEXT NOT NULL, nonce INTEGER NOT NULL, inputs TEXT NOT NULL, gas_limit INTEGER NOT NULL,
+  sent_at INTEGER NOT NULL, state TEXT NOT NULL, gas_used INTEGER);
 `;
 
-interface ItemRow {
-  uid: string;
-  kind: string;
+interface BatchRow {
   input_index: number;
   notice: string;
+  attestations: number;
+  revocations: number;
   proof: string | null;
-  unpublishable: string | null;
-  registry_done: number;
-  gate_done: number;
+  done: number;
 }
 
 interface TxRow {
   hash: string;
   raw: string;
   nonce: number;
-  target: string;
-  kind: string;
-  uids: string;
+  inputs: string;
   gas_limit: number;
   sent_at: number;
 }
 
-function item(row: ItemRow): PublishItem {
-  return {
-    uid: row.uid as Hex,
-    kind: row.kind as ItemKind,
-    inputIndex: row.input_index,
-    notice: row.notice,
-    proof: row.proof,
-    unpublishable: row.unpublishable,
-    registryDone: row.registry_done === 1,
-    gateDone: row.gate_done === 1,
-  };
+function batchOf(row: BatchRow): PublishBatch {
+  return { inputIndex: row.input_index, notice: row.notice as Hex, attestations: row.attestations, revocations: row.revocations, proof: row.proof, done: row.done === 1 };
 }
 
 function sent(row: TxRow): SentTx {
-  return { hash: row.hash as Hex, raw: row.raw as Hex, nonce: row.nonce, target: row.target as Target, kind: row.kind as ItemKind, uids: JSON.parse(row.uids) as Hex[], gasLimit: row.gas_limit, sentAt: row.sent_at };
+  return { hash: row.hash as Hex, raw: row.raw as Hex, nonce: row.nonce, inputs: JSON.parse(row.inputs) as number[], gasLimit: row.gas_limit, sentAt: row.sent_at };
 }
 
 export class PublisherStore {
@@ -102,7 +83,7 @@ export class PublisherStore {
     this.db.close();
   }
 
-  /** The state belongs to one application's registry and gate; another needs another DATA_DIR. */
+  /** The state belongs to one application's registry; another needs another DATA_DIR. */
   claimOwner(owner: string): string | undefined {
     const row = this.db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'owner'").get();
     if (row === undefined) this.db.prepare("INSERT INTO meta (key, value) VALUES ('owner', ?)").run(owner);
@@ -113,56 +94,62 @@ export class PublisherStore {
     return this.db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'cursor'").get()?.value ?? null;
   }
 
-  /** Notices read up to `cursor`: their items and the cursor move together. */
-  addNotices(items: Omit<PublishItem, "proof" | "registryDone" | "gateDone">[], cursor: string | null): void {
-    const insert = this.db.prepare("INSERT OR IGNORE INTO items (uid, kind, input_index, notice, unpublishable) VALUES (?, ?, ?, ?, ?)");
+  /** Batch notices read up to `cursor`: they and the cursor move together. */
+  addBatches(batches: Omit<PublishBatch, "proof" | "done">[], cursor: string | null): void {
+    const insert = this.db.prepare("INSERT OR IGNORE INTO batches (input_index, notice, attestations, revocations) VALUES (?, ?, ?, ?)");
     this.db.transaction(() => {
-      for (const i of items) insert.run(i.uid, i.kind, i.inputIndex, i.notice, i.unpublishable);
+      for (const b of batches) insert.run(b.inputIndex, b.notice, b.attestations, b.revocations);
       if (cursor !== null) this.db.prepare("INSERT INTO meta (key, value) VALUES ('cursor', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(cursor);
     })();
   }
 
-  /** Items some target still lacks, oldest input first: revocations and attestations alike. */
-  open(): PublishItem[] {
-    return this.db
-      .prepare<[], ItemRow>("SELECT * FROM items WHERE unpublishable IS NULL AND (registry_done = 0 OR gate_done = 0) ORDER BY input_index, kind")
-      .all()
-      .map(item);
+  /** Batches the registry does not hold yet, oldest input first. */
+  open(): PublishBatch[] {
+    return this.db.prepare<[], BatchRow>("SELECT * FROM batches WHERE done = 0 ORDER BY input_index").all().map(batchOf);
   }
 
-  setProof(uid: Hex, kind: ItemKind, proof: string): void {
-    this.db.prepare("UPDATE items SET proof = ? WHERE uid = ? AND kind = ?").run(proof, uid, kind);
+  setProof(inputIndex: number, proof: string): void {
+    this.db.prepare("UPDATE batches SET proof = ? WHERE input_index = ?").run(proof, inputIndex);
   }
 
-  markDone(target: Target, kind: ItemKind, uids: readonly Hex[]): void {
-    const column = target === "registry" ? "registry_done" : "gate_done";
-    const update = this.db.prepare(`UPDATE items SET ${column} = 1 WHERE uid = ? AND kind = ?`);
+  markDone(inputs: readonly number[]): void {
+    const update = this.db.prepare("UPDATE batches SET done = 1 WHERE input_index = ?");
     this.db.transaction(() => {
-      for (const uid of uids) update.run(uid, kind);
+      for (const input of inputs) update.run(input);
     })();
   }
 
-  counts(): { pending: Record<ItemKind, number>; published: Record<ItemKind, number>; unpublishable: number } {
+  /**
+   * Attestations and revocations the registry holds through this publisher's state (`published`), those in
+   * notices still waiting for their epoch's claim (`waitingForProof`) and those proven and ready to send.
+   */
+  counts(): { pending: Record<ItemKind, number>; waitingForProof: Record<ItemKind, number>; ready: Record<ItemKind, number>; published: Record<ItemKind, number>; batches: { pending: number; published: number } } {
     const rows = this.db
-      .prepare<[], { kind: string; open: number; done: number }>(
-        "SELECT kind, SUM(CASE WHEN unpublishable IS NULL AND (registry_done = 0 OR gate_done = 0) THEN 1 ELSE 0 END) AS open, SUM(registry_done * gate_done) AS done FROM items GROUP BY kind",
+      .prepare<[], { stage: string; attestations: number; revocations: number; n: number }>(
+        "SELECT CASE WHEN done = 1 THEN 'published' WHEN proof IS NULL THEN 'proof' ELSE 'ready' END AS stage, SUM(attestations) AS attestations, SUM(revocations) AS revocations, COUNT(*) AS n FROM batches GROUP BY stage",
       )
       .all();
-    const pending: Record<ItemKind, number> = { attestation: 0, revocation: 0 };
-    const published: Record<ItemKind, number> = { attestation: 0, revocation: 0 };
-    for (const r of rows) {
-      pending[r.kind as ItemKind] = r.open;
-      published[r.kind as ItemKind] = r.done;
-    }
-    const unpublishable = this.db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM items WHERE unpublishable IS NOT NULL").get()?.n ?? 0;
-    return { pending, published, unpublishable };
+    const of = (stage: string): Record<ItemKind, number> => {
+      const row = rows.find((r) => r.stage === stage);
+      return { attestation: row?.attestations ?? 0, revocation: row?.revocations ?? 0 };
+    };
+    const waitingForProof = of("proof");
+    const ready = of("ready");
+    const count = (stage: string): number => rows.find((r) => r.stage === stage)?.n ?? 0;
+    return {
+      pending: { attestation: waitingForProof.attestation + ready.attestation, revocation: waitingForProof.revocation + ready.revocation },
+      waitingForProof,
+      ready,
+      published: of("published"),
+      batches: { pending: count("proof") + count("ready"), published: count("published") },
+    };
   }
 
   /** Keeps a signed transaction before it is broadcast. */
   addTx(tx: SentTx): void {
     this.db
-      .prepare("INSERT INTO txs (hash, raw, nonce, target, kind, uids, gas_limit, sent_at, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'sent')")
-      .run(tx.hash, tx.raw, tx.nonce, tx.target, tx.kind, JSON.stringify(tx.uids), tx.gasLimit, tx.sentAt);
+      .prepare("INSERT INTO txs (hash, raw, nonce, inputs, gas_limit, sent_at, state) VALUES (?, ?, ?, ?, ?, ?, 'sent')")
+      .run(tx.hash, tx.raw, tx.nonce, JSON.stringify(tx.inputs), tx.gasLimit, tx.sentAt);
   }
 
   /** Signed transactions without a receipt yet (a restart finds them here). */

@@ -8,6 +8,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Hex } from "viem";
 import type { AttestationContracts } from "../onchain.ts";
+import { decodeBatchNotice, isBatchNotice, placeInBatch } from "../../common/attestation-batch.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { ApiError } from "../errors.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
@@ -20,6 +21,13 @@ export const PROOF_RETRY_AFTER_SECONDS = 5;
 
 /** The two notices an attestation can have: the one that created it, and the one that revoked it. */
 export type AttestationEvent = "attestation:created" | "attestation:revoked";
+
+/** A JSON notice about the attestation, or the batch notice of the input that made or revoked it. */
+type Sought = AttestationEvent | { batch: AttestationEvent };
+
+function soughtNotice<T extends { payload: Hex }>(notices: readonly T[], claimId: string, sought: Sought): T | undefined {
+  return typeof sought === "string" ? attestationNotice(notices, claimId, sought) : notices.find((n) => isBatchNotice(n.payload));
+}
 
 /** The notice of `event` about `claimId`: its JSON names the attestation (`data.claimId`). */
 export function attestationNotice<T extends { payload: Hex }>(notices: readonly T[], claimId: string, event: AttestationEvent = "attestation:created"): T | undefined {
@@ -35,6 +43,7 @@ export function attestationNotice<T extends { payload: Hex }>(notices: readonly 
 
 const onChainTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "NOT_FOUND", "ROLLUP_UNAVAILABLE", "RPC_UNAVAILABLE"] };
 const proofTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "PROOF_NOT_READY", "ROLLUP_UNAVAILABLE"] };
+const batchProofTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "NOT_FOUND", "PROOF_NOT_READY", "ROLLUP_UNAVAILABLE"] };
 const revocationProofTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "NOT_REVOKED", "PROOF_NOT_READY", "ROLLUP_UNAVAILABLE"] };
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
 
@@ -76,6 +85,17 @@ export const noticeProofSchema = z.union([
 
 export type NoticeProof = z.infer<typeof noticeProofSchema>;
 
+const batchAt = {
+  at: z.number().int().openapi({ description: "its place in the batch notice: among the attestations it made (for the registry's checkAttestation), or among its revocations" }),
+};
+const batchNoticeText = hex.openapi({ description: "0x hex: the input's batch notice (docs/eas.md, \"The batch notice\"), as the registry's record(notice, proof) takes it" });
+
+/** A batch notice and its proof, in the shape of the stack's Rollups version, and where the attestation stands in it. */
+export const batchProofSchema = z.union([
+  (noticeProofSchema.options[0] as z.ZodObject<z.ZodRawShape>).extend({ notice: batchNoticeText, ...batchAt }),
+  (noticeProofSchema.options[1] as z.ZodObject<z.ZodRawShape>).extend({ notice: batchNoticeText, ...batchAt }),
+]);
+
 export const proofRoute = createRoute({
   method: "get",
   path: "/api/core/attestation/{claimId}/proof",
@@ -102,11 +122,45 @@ export const revocationProofRoute = createRoute({
   },
 });
 
+export const batchProofRoute = createRoute({
+  method: "get",
+  path: "/api/core/attestation/{claimId}/batch",
+  summary:
+    "Extension (issue 44): the batch notice of the input that made the attestation, with its proof, for the registry's record(notice, proof), which records every attestation of the input at once, and its stateless checkAttestation(notice, proof, at); PROOF_NOT_READY while its epoch is not claimed; NOT_FOUND for an attestation no contract can hold (docs/eas.md)",
+  ...operationTraits(batchProofTraits),
+  request: claimIdParams,
+  responses: {
+    200: jsonContent(envelope(batchProofSchema), "The batch notice, its proof, and the attestation's place in it"),
+    ...errorResponses(batchProofTraits),
+  },
+});
+
+export const revocationBatchProofRoute = createRoute({
+  method: "get",
+  path: "/api/core/attestation/{claimId}/revocation/batch",
+  summary: "Extension (issue 44): the batch notice of the input that revoked the attestation, with its proof, for the registry's record(notice, proof); NOT_REVOKED while it stands",
+  ...operationTraits(revocationProofTraits),
+  request: claimIdParams,
+  responses: {
+    200: jsonContent(envelope(batchProofSchema), "The batch notice, its proof, and the revocation's place in it"),
+    ...errorResponses(revocationProofTraits),
+  },
+});
+
+/** The batch notice of input `inputIndex` with its proof, and where `claimId` stands in it as `event` says. */
+async function batchProof(services: ApiServices, claimId: Hex, inputIndex: number, event: AttestationEvent) {
+  const found = await noticeProof(services, claimId, inputIndex, { batch: event });
+  const at = placeInBatch(decodeBatchNotice(found.notice as Hex), claimId, event === "attestation:created" ? "created" : "revoked");
+  if (at === undefined) throw new ApiError("NOT_FOUND", `Attestation ${claimId} is in no batch notice: no contract can hold it (one bucketed field, a whole half-life: docs/eas.md)`);
+  return { ...found, at };
+}
+
 /**
- * The notice of `event` about `claimId` that input `inputIndex` emitted, with its proof; PROOF_NOT_READY
- * while its epoch is not claimed. Read through the node's reader only: works the same against a real node.
+ * The notice of `event` about `claimId` that input `inputIndex` emitted (or the input's batch notice), with
+ * its proof; PROOF_NOT_READY while its epoch is not claimed. Read through the node's reader only: works the
+ * same against a real node.
  */
-export async function noticeProof(services: ApiServices, claimId: Hex, inputIndex: number, event: AttestationEvent): Promise<NoticeProof> {
+export async function noticeProof(services: ApiServices, claimId: Hex, inputIndex: number, event: Sought): Promise<NoticeProof> {
   const unavailable = (error: unknown): never => {
     throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup's reader did not answer", {
       url: services.node.url,
@@ -119,15 +173,18 @@ export async function noticeProof(services: ApiServices, claimId: Hex, inputInde
       input_index: inputIndex,
       retry_after: PROOF_RETRY_AFTER_SECONDS,
     }).withHeaders({ "Retry-After": String(PROOF_RETRY_AFTER_SECONDS) });
-  const missing = (): ApiError => new ApiError("INTERNAL_ERROR", `Input ${inputIndex} holds no ${event} notice for attestation ${claimId}`);
+  const missing = (): ApiError =>
+    typeof event === "string"
+      ? new ApiError("INTERNAL_ERROR", `Input ${inputIndex} holds no ${event} notice for attestation ${claimId}`)
+      : new ApiError("NOT_FOUND", `Input ${inputIndex} holds no batch notice: attestation ${claimId} is one no contract can hold (docs/eas.md)`);
   const common = { claimId, applicationAddress: services.config.dappAddress.toLowerCase() as Hex, inputIndex };
   if (services.proofs.rollups === "v2") {
-    const notice = attestationNotice(await services.proofs.reader.noticesWithProofs(inputIndex).catch(unavailable), claimId, event);
+    const notice = soughtNotice(await services.proofs.reader.noticesWithProofs(inputIndex).catch(unavailable), claimId, event);
     if (notice === undefined) throw missing();
     if (notice.siblings === null) throw notReady();
     return { ...common, noticeIndex: notice.index, notice: notice.payload, output: notice.output, proof: { outputIndex: notice.index, outputHashesSiblings: notice.siblings } };
   }
-  const notice = attestationNotice(await services.proofs.reader.noticesWithProofs(inputIndex).catch(unavailable), claimId, event);
+  const notice = soughtNotice(await services.proofs.reader.noticesWithProofs(inputIndex).catch(unavailable), claimId, event);
   if (notice === undefined) throw missing();
   if (notice.proof === null) throw notReady();
   return { ...common, noticeIndex: notice.index, notice: notice.payload, proof: notice.proof };
@@ -185,6 +242,17 @@ export function proofRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       const view = await services.reader.query("attestation", { attestation_id: claimId });
       if (view.revocation === null) throw new ApiError("NOT_REVOKED", "The attestation has not been revoked", { claim_id: claimId });
       return c.json({ success: true as const, data: await noticeProof(services, claimId, view.revocation.input_index, "attestation:revoked") }, 200);
+    })
+    .openapi({ ...batchProofRoute, middleware: [limited] }, async (c) => {
+      const claimId = attestationIdOf(c.req.valid("param").claimId);
+      const view = await services.reader.query("attestation", { attestation_id: claimId });
+      return c.json({ success: true as const, data: await batchProof(services, claimId, view.input_index, "attestation:created") }, 200);
+    })
+    .openapi({ ...revocationBatchProofRoute, middleware: [limited] }, async (c) => {
+      const claimId = attestationIdOf(c.req.valid("param").claimId);
+      const view = await services.reader.query("attestation", { attestation_id: claimId });
+      if (view.revocation === null) throw new ApiError("NOT_REVOKED", "The attestation has not been revoked", { claim_id: claimId });
+      return c.json({ success: true as const, data: await batchProof(services, claimId, view.revocation.input_index, "attestation:revoked") }, 200);
     });
 }
 

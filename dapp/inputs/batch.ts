@@ -17,8 +17,8 @@ const params = z.object({
   items: z.array(z.unknown()).min(1, "a batch holds at least one item").max(BATCH_MAX_ITEMS, `a batch holds at most ${BATCH_MAX_ITEMS} items`),
 });
 
-/** What a batch input sends, in item order: the notices of applied items and the reports of failed ones. */
-export type BatchOutput = { notice: NoticeEvent } | { report: BatchItemErrorReport };
+/** What a batch input sends, in item order: the notices of applied items (with the item) and the reports of failed ones. */
+export type BatchOutput = { notice: NoticeEvent; item: number } | { report: BatchItemErrorReport };
 
 export interface BatchOutcome {
   outputs: BatchOutput[];
@@ -61,7 +61,7 @@ export function applyEach(ctx: AdvanceContext, count: number, apply: (item: numb
     try {
       const notices = ctx.store.transaction(() => apply(item));
       applied += 1;
-      for (const notice of notices) outputs.push({ notice });
+      for (const notice of notices) outputs.push({ notice, item });
     } catch (error) {
       const rejection =
         error instanceof InputRejection ? error : new InputRejection("INTERNAL_ERROR", `internal error: ${messageOf(error)}`, undefined, { cause: error });

@@ -119,9 +119,9 @@ export default defineInput({
       attester: hexToBuffer(input.sender),
       expiresAt,
     });
-    // The notice is the attestation's public record on the base layer (DECISIONS.md section 13): what a
-    // contract can verify with its proof. The bucket, never the sealed value. Its keys keep this order:
-    // contracts rebuild the notice byte for byte (contracts/AttestationNotice.sol).
+    // The notice is the attestation's public record on the base layer (DECISIONS.md section 13): the bucket,
+    // never the sealed value. Its keys keep the order they always had; contracts read the input's batch
+    // notice instead, which is made from this one (common/attestation-batch.ts).
     const data = {
       claimId: attestationId,
       owner: p.owner,

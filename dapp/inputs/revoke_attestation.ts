@@ -58,7 +58,7 @@ export default defineInput({
       reason: p.reason ?? "",
       supersededBy: p.superseded_by === undefined ? null : hexToBuffer(p.superseded_by),
     });
-    // Keys in this order: contracts rebuild the notice byte for byte (contracts/AttestationNotice.sol).
+    // Keys in this order, as the notice always had them; contracts read the batch notice instead (common/attestation-batch.ts).
     const data = {
       claimId: p.attestation_id,
       owner: attestation.owner as Address,

@@ -1,5 +1,6 @@
 /**
- * Deploys the attestation registry (IEAS-shaped) and the gate beside an application, from the artifacts in
+ * Deploys the attestation registry (the store, IEAS-shaped) and the gate (the store's gate face, bound to
+ * the registry) beside an application, from the artifacts in
  * common/contracts/ (no compiler needed): `npm start` does it on its own chain with a wallet of its own, so
  * the two land at the same addresses on every fresh chain (the wallet's first two transactions, as the
  * devnode's application is the claimer's); `npm run deploy-contracts` does it beside any application on
@@ -43,7 +44,7 @@ async function hasCode(client: PublicClient, address: Address): Promise<boolean>
   return code !== undefined && code !== "0x";
 }
 
-/** Deploys the registry and then the gate, bound to `application`, from `privateKey`'s next nonces. */
+/** Deploys the registry, bound to `application`, and then the gate, bound to the registry, from `privateKey`'s next nonces. */
 export async function deployContracts(options: DeployOptions): Promise<StackContracts> {
   const client = createPublicClient({ transport: http(options.rpcUrl) });
   if (!(await hasCode(client, options.application))) {
@@ -52,16 +53,16 @@ export async function deployContracts(options: DeployOptions): Promise<StackCont
   const account = privateKeyToAccount(options.privateKey);
   const wallet = createWalletClient({ account, transport: http(options.rpcUrl) });
   const names = stackContracts(options.rollups);
-  const deploy = async (name: (typeof names)["registry"]): Promise<Address> => {
+  const deploy = async (name: (typeof names)["registry"], boundTo: Address): Promise<Address> => {
     const { abi, bytecode } = contractArtifact(name);
-    const hash = await wallet.deployContract({ abi, bytecode, args: [options.application], chain: null });
+    const hash = await wallet.deployContract({ abi, bytecode, args: [boundTo], chain: null });
     const receipt = await client.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     if (receipt.status !== "success" || receipt.contractAddress == null) throw new DeployError(`deploying ${name} reverted (transaction ${hash})`);
     options.log?.(`${name} at ${receipt.contractAddress} (transaction ${hash})`);
     return receipt.contractAddress;
   };
-  const registry = await deploy(names.registry);
-  return { registry, gate: await deploy(names.gate) };
+  const registry = await deploy(names.registry, options.application);
+  return { registry, gate: await deploy(names.gate, registry) };
 }
 
 /**

@@ -3,6 +3,7 @@
  * hardhat account, wait for its verdict through the node's reader (GraphQL on v1, JSON-RPC on v2), and
  * run inspect queries. Used by `npm run input|inspect|replay` and by the end-to-end tests.
  */
+import { decodeBatchNotice, isBatchNotice } from "../../common/attestation-batch.ts";
 import {
   createPublicClient,
   createTestClient,
@@ -92,6 +93,14 @@ export function encodePayload(input: unknown): Hex {
 
 /** A payload as the reader wants to see it: parsed JSON when it is JSON text, else text, else hex. */
 export function decodePayload(payload: Hex): unknown {
+  // The dapp's binary batch notice, read back (its integers as decimal strings, for JSON).
+  if (isBatchNotice(payload)) {
+    try {
+      return { batch_notice: JSON.parse(JSON.stringify(decodeBatchNotice(payload), (_, v: unknown) => (typeof v === "bigint" ? v.toString() : v))) as unknown };
+    } catch {
+      return payload;
+    }
+  }
   let text: string;
   try {
     text = hexToUtf8(payload);

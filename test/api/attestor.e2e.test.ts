@@ -9,10 +9,10 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { hexToString, zeroAddress, type Address, type Hex } from "viem";
+import { getAddress, hexToString, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connectEvents, type AttestationProof } from "../../client/index.ts";
+import { connectEvents, type BatchProof } from "../../client/index.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { binRange } from "../../common/range-pattern.ts";
 import { openSealed } from "../../common/seal.ts";
@@ -21,7 +21,7 @@ import { boxKeyPairOf, openAttestedData } from "../../client/keys.ts";
 import { canonicalJson } from "../../common/canonical.ts";
 import { claimParameters, type TlsProof } from "../../common/tls-claim.ts";
 import { bearer, JSON_HEADERS, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
-import { attestationFields, deployAttestationGate, noticeProofArgument } from "../support/gate.ts";
+import { batchOf, deployAttestationGate, deployAttestationRegistry, recordArgs } from "../support/gate.ts";
 import { startProviderServer, TLS_1_1_ONLY, type ProviderServer } from "../support/provider-server.ts";
 import { startRecordingProxy, type RecordingProxy } from "../support/recording-proxy.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
@@ -363,22 +363,22 @@ describe("the value, searched for where the public can read", () => {
 });
 
 describe("on the base layer", () => {
-  it("the consumer contract records a proven attestation with its attestor, and refuses it without", async () => {
+  it("the registry records a proven attestation with its attestor, and refuses it without", async () => {
     const answer = await call("POST", "/api/core/claim", userToken, claimBody());
     expect(answer.status, JSON.stringify(answer.body)).toBe(200);
     const claimId = answer.body.data?.claimId as Hex;
     expect((await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).status).toBe(200);
-    const proof = (await call("GET", `/api/core/attestation/${claimId}/proof`)).body.data as AttestationProof;
-    const { address, abi, wallet, reader } = await deployAttestationGate(stack, proof.applicationAddress);
-    const attestation = attestationFields(proof.notice);
-    expect(attestation).toMatchObject({ claimId, owner: USER_A.toLowerCase(), provider: "http", schemaId, field, bucket: "high", attestors: [attestorAddress(1)] });
-    const record = (a: typeof attestation) => ({ address, abi, functionName: "record", args: [a, noticeProofArgument(proof)] }) as const;
-    // Without its attestor the notice bytes differ, so the proof does not hold for them.
-    await expect(reader.simulateContract({ ...record({ ...attestation, attestors: [] }), account: wallet.account })).rejects.toThrow(/reverted/);
-    const hash = await wallet.writeContract({ ...record(attestation), chain: null });
-    expect((await reader.waitForTransactionReceipt({ hash })).status).toBe("success");
-    const recorded = (await reader.readContract({ address, abi, functionName: "attestationOf", args: [USER_A, schemaId] })) as { attestor: Address };
-    expect(recorded.attestor.toLowerCase()).toBe(attestorAddress(1));
+    const found = (await call("GET", `/api/core/attestation/${claimId}/batch`)).body.data as BatchProof;
+    const registry = await deployAttestationRegistry(stack, found.applicationAddress as Address);
+    const gate = await deployAttestationGate(stack, registry.address);
+    expect(batchOf(found).kinds[0]).toMatchObject({ schemaId, provider: "http", field, bucket: "high", attestors: [attestorAddress(1)] });
+    const [notice, proof] = recordArgs(found);
+    // Without its attestor the notice's bytes differ, so the proof does not hold for them.
+    const record = (bytes: Hex) => ({ address: registry.address, abi: registry.abi, functionName: "record", args: [bytes, proof], account: registry.wallet.account }) as const;
+    await expect(registry.reader.simulateContract(record(notice.replace(attestorAddress(1).slice(2), "00".repeat(20)) as Hex))).rejects.toThrow(/ProofRejected/);
+    expect((await registry.reader.waitForTransactionReceipt({ hash: await registry.wallet.writeContract({ ...record(notice), chain: null }) })).status).toBe("success");
+    const recorded = (await registry.reader.readContract({ address: gate.address, abi: gate.abi, functionName: "attestationOf", args: [USER_A, schemaId] })) as { claimId: Hex; attestor: Address; attestorCount: number };
+    expect(recorded).toMatchObject({ claimId, attestor: getAddress(attestorAddress(1)), attestorCount: 1 });
   }, 120_000);
 });
 

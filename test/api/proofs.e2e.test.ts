@@ -8,7 +8,7 @@
  */
 import { spawn } from "node:child_process";
 import nacl from "tweetnacl";
-import { zeroAddress, type Address, type Hex } from "viem";
+import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttestationClient, isV2Proof, type AttestationProof } from "../../client/index.ts";
 import { DEFAULTS, V2_DEFAULTS } from "../../devnode/config.ts";
@@ -16,7 +16,7 @@ import { CARTESI_DAPP_ABI } from "../../devnode/v1/contracts.ts";
 import { contractProof } from "../../devnode/v1/proofs.ts";
 import { failure, TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
 import { recorderFor, type ConformanceRecorder } from "../support/conformance.ts";
-import { attestationFields, deployAttestationGate, noticeProofArgument } from "../support/gate.ts";
+import { batchOf, deployAttestationGate, deployAttestationRegistry, recordArgs } from "../support/gate.ts";
 import { v2Abi } from "../../devnode/v2/contracts.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
@@ -153,50 +153,30 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
         expect(bad.stderr).toMatch(/a claim id is 0x and 64 hex digits, not 0x12/);
       });
 
-      it("the consumer contract records the verified bucket and refuses forged fields", async () => {
-        const { address, abi, wallet, reader } = await deployAttestationGate(stack, found.applicationAddress);
-        const gate = { abi };
-        const { timestamp } = attestationFields(found.notice);
-        const attestation = {
-          claimId,
-          owner: USER_A.toLowerCase() as Address,
-          provider: "http",
-          schemaId,
-          field: FIELD,
-          bucket: "mid",
-          attestors: [] as Address[],
-          attester: stack.addresses.admin.toLowerCase() as Address,
-          timestamp,
-          expiresAt: 0n,
-          halfLife: 3600n,
-        };
-        expect(attestationFields(found.notice)).toEqual(attestation);
-        const proof = noticeProofArgument(found);
-        const call = (a: typeof attestation) => ({ address, abi: gate.abi, functionName: "record", args: [a, proof] }) as const;
-
-        const forgeries = [
-          { ...attestation, bucket: "high" },
-          { ...attestation, owner: stack.addresses.admin },
-          { ...attestation, schemaId: `0x${"11".repeat(32)}` as Hex },
-          // An unproven attestation cannot pass for a proven one.
-          { ...attestation, attestors: [stack.addresses.admin] },
-          { ...attestation, attester: USER_A },
-          { ...attestation, timestamp: timestamp + 1n },
-          // A schema's validity period or half-life is not the caller's to choose.
-          { ...attestation, expiresAt: timestamp + 3600n },
-          { ...attestation, halfLife: 7200n },
-        ];
-        for (const forged of forgeries) {
-          await expect(reader.simulateContract({ ...call(forged), account: wallet.account })).rejects.toThrow(/reverted/);
-        }
-        const hash = await wallet.writeContract({ ...call(attestation), chain: null });
-        expect((await reader.waitForTransactionReceipt({ hash })).status).toBe("success");
-        const gated = (field: string, bucket: string) =>
-          reader.readContract({ address, abi: gate.abi, functionName: "hasBucket", args: [USER_A, schemaId, field, bucket] });
+      it("serves the input's batch notice with its proof; the registry records it and refuses it forged", async () => {
+        const batch = await user.attestationBatch(claimId);
+        expect(batch).toMatchObject({ claimId, applicationAddress: found.applicationAddress, inputIndex: found.inputIndex, at: 0 });
+        expect(batchOf(batch)).toEqual({
+          inputIndex: BigInt(found.inputIndex),
+          time: expect.any(BigInt),
+          sender: stack.addresses.admin.toLowerCase(),
+          kinds: [{ schemaId, halfLife: 3600n, validity: 0n, provider: "http", field: FIELD, bucket: "mid", attestors: [] }],
+          created: [{ item: 0xffff, owner: USER_A.toLowerCase(), kind: 0 }],
+          revoked: [],
+        });
+        const registry = await deployAttestationRegistry(stack, found.applicationAddress);
+        const gate = await deployAttestationGate(stack, registry.address);
+        const [notice, proof] = recordArgs(batch);
+        const call = (bytes: Hex) => ({ address: registry.address, abi: registry.abi, functionName: "record", args: [bytes, proof] }) as const;
+        // "mid" made "hig": the proof does not hold for other bytes.
+        await expect(registry.reader.simulateContract({ ...call(notice.replace(/036d6964/, "03686967") as Hex), account: registry.wallet.account })).rejects.toThrow(/ProofRejected/);
+        const hash = await registry.wallet.writeContract({ ...call(notice), chain: null });
+        expect((await registry.reader.waitForTransactionReceipt({ hash })).status).toBe("success");
+        const gated = (field: string, bucket: string) => registry.reader.readContract({ address: gate.address, abi: gate.abi, functionName: "hasBucket", args: [USER_A, schemaId, field, bucket] });
         expect(await gated(FIELD, "mid")).toBe(true);
         expect(await gated(FIELD, "high")).toBe(false);
-        // The same attestation again is no newer than what is recorded.
-        await expect(reader.simulateContract({ ...call(attestation), account: wallet.account })).rejects.toThrow(/NotNewer/);
+        // The same batch again is refused, naming its input.
+        await expect(registry.reader.simulateContract({ ...call(notice), account: registry.wallet.account })).rejects.toThrow(/BatchAlreadyRecorded/);
       });
     });
   });

@@ -24,7 +24,7 @@ describe("loadPublisherConfig", () => {
       batchMax: 32,
       txGasMax: 16_777_216,
       port: 8005,
-      statePath: ".data/publisher.sqlite",
+      statePath: ".data/publisher-batches.sqlite",
     });
   });
 

@@ -86,7 +86,7 @@ describe("accepted inputs", () => {
       notices: (i) => [
         {
           event: "attestation:created",
-          // Key order matters: contracts rebuild these bytes (contracts/AttestationNotice.sol).
+          // Key order is part of the notice: the specification's bytes, which clients read and replays compare.
           data: { claimId: inputIdOf("create_attestation", i), owner: ALICE, provider: "http", schema_id: schemaId, bucket_values: { balance: "mid" }, attester: ATTESTOR, timestamp: T0 + 500, expires_at: null, freshness_half_life: 3600 },
         },
       ],

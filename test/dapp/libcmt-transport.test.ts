@@ -71,7 +71,8 @@ describe("the dapp on libcmt and on the rollup HTTP server", () => {
     http = [];
     for (const [index, step] of steps.entries()) {
       const out = await h.raw(step.payload, { sender: HARDHAT_ADDRESSES[step.sender] as string, timestamp: T0 + index + 1, index });
-      http.push({ status: out.status, notices: out.notices, reports: out.reports });
+      // Every notice, the batch notice after the JSON ones included.
+      http.push({ status: out.status, notices: out.batch === null ? out.notices : [...out.notices, out.batch], reports: out.reports });
     }
     httpQueries = [];
     for (const payload of queries) httpQueries.push(await h.server.inspect(payload));

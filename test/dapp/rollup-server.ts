@@ -6,11 +6,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Hex } from "viem";
+import { isBatchNotice } from "../../common/attestation-batch.ts";
 
 export interface AdvanceOutcome {
   index: number;
   status: "accept" | "reject";
+  /** The input's JSON notices, in order. */
   notices: Hex[];
+  /** Its batch notice (common/attestation-batch.ts), sent after them, or null when it sent none. */
+  batch: Hex | null;
   reports: Hex[];
 }
 
@@ -85,7 +89,12 @@ export class RollupServer {
         notices: [],
         reports: [],
         exception: null,
-        settle: (status) => resolve({ index, status, notices: pending.notices, reports: pending.reports }),
+        settle: (status) => {
+          // Tests read the JSON notices as the specification has them, and the batch notice on its own.
+          const last = pending.notices.at(-1);
+          const batch = last !== undefined && isBatchNotice(last) ? last : null;
+          resolve({ index, status, notices: batch === null ? pending.notices : pending.notices.slice(0, -1), batch, reports: pending.reports });
+        },
       };
       this.enqueue(pending);
     });

@@ -61,7 +61,7 @@ describe("revoke_attestation", () => {
     const id = await attest(ALICE, "low", ++clock);
     const out = await revoke({ attestation_id: id, reason: "provider data withdrawn" }, ATTESTOR);
     expect(out.status).toBe("accept");
-    // Key order matters: contracts rebuild these bytes (contracts/AttestationNotice.sol).
+    // Key order is part of the notice: the specification's bytes, which clients read and replays compare.
     expect(out.notices).toEqual([
       jsonToHex({ event: "attestation:revoked", data: { claimId: id, owner: ALICE, schema_id: s1, revoker: ATTESTOR, revoked_at: clock, reason: "provider data withdrawn", superseded_by: null } }),
     ]);

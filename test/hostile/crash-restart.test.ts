@@ -8,6 +8,7 @@
  *   verdict equals the replay's;
  * - every write the api answered with success is in the rollup, accepted; the others failed clearly.
  */
+import { isBatchNotice } from "../../common/attestation-batch.ts";
 import { randomBytes } from "node:crypto";
 import type { Address, Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
@@ -149,14 +150,15 @@ describe("SIGKILL of the dapp, the devnode and the api in a stream of inputs", (
     expect(verdicts).toEqual(replay.outcomes.map((o) => (o.status === "accept" ? "ACCEPTED" : "REJECTED")));
     expect(inputs.map((input) => input.reports)).toEqual(replay.outcomes.map((o) => o.reports));
     // And the same notices: an input re-delivered after a crash sends its outputs again (see redelivery).
-    expect(inputs.map((input) => input.notices)).toEqual(replay.outcomes.map((o) => o.notices));
+    expect(inputs.map((input) => input.notices)).toEqual(replay.outcomes.map((o) => (o.batch === null ? o.notices : [...o.notices, o.batch])));
 
     // Every write the api reported as a success is in the rollup, accepted, and visible.
     const successes = writes.filter((w): w is Extract<WriteOutcome, { ok: true }> => w.ok);
     // Grants made alone or as items of a batch (group commit): the input is the one whose notice names the id.
     const byId = new Map(
       inputs.flatMap((input) =>
-        input.notices.flatMap((payload) => {
+        // The JSON notices: the input's batch notice (common/attestation-batch.ts) names no grant.
+        input.notices.filter((payload) => !isBatchNotice(payload)).flatMap((payload) => {
           const notice = JSON.parse(hexToUtf8(payload)) as { event: string; data: { grantId?: Hex } };
           return notice.event === "grant:created" && notice.data.grantId !== undefined ? [[notice.data.grantId, input] as const] : [];
         }),

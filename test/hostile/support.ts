@@ -3,6 +3,7 @@
  * `HOSTILE_SCALE` for the soak script), fast-check settings, the dapp's state digest, report decoding,
  * and generators of addresses and valid inputs.
  */
+import { isBatchNotice } from "../../common/attestation-batch.ts";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import type { Address, Hex } from "viem";
@@ -96,7 +97,9 @@ export function figure(line: string): void {
 export interface DirectOutcome {
   index: number;
   status: "accept" | "reject";
+  /** The JSON notices; the batch notice after them is `batch` (as test/dapp/rollup-server.ts splits them). */
   notices: Hex[];
+  batch: Hex | null;
   reports: Hex[];
 }
 
@@ -139,7 +142,9 @@ export function directDapp(options: { dbPath?: string; admins: readonly Address[
         metadata: { msg_sender: sender, input_index: index, block_number: blockNumber, timestamp },
         payload,
       });
-      return { index, status, notices, reports };
+      const last = notices.at(-1);
+      const batch = last !== undefined && isBatchNotice(last) ? last : null;
+      return { index, status, notices: batch === null ? notices : notices.slice(0, -1), batch, reports };
     },
     async inspect(payload) {
       reports = [];

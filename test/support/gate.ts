@@ -1,11 +1,11 @@
 /**
- * The example consumer contracts (contracts/) of the stack's Rollups version deployed on its chain, and the
- * fields and proofs they take, read from the notices the rollup emitted.
+ * The contracts of contracts/ deployed on a stack's chain (the registry of the stack's Rollups version, the
+ * gate over it, consumers), and the arguments they take from the api's batch proofs.
  */
-import { createWalletClient, hexToString, http, type Address, type Hex } from "viem";
+import { createWalletClient, http, type Address, type Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
-import { attestationFields as fieldsOfAttestation, revocationFields as fieldsOfRevocation, type NoticeAttestation, type NoticeRevocation } from "../../common/notice-fields.ts";
-import { isV2Proof, type AttestationProof } from "../../client/index.ts";
+import type { BatchProof } from "../../client/index.ts";
+import { decodeBatchNotice, type BatchNotice } from "../../common/attestation-batch.ts";
 import { compiledContract } from "../../contracts/compile.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
 import { contractProof } from "../../devnode/v1/proofs.ts";
@@ -26,31 +26,29 @@ export async function deployContract(stack: TestStack, name: string, args: reado
   return { address: deployed.contractAddress, abi, wallet, reader };
 }
 
-/** AttestationGate (v1) or AttestationGateV2, bound to `application`. */
-export function deployAttestationGate(stack: TestStack, application: Address) {
-  return deployContract(stack, stack.rollups === "v2" ? "AttestationGateV2" : "AttestationGate", [application]);
-}
-
-/** AttestationRegistryV1 or AttestationRegistryV2 (the IEAS read surface), bound to `application`. */
+/** AttestationRegistryV1 or AttestationRegistryV2 (the store: IEAS's reads and the gate's face), bound to `application`. */
 export function deployAttestationRegistry(stack: TestStack, application: Address) {
   return deployContract(stack, stack.rollups === "v2" ? "AttestationRegistryV2" : "AttestationRegistryV1", [application]);
 }
 
-export type { NoticeAttestation, NoticeRevocation };
-
-/** The fields of an `attestation:created` notice (hex of its JSON), for the contracts' `record`. */
-export function attestationFields(notice: Hex): NoticeAttestation {
-  return fieldsOfAttestation(hexToString(notice));
+/** AttestationGate: the gate's face of the registry at `registry`, at an address of its own. */
+export function deployAttestationGate(stack: TestStack, registry: Address) {
+  return deployContract(stack, "AttestationGate", [registry]);
 }
 
-/** The fields of an `attestation:revoked` notice (hex of its JSON), for the contracts' `revoke`. */
-export function revocationFields(notice: Hex): NoticeRevocation {
-  return fieldsOfRevocation(hexToString(notice));
-}
-
-/** The proof argument of `record`/`revoke`: v1's `Proof` for validateNotice, or v2's `OutputValidityProof`. */
-export function noticeProofArgument(found: AttestationProof) {
-  return isV2Proof(found)
+/** The proof of a batch notice as the registry of its version takes it: v1's `Proof`, or v2's `OutputValidityProof`. */
+export function batchProofArgument(found: BatchProof) {
+  return "output" in found
     ? { outputIndex: BigInt(found.proof.outputIndex), outputHashesSiblings: found.proof.outputHashesSiblings as Hex[] }
     : contractProof(found.proof.validity, found.proof.context as Hex);
+}
+
+/** `record(notice, proof)`'s arguments for a batch the api served. */
+export function recordArgs(found: BatchProof): readonly [Hex, ReturnType<typeof batchProofArgument>] {
+  return [found.notice as Hex, batchProofArgument(found)];
+}
+
+/** The batch notice the api served, read back. */
+export function batchOf(found: BatchProof): BatchNotice {
+  return decodeBatchNotice(found.notice as Hex);
 }

@@ -2,6 +2,7 @@
  * Claims and attestations, and their validity (revocation, freshness, verify), through the api. Part of
  * the api's end-to-end suite (test/api/e2e-suite.ts).
  */
+import { decodeBatchNotice, placeInBatch } from "../../../common/attestation-batch.ts";
 import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
@@ -293,6 +294,13 @@ export function claimsTests(ctx: SuiteContext): void {
         gate: { address: ctx.stack.contracts?.gate.toLowerCase(), recorded: false, attestorCount: 0, revokedAt: null },
       });
       expect(JSON.parse(hexToUtf8(verdict.proof?.notice as Hex))).toMatchObject({ event: "attestation:created", data: { claimId: kept.claimId, bucket_values: { "data.balance": "high" } } });
+      // The batch notices a contract records them from: the input that made it, and the one that revoked it.
+      const made = await ctx.asClient(ctx.anon).attestationBatch(dropped.claimId);
+      expect(placeInBatch(decodeBatchNotice(made.notice as Hex), dropped.claimId, "created")).toBe(made.at);
+      const revoked = await ctx.asClient(ctx.anon).revocationBatch(dropped.claimId);
+      expect(decodeBatchNotice(revoked.notice as Hex).revoked[revoked.at]).toEqual({ uid: dropped.claimId, owner: owner.address, schemaId: ctx.schemaId });
+      const notRevoked = await failure(ctx.asClient(ctx.anon).revocationBatch(kept.claimId));
+      expect([notRevoked.status, notRevoked.code]).toEqual([404, "NOT_REVOKED"]);
     });
 
     it("a schema's validity period gives each attestation an expiry: expired from that second on, readable and marked", async () => {
