@@ -6,6 +6,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { StackPiece } from "./stack-status.ts";
 
 export interface ApiMetrics {
   registry: Registry;
@@ -32,6 +33,8 @@ export interface MetricSources {
   provers(): number;
   /** Whether the shared Redis is connected; undefined when there is none. */
   redisUp(): boolean | undefined;
+  /** The stack's pieces as its supervisor last wrote them (api/stack-status.ts); null outside a stack. */
+  stackPieces?(): StackPiece[] | null;
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -49,6 +52,15 @@ export function createApiMetrics(sources: MetricSources): ApiMetrics {
   const transactions = new Counter({ name: "api_transactions_total", help: "InputBox transactions mined, by outcome", labelNames: ["outcome"], registers });
   const gas = new Histogram({ name: "api_transaction_gas_used", help: "Gas each mined InputBox transaction used", buckets: [30_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000, 5_000_000, 10_000_000], registers });
   const fallbacks = new Counter({ name: "api_shared_state_fallbacks_total", help: "Rate-limit and nonce calls Redis could not answer, so this replica used its own state", registers });
+  new Gauge({
+    name: "stack_piece_restarts",
+    help: "Times the stack restarted each piece after it exited on its own (the supervisor's count; absent outside a stack)",
+    labelNames: ["piece"],
+    registers,
+    collect() {
+      for (const p of sources.stackPieces?.() ?? []) this.set({ piece: p.piece }, p.restarts);
+    },
+  });
   new Gauge({
     name: "api_redis_up",
     help: "1 while the Redis shared by replicas is connected, 0 while not (absent without REDIS_URL)",

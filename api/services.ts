@@ -9,6 +9,7 @@ import type { ApiConfig } from "./config.ts";
 import { NonceStore, type NonceKeeper } from "./auth/siwe.ts";
 import type { DestinationStream } from "pino";
 import { createApiLogger, type ApiLogger } from "./log.ts";
+import { readStackStatus } from "./stack-status.ts";
 import { createApiMetrics, type ApiMetrics } from "./metrics.ts";
 import { ProverPool } from "./provider/attestor.ts";
 import { RateLimiter, type RateLimitStore } from "./rate-limit.ts";
@@ -123,7 +124,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
   let wsClients = (): number => 0;
   let attestor: ProverPool | undefined;
   let redis: SharedRedis | undefined;
-  const metrics = createApiMetrics({ wsClients: () => wsClients(), provers: () => attestor?.size ?? 0, redisUp: () => redis?.ready });
+  const metrics = createApiMetrics({ wsClients: () => wsClients(), provers: () => attestor?.size ?? 0, redisUp: () => redis?.ready, stackPieces: () => readStackStatus(config.dataDir) });
   const submitter = new InputSubmitter({
     rpcUrl: config.rpcUrl,
     chainId: config.chainId,

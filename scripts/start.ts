@@ -1,7 +1,8 @@
 /**
  * `npm start`: the whole local stack with one command. Starts the chain (unless RPC_URL names one), the
  * devnode, the dapp and the api (when api/main.ts exists), each once the previous one is ready; restarts
- * the dapp and the api when they die; stops everything on Ctrl-C.
+ * every piece but the chain and the devnode when it dies (scripts/lib/stack-restarts.ts), and stops when
+ * one of those two does; stops everything on Ctrl-C, SIGTERM or SIGHUP, leaving no process behind.
  *
  *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--publish] [--validator]
  *   (configuration: docs/devnode.md; replicas: docs/operations.md)
@@ -11,11 +12,11 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { wipeDataDir } from "./lib/data-dir.ts";
 import { wantsHelp } from "./lib/cli.ts";
-import { loadStartOptions, StartConfigError } from "./lib/stack-config.ts";
+import { assertPortsFree, loadStartOptions, StartConfigError, stackPorts } from "./lib/stack-config.ts";
 import { localAttestorAddress, registerLocalAttestor } from "./lib/attestor-registration.ts";
 import { V2_DEFAULTS } from "../devnode/config.ts";
-import { apiEnabled, stackUrls, type PieceName, type StackSettings } from "./lib/stack-pieces.ts";
-import { Supervisor } from "./lib/stack-supervisor.ts";
+import { apiEnabled, stackStatusPath, stackUrls, type StackSettings } from "./lib/stack-pieces.ts";
+import { PieceStartError, Supervisor } from "./lib/stack-supervisor.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (line: string): void => console.log(`[stack] ${line}`);
@@ -29,6 +30,8 @@ async function main(): Promise<number> {
     return 0;
   }
   const { settings, reset } = loadStartOptions(process.env, process.argv.slice(2), root);
+  // Every port of every piece, checked once before anything is touched (clashes between pieces: loadStartOptions).
+  await assertPortsFree(stackPorts(settings));
   if (reset) {
     wipeDataDir(settings.dataDir, root);
     say(`--reset: emptied ${settings.dataDir}`);
@@ -50,11 +53,12 @@ async function main(): Promise<number> {
     return shuttingDown;
   };
   const supervisor = new Supervisor(settings, {
-    autoRestart: ["dapp", "reader-dapp", "attestor", "redis", "api", "balancer", "publisher"],
+    restarts: true,
     readyTimeoutMs: 60_000,
     log: say,
-    onUnexpectedExit: (piece: PieceName, code, signal) => {
-      say(`${piece} exited (${signal ?? `code ${code}`}): the stack cannot run without it`);
+    statusFile: stackStatusPath(settings),
+    onStackDown: (reason) => {
+      say(reason);
       void shutdown(1);
     },
   });
@@ -66,6 +70,8 @@ async function main(): Promise<number> {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  // The terminal closed: the children, in process groups of their own, would not hear of it.
+  process.on("SIGHUP", onSignal);
 
   const urls = stackUrls(settings);
   try {
@@ -77,7 +83,8 @@ async function main(): Promise<number> {
   } catch (error) {
     // A failed start after Ctrl-C is just the interrupted start.
     if (shuttingDown === undefined) say(error instanceof Error ? error.message : String(error));
-    await shutdown(1);
+    // A piece that refused its configuration (exit 2: a bad variable, a refused DEVNODE_SNAPSHOT) is a configuration error of the stack too.
+    await shutdown(error instanceof PieceStartError && error.exitCode === 2 ? 2 : 1);
   }
   const attestorNotes: string[] = [];
   for (let k = 1; shuttingDown === undefined && k <= (settings.attestor?.ports.length ?? 0); k++) {

@@ -1,4 +1,5 @@
 /** Endpoints 1–3: liveness of the api and the health of what it depends on. */
+import { readStackStatus } from "../stack-status.ts";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Hex } from "viem";
 import { LatestClaimReader } from "../rollup/chain-reader.ts";
@@ -49,6 +50,18 @@ export const statusRoute = createRoute({
             .object({ registry: addressOut, gate: addressOut })
             .nullable()
             .describe("extension: the attestation registry (EAS's read interface) and the gate beside the application (docs/eas.md); null when the api knows of none"),
+          stack: z
+            .array(
+              z.object({
+                piece: z.string(),
+                running: z.boolean(),
+                pid: z.number().int().nullable(),
+                restarts: z.number().int().nonnegative().describe("times the stack restarted it after it exited on its own"),
+                lastExit: z.object({ reason: z.string(), at: z.number().describe("Unix ms") }).nullable(),
+              }),
+            )
+            .nullable()
+            .describe("extension: the pieces of the stack this api runs in (npm start), as its supervisor last wrote them (docs/operations.md, \"When a piece dies\"); null outside a stack"),
           readers: z
             .array(
               z.object({
@@ -129,6 +142,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
             latestClaim: claim,
             contracts: services.config.contracts === undefined ? null : { registry: services.config.contracts.registry.toLowerCase(), gate: services.config.contracts.gate.toLowerCase() },
             readers: services.readPool?.readers() ?? [],
+            stack: readStackStatus(services.config.dataDir),
           },
         },
         200,

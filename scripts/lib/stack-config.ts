@@ -4,14 +4,16 @@
  */
 import { MAX_QUORUM } from "../../common/tls-claim.ts";
 import { resolve } from "node:path";
+import type { Address } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { z } from "zod";
 import { configAddressSchema, flagSchema, portSchema } from "../../common/env.ts";
 import { existsSync } from "node:fs";
+import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
 import { describeIssues, DEFAULTS, hardhatPrivateKey, ROLLUPS_VERSIONS, V2_DEFAULTS } from "../../devnode/config.ts";
 import { predictedContracts, STACK_DEPLOYER_KEY } from "./deploy-contracts.ts";
-import { defaultDappCommand, type StackSettings } from "./stack-pieces.ts";
+import { apiEnabled, defaultDappCommand, type StackSettings } from "./stack-pieces.ts";
 
 const port = portSchema.min(1);
 const privateKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key");
@@ -117,10 +119,25 @@ function onPath(program: string, env: NodeJS.ProcessEnv): string | undefined {
   return undefined;
 }
 
+// Derived once each: a mnemonic's key takes milliseconds, and the port table's test loads thousands of configurations.
+const hardhatKeys = new Map<number, string>();
+function hardhatKey(index: number): string {
+  let key = hardhatKeys.get(index);
+  if (key === undefined) hardhatKeys.set(index, (key = hardhatPrivateKey(index)));
+  return key;
+}
+
+const addresses = new Map<string, Address>();
+function addressOfKey(key: string): Address {
+  let address = addresses.get(key);
+  if (address === undefined) addresses.set(key, (address = privateKeyToAccount(key as `0x${string}`).address));
+  return address;
+}
+
 /** Wallets of replicas 1..count: PRIVATE_KEY first, then the given keys or hardhat accounts #10 upward. */
 export function replicaPrivateKeys(first: string, count: number, others?: readonly string[]): string[] {
   const keys = [first];
-  for (let k = 2; k <= count; k++) keys.push(others?.[k - 2] ?? hardhatPrivateKey(FIRST_REPLICA_ACCOUNT + k - 2));
+  for (let k = 2; k <= count; k++) keys.push(others?.[k - 2] ?? hardhatKey(FIRST_REPLICA_ACCOUNT + k - 2));
   return keys;
 }
 
@@ -144,11 +161,11 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
   const replicas = e.API_REPLICAS > 1 && !validator ? replicaSettings(e, env) : undefined;
   // A validator's dapp must be configured as the claimer's is: the same admins (replicas' wallets included).
   const walletKeys = replicas?.privateKeys ?? (validator ? replicaPrivateKeys(e.PRIVATE_KEY, e.API_REPLICAS, e.API_REPLICA_KEYS) : [e.PRIVATE_KEY]);
-  const wallets = walletKeys.map((key) => privateKeyToAccount(key as `0x${string}`).address);
+  const wallets = walletKeys.map(addressOfKey);
   if (validator && e.READERS > 0) throw new StartConfigError("--readers runs validators inside the stack: leave out --validator");
   if (validator) {
     // Beside a running `npm start`: its chain, other ports, another record; only a devnode and a dapp.
-    return {
+    return checkedPorts({
       reset: argv.includes("--reset"),
       settings: {
         root,
@@ -171,9 +188,9 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
         env: { DEVNODE_ROLE: "validator", DEVNODE_CHAIN: "external", LOG_FORMAT: e.LOG_FORMAT },
         logDir: undefined,
       },
-    };
+    });
   }
-  return {
+  return checkedPorts({
     reset: argv.includes("--reset"),
     settings: {
       root,
@@ -193,16 +210,16 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
       replicas,
       readers: readerSettings(e, validator),
       // On a chain of its own the stack deploys the registry and the gate; on another, npm run deploy-contracts does.
-      contracts: e.RPC_URL === undefined ? predictedContracts(privateKeyToAccount(STACK_DEPLOYER_KEY).address) : undefined,
+      contracts: e.RPC_URL === undefined ? predictedContracts(addressOfKey(STACK_DEPLOYER_KEY)) : undefined,
       publisher: publisherSettings(e, argv),
       dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
       api: argv.includes("--no-api") || e.START_API === "off" ? false : e.START_API === "on" ? true : "auto",
-      attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { ports: Array.from({ length: e.ATTESTORS }, (_, i) => e.ATTESTOR_PORT + i), caFiles: e.ATTESTOR_CA_FILES },
+      attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { ports: attestorPorts(e), caFiles: e.ATTESTOR_CA_FILES },
       demoProvider: argv.includes("--demo-provider") ? { port: e.DEMO_PROVIDER_PORT } : undefined,
       env: { LOG_FORMAT: e.LOG_FORMAT },
       logDir: undefined,
     },
-  };
+  });
 }
 
 type StartEnv = z.infer<typeof envSchema>;
@@ -218,10 +235,6 @@ function readerSettings(e: StartEnv, validator: boolean): StackSettings["readers
   if (e.READERS === 0 || validator) return undefined;
   const nodePorts = Array.from({ length: e.READERS }, (_, i) => e.READER_BASE_PORT + i);
   const rollupHttpPorts = Array.from({ length: e.READERS }, (_, i) => e.READER_ROLLUP_BASE_PORT + i);
-  const taken = [e.API_PORT, e.NODE_PORT, e.CHAIN_PORT, e.ROLLUP_HTTP_PORT, e.ATTESTOR_PORT, e.REDIS_PORT, e.DEMO_PROVIDER_PORT];
-  const clash = [...nodePorts, ...rollupHttpPorts].find((p) => taken.includes(p));
-  if (clash !== undefined) throw new StartConfigError(`READER_BASE_PORT, READER_ROLLUP_BASE_PORT: reader port ${clash} is taken by another piece`);
-  if (nodePorts.some((p) => rollupHttpPorts.includes(p))) throw new StartConfigError("READER_BASE_PORT and READER_ROLLUP_BASE_PORT: the readers' ports overlap");
   return { nodePorts, rollupHttpPorts };
 }
 
@@ -238,12 +251,86 @@ function replicaSettings(e: StartEnv, env: NodeJS.ProcessEnv): NonNullable<Stack
     throw new StartConfigError("API_REPLICA_KEYS: on an external chain (RPC_URL) each replica needs a funded wallet of its own");
   }
   const ports = Array.from({ length: e.API_REPLICAS }, (_, i) => e.API_REPLICA_BASE_PORT + i);
-  const clash = ports.find((p) => [e.API_PORT, e.NODE_PORT, e.CHAIN_PORT, e.ROLLUP_HTTP_PORT, e.ATTESTOR_PORT, e.REDIS_PORT].includes(p));
-  if (clash !== undefined) throw new StartConfigError(`API_REPLICA_BASE_PORT: replica port ${clash} is taken by another piece`);
   return {
     ports,
     privateKeys: replicaPrivateKeys(e.PRIVATE_KEY, e.API_REPLICAS, given),
     redisPort: e.REDIS_PORT,
     trustForwarded: e.TRUST_PROXY,
   };
+}
+
+/**
+ * Attestor 1 on ATTESTOR_PORT, each next one on the next port up that no other piece's variable names
+ * (whether that piece runs or not), so that `--attestors N` never takes the publisher's 8005 and an
+ * attestor's port does not move with the other flags.
+ */
+function attestorPorts(e: StartEnv): number[] {
+  const others = new Set([e.API_PORT, e.NODE_PORT, e.CHAIN_PORT, e.ROLLUP_HTTP_PORT, e.REDIS_PORT, e.DEMO_PROVIDER_PORT, e.PUBLISHER_PORT]);
+  const ports = [e.ATTESTOR_PORT];
+  for (let port = e.ATTESTOR_PORT + 1; ports.length < e.ATTESTORS; port++) if (!others.has(port)) ports.push(port);
+  return ports;
+}
+
+/** One port one piece listens on: the piece, the variable that sets the port, and the address. */
+export interface PortClaim {
+  port: number;
+  host: string;
+  /** Who wants it, as an operator would change it: `attestor-3 (ATTESTOR_PORT upward)`. */
+  owner: string;
+}
+
+/** Every port every piece of the stack listens on, computed once from the settings (docs/operations.md, Ports). */
+export function stackPorts(s: StackSettings): PortClaim[] {
+  const loop = "127.0.0.1";
+  const claims: PortClaim[] = [];
+  const claim = (port: number, owner: string, host = loop): void => void claims.push({ port, host, owner });
+  if (s.externalRpcUrl === undefined) claim(s.chainPort, "chain (CHAIN_PORT)");
+  claim(s.nodePort, "devnode (NODE_PORT)", s.nodeHost);
+  claim(s.rollupHttpPort, "devnode's rollup HTTP server (ROLLUP_HTTP_PORT)");
+  s.readers?.nodePorts.forEach((port, i) => claim(port, `reader-${i + 1} (READER_BASE_PORT${plus(i)})`));
+  s.readers?.rollupHttpPorts.forEach((port, i) => claim(port, `reader-${i + 1}'s rollup HTTP server (READER_ROLLUP_BASE_PORT${plus(i)})`));
+  if (s.demoProvider !== undefined) claim(s.demoProvider.port, "provider (DEMO_PROVIDER_PORT)");
+  s.attestor?.ports.forEach((port, i) => claim(port, i === 0 ? "attestor (ATTESTOR_PORT)" : `attestor-${i + 1} (ATTESTOR_PORT upward)`));
+  if (apiEnabled(s)) {
+    if (s.replicas === undefined) claim(s.apiPort, "api (API_PORT)", "0.0.0.0");
+    else {
+      claim(s.apiPort, "balancer (API_PORT)", "0.0.0.0");
+      s.replicas.ports.forEach((port, i) => claim(port, `api-${i + 1} (API_REPLICA_BASE_PORT${plus(i)})`));
+      claim(s.replicas.redisPort, "redis (REDIS_PORT)");
+    }
+  }
+  if (s.publisher !== undefined) claim(s.publisher.port, "publisher (PUBLISHER_PORT)");
+  return claims;
+}
+
+function plus(i: number): string {
+  return i === 0 ? "" : ` + ${i}`;
+}
+
+/** Refuses a port two pieces want, naming both. */
+export function assertNoPortClash(claims: readonly PortClaim[]): void {
+  const owners = new Map<number, PortClaim>();
+  for (const claim of claims) {
+    const first = owners.get(claim.port);
+    if (first !== undefined) throw new StartConfigError(`port ${claim.port} is wanted by ${first.owner} and by ${claim.owner}: give one of them another port`);
+    owners.set(claim.port, claim);
+  }
+}
+
+function checkedPorts(options: StartOptions): StartOptions {
+  assertNoPortClash(stackPorts(options.settings));
+  return options;
+}
+
+/** Refuses a port something on this machine already listens on (another stack, another program), naming its piece. */
+export async function assertPortsFree(claims: readonly PortClaim[]): Promise<void> {
+  for (const claim of claims) {
+    const problem = await new Promise<string | undefined>((answer) => {
+      const server = createServer();
+      server.once("error", (error: NodeJS.ErrnoException) => answer(error.code ?? error.message));
+      server.listen({ port: claim.port, host: claim.host, exclusive: true }, () => server.close(() => answer(undefined)));
+    });
+    if (problem === "EADDRINUSE") throw new StartConfigError(`port ${claim.port} of ${claim.owner} is already in use on this machine (another stack still running?): stop what holds it, or choose another port`);
+    if (problem !== undefined) throw new StartConfigError(`port ${claim.port} of ${claim.owner} cannot be listened on at ${claim.host}: ${problem}`);
+  }
 }

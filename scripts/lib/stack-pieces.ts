@@ -168,6 +168,11 @@ export function apiEnabled(s: StackSettings): boolean {
   return s.api === "auto" ? existsSync(join(s.root, "api", "main.ts")) : s.api;
 }
 
+/** Where the supervisor keeps the pieces' status and restart counts (docs/operations.md, When a piece dies). */
+export function stackStatusPath(s: Pick<StackSettings, "dataDir">): string {
+  return join(s.dataDir, "stack-status.json");
+}
+
 /** Where the demo provider keeps its local CA (scripts/lib/local-ca.ts). */
 export function demoProviderCa(s: StackSettings): string {
   return join(s.dataDir, "demo-provider", "ca.pem");

@@ -1,15 +1,17 @@
 /**
  * The local stack as child processes: the supervisor starts each piece (scripts/lib/stack-pieces.ts) in
- * order once the previous one is ready (scripts/lib/stack-readiness.ts), restarts the kinds it is told to
- * with backoff, sends their output to files or the console, and stops them in reverse order. One
- * implementation, used by `npm start` (scripts/start.ts) and by the end-to-end tests (test/support/stack.ts).
+ * order once the previous one is ready (scripts/lib/stack-readiness.ts), applies the restart policy
+ * (scripts/lib/stack-restarts.ts) to a piece that exits on its own, sends their output to files or the
+ * console, and stops them in reverse order. One implementation, used by `npm start` (scripts/start.ts) and by
+ * the end-to-end tests (test/support/stack.ts).
  *
- * Each child runs in its own process group, so a signal reaches everything it spawned, and stopping
- * the stack never leaves a grandchild behind.
+ * Each child runs in its own process group, so a signal reaches everything it spawned; whatever is left of
+ * a piece once it has exited (its group, a descendant that left it: scripts/lib/stack-processes.ts) is
+ * killed, so a stopped stack leaves no process behind.
  */
 import { ensureStackContracts } from "./deploy-contracts.ts";
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { createWriteStream, mkdirSync, renameSync, writeFileSync, type WriteStream } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import {
@@ -20,23 +22,53 @@ import {
   replicaIndex,
   stackPieces,
   stackUrls,
-  type PieceKind,
   type PieceName,
   type StackSettings,
 } from "./stack-pieces.ts";
+import { groupAlive, killStragglers, processesOf, signalGroup, type ProcessId } from "./stack-processes.ts";
 import { chainIdAt, probe, readinessCheck } from "./stack-readiness.ts";
+import { exitReason, ON_UNEXPECTED_EXIT, RESTART_BACKOFF, RestartBook, type Backoff } from "./stack-restarts.ts";
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export interface SupervisorOptions {
-  /** Kinds of piece restarted (with backoff) when they exit on their own ("api" covers every replica). */
-  autoRestart: readonly PieceKind[];
+  /**
+   * Apply the restart policy (ON_UNEXPECTED_EXIT) to a piece that exits on its own: restart it with backoff,
+   * or stop the stack (onStackDown). False: nothing is restarted and nothing stops (tests that kill and
+   * start pieces themselves).
+   */
+  restarts: boolean;
+  /** The restarts' waits and when to give up; RESTART_BACKOFF by default. */
+  backoff?: Backoff;
   /** How long each piece may take to become ready. */
   readyTimeoutMs: number;
   /** Stack messages (not the children's output). */
   log: (line: string) => void;
-  /** A piece exited on its own and is not restarted. */
-  onUnexpectedExit?: (piece: PieceName, code: number | null, signal: NodeJS.Signals | null) => void;
+  /** The stack cannot go on: a piece that holds the state exited, or a piece kept failing; `reason` says which. */
+  onStackDown?: (reason: string) => void;
+  /** Where to keep the pieces' status and restart counts as JSON (read by the api: GET /api/core/status). */
+  statusFile?: string;
+}
+
+/** A piece that exited before it was ready; `exitCode` is its own (2: it refused its configuration). */
+export class PieceStartError extends Error {
+  override readonly name = "PieceStartError";
+  constructor(
+    readonly piece: PieceName,
+    readonly exitCode: number | null,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What the status file says of a piece. */
+export interface PieceStatus {
+  piece: PieceName;
+  running: boolean;
+  pid: number | null;
+  restarts: number;
+  lastExit: { reason: string; at: number } | null;
 }
 
 interface Running {
@@ -44,14 +76,19 @@ interface Running {
   exited: Promise<void>;
   /** Set when the stack itself stops or kills the piece, so the exit is not a crash. */
   expected: boolean;
+  /** Ready once: an exit before that is the start's failure, not a crash. */
+  ready: boolean;
   startedAt: number;
+  /** Its processes as last seen (at readiness): one that left the group is still found at the end. */
+  known: ProcessId[];
 }
 
 /** Starts, watches, restarts and stops the stack's child processes. */
 export class Supervisor {
   private readonly running = new Map<PieceName, Running>();
-  private readonly restartDelay = new Map<PieceName, number>();
   private readonly restartTimers = new Map<PieceName, NodeJS.Timeout>();
+  private readonly lastExits = new Map<PieceName, { reason: string; at: number }>();
+  private readonly book: RestartBook;
   private readonly logs = new Map<PieceName, WriteStream>();
   private stopping = false;
 
@@ -59,6 +96,7 @@ export class Supervisor {
     readonly settings: StackSettings,
     private readonly options: SupervisorOptions,
   ) {
+    this.book = new RestartBook(options.backoff ?? RESTART_BACKOFF);
     // Last resort when the parent dies without stopping the stack (a test runner killed, an uncaught error).
     process.once("exit", this.killAllNow);
   }
@@ -69,11 +107,28 @@ export class Supervisor {
   }
 
   isRunning(piece: PieceName): boolean {
-    return this.running.has(piece);
+    return this.running.get(piece)?.ready === true;
   }
 
   pid(piece: PieceName): number | undefined {
     return this.running.get(piece)?.child.pid;
+  }
+
+  /** How many times the stack restarted each piece it restarted. */
+  restartCounts(): Record<string, number> {
+    return this.book.counts();
+  }
+
+  /** Every piece of the stack: running or not, its restarts and its last exit. */
+  status(): PieceStatus[] {
+    const counts = this.book.counts();
+    return this.pieces().map((piece) => ({
+      piece,
+      running: this.isRunning(piece),
+      pid: this.pid(piece) ?? null,
+      restarts: counts[piece] ?? 0,
+      lastExit: this.lastExits.get(piece) ?? null,
+    }));
   }
 
   /** Log file of a piece (when the stack logs to files). */
@@ -95,26 +150,28 @@ export class Supervisor {
     // A v1 dapp is told the chain owners sign consent on (a v2 input says it): the chain's own answer,
     // so a validator's dapp and the claimer's judge the same signatures alike.
     const chain = kindOf(piece) === "dapp" || kindOf(piece) === "reader-dapp" ? { DAPP_CHAIN_ID: String(await chainIdAt(stackUrls(this.settings).rpc)) } : {};
+    // Checked after the last wait and before the spawn: a stopping stack starts nothing it would not stop.
+    if (this.stopping) throw new Error(`${piece} not started: the stack is stopping`);
     const child = spawn(command.file, command.args, {
       cwd: this.settings.root,
       env: { ...process.env, ...command.env, ...chain, ...this.settings.env },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
-    let exitInfo = "";
+    let exit: { code: number | null; reason: string } = { code: null, reason: "" };
     const exited = new Promise<void>((resolveExit) => {
       child.once("exit", (code, signal) => {
-        exitInfo = signal !== null ? `signal ${signal}` : `code ${code}`;
-        this.onExit(piece, running, code, signal);
+        exit = { code, reason: exitReason(code, signal) };
+        this.onExit(piece, running, exit.reason);
         resolveExit();
       });
       child.once("error", (error) => {
-        exitInfo = error.message;
-        this.onExit(piece, running, null, null);
+        exit = { code: null, reason: error.message };
+        this.onExit(piece, running, exit.reason);
         resolveExit();
       });
     });
-    const running: Running = { child, exited, expected: false, startedAt: Date.now() };
+    const running: Running = { child, exited, expected: false, ready: false, startedAt: Date.now(), known: [] };
     this.running.set(piece, running);
     this.pipeOutput(piece, child);
 
@@ -122,15 +179,21 @@ export class Supervisor {
     const deadline = Date.now() + this.options.readyTimeoutMs;
     for (;;) {
       if (this.running.get(piece) !== running) {
-        throw new Error(`${piece} exited while starting (${exitInfo})${this.logHint(piece)}`);
+        throw new PieceStartError(piece, exit.code, `${piece} exited while starting (${exit.reason})${this.logHint(piece)}`);
       }
       if (await probe(ready)) {
         // The devnode has placed the application: the registry and the gate go beside it (before the api).
         if (kindOf(piece) === "devnode" && this.settings.contracts !== undefined) await this.deployContracts();
+        if (this.running.get(piece) !== running) continue;
+        running.ready = true;
+        if (child.pid !== undefined) running.known = processesOf(child.pid);
+        this.writeStatus();
         return;
       }
       if (Date.now() > deadline) {
-        throw new Error(`${piece} was not ready after ${this.options.readyTimeoutMs} ms${this.logHint(piece)}`);
+        // Not left running half-started: the caller starts it again or stops the stack.
+        await this.stop(piece);
+        throw new PieceStartError(piece, null, `${piece} was not ready after ${this.options.readyTimeoutMs} ms${this.logHint(piece)}`);
       }
       await sleep(100);
     }
@@ -148,11 +211,11 @@ export class Supervisor {
     if (running === undefined) return;
     const ends = signal === "SIGKILL" || signal === "SIGTERM" || signal === "SIGINT";
     if (ends) running.expected = true;
-    signalGroup(running.child, signal);
+    signalGroup(running.child.pid, signal);
     if (ends) await running.exited;
   }
 
-  /** Stops a piece: SIGTERM, then SIGKILL after a grace period. */
+  /** Stops a piece: SIGTERM to its group, SIGKILL after a grace period, then to whatever is left of it. */
   async stop(piece: PieceName, graceMs = 5_000): Promise<void> {
     const timer = this.restartTimers.get(piece);
     if (timer !== undefined) clearTimeout(timer);
@@ -160,12 +223,16 @@ export class Supervisor {
     const running = this.running.get(piece);
     if (running === undefined) return;
     running.expected = true;
-    signalGroup(running.child, "SIGTERM");
-    const killer = setTimeout(() => signalGroup(running.child, "SIGKILL"), graceMs);
+    const pid = running.child.pid;
+    // Its processes now, beside those seen at readiness: a descendant that left the group is ended too.
+    const known = pid === undefined ? running.known : [...running.known, ...processesOf(pid)];
+    signalGroup(pid, "SIGTERM");
+    const killer = setTimeout(() => signalGroup(pid, "SIGKILL"), graceMs);
     await running.exited;
     clearTimeout(killer);
-    // The group may still hold children of the piece (a shell's command, a tsx child): end them too.
-    signalGroup(running.child, "SIGKILL");
+    // The group may still hold children of the piece (a shell's command, a prover): end them too.
+    signalGroup(pid, "SIGKILL");
+    killStragglers(known);
   }
 
   async restart(piece: PieceName): Promise<void> {
@@ -173,45 +240,100 @@ export class Supervisor {
     await this.start(piece);
   }
 
-  /** Stops everything, in reverse start order (api first, chain last). */
+  /** Stops everything, in reverse start order (api first, chain last), and waits until no process of it is left. */
   async stopAll(): Promise<void> {
     this.stopping = true;
+    for (const timer of this.restartTimers.values()) clearTimeout(timer);
+    this.restartTimers.clear();
     // What runs, in start order by kind (replicas by number), stopped from the last.
     const order = (piece: PieceName): number => PIECES.indexOf(kindOf(piece)) * 1000 + (replicaIndex(piece) ?? 0) + (kindOf(piece) === "attestor" ? attestorNumber(piece) : 0);
-    const running = [...this.running.keys()].sort((a, b) => order(a) - order(b));
-    for (const piece of running.reverse()) await this.stop(piece);
+    const groups = new Set<number>();
+    const known: ProcessId[] = [];
+    // A piece whose start was under way when the stack began to stop is in the map by now: stop it too.
+    while (this.running.size > 0) {
+      const running = [...this.running.keys()].sort((a, b) => order(a) - order(b));
+      for (const piece of running.reverse()) {
+        const entry = this.running.get(piece);
+        if (entry?.child.pid !== undefined) groups.add(entry.child.pid);
+        known.push(...(entry?.known ?? []));
+        await this.stop(piece);
+      }
+    }
+    // A group's last processes take a moment to die after SIGKILL; stragglers outside it get one more.
+    for (const deadline = Date.now() + 3_000; [...groups].some(groupAlive) && Date.now() < deadline; ) await sleep(20);
+    killStragglers(known);
     for (const stream of this.logs.values()) stream.end();
     this.logs.clear();
+    this.writeStatus();
     process.off("exit", this.killAllNow);
   }
 
   private readonly killAllNow = (): void => {
-    for (const running of this.running.values()) signalGroup(running.child, "SIGKILL");
+    for (const running of this.running.values()) {
+      signalGroup(running.child.pid, "SIGKILL");
+      killStragglers(running.known);
+    }
   };
 
-  private onExit(piece: PieceName, running: Running, code: number | null, signal: NodeJS.Signals | null): void {
+  private onExit(piece: PieceName, running: Running, reason: string): void {
     if (this.running.get(piece) !== running) return;
     this.running.delete(piece);
+    // Whatever the piece left in its group (a shell's command, a prover) goes with it.
+    signalGroup(running.child.pid, "SIGKILL");
+    killStragglers(running.known);
     if (running.expected || this.stopping) return;
-    if (!this.options.autoRestart.includes(kindOf(piece))) {
-      this.options.onUnexpectedExit?.(piece, code, signal);
+    this.lastExits.set(piece, { reason, at: Date.now() });
+    this.writeStatus();
+    // Before it was ready, the start in progress fails and its caller decides.
+    if (!running.ready) return;
+    this.lost(piece, reason, Date.now() - running.startedAt);
+  }
+
+  /** A piece exited on its own after `upForMs` (0: a restart that never became ready): the policy decides. */
+  private lost(piece: PieceName, reason: string, upForMs: number): void {
+    if (!this.options.restarts) {
+      this.options.log(`${piece} exited (${reason})`);
       return;
     }
-    // Back off when it keeps dying; a piece that ran a while starts over at 1 s.
-    const previous = Date.now() - running.startedAt > 30_000 ? 500 : (this.restartDelay.get(piece) ?? 500);
-    const delay = Math.min(previous * 2, 10_000);
-    this.restartDelay.set(piece, delay);
-    this.options.log(`${piece} exited (${signal ?? `code ${code}`}); restarting in ${delay} ms`);
+    if (ON_UNEXPECTED_EXIT[kindOf(piece)] === "stop-stack") {
+      this.options.onStackDown?.(`${piece} exited (${reason}): it holds the rollup's state, so the stack stops`);
+      return;
+    }
+    const decision = this.book.decide(piece, upForMs);
+    if (!decision.restart) {
+      const within = (this.options.backoff ?? RESTART_BACKOFF).healthyAfterMs / 1000;
+      this.options.onStackDown?.(`${piece} failed ${decision.quickFailures} times in a row within ${within} s of starting (last: ${reason}): the stack gives up on it and stops`);
+      return;
+    }
+    this.options.log(`${piece} exited (${reason}); restart ${decision.restarts} in ${decision.delayMs} ms`);
+    this.writeStatus();
     this.restartTimers.set(
       piece,
       setTimeout(() => {
         this.restartTimers.delete(piece);
         if (this.stopping) return;
-        this.start(piece).catch((error: unknown) =>
-          this.options.log(`${piece} did not come back: ${error instanceof Error ? error.message : String(error)}`),
+        this.start(piece).then(
+          () => this.options.log(`${piece} is back (restart ${decision.restarts})`),
+          (error: unknown) => {
+            if (this.stopping) return;
+            this.lost(piece, `did not come back: ${error instanceof Error ? error.message : String(error)}`, 0);
+          },
         );
-      }, delay),
+      }, decision.delayMs),
     );
+  }
+
+  /** The status file, replaced whole (a reader never sees half of it). */
+  private writeStatus(): void {
+    const path = this.options.statusFile;
+    if (path === undefined) return;
+    try {
+      mkdirSync(resolve(path, ".."), { recursive: true });
+      writeFileSync(`${path}.tmp`, `${JSON.stringify({ updatedAt: Date.now(), stopping: this.stopping, pieces: this.status() })}\n`);
+      renameSync(`${path}.tmp`, path);
+    } catch (error) {
+      this.options.log(`cannot write ${path}: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   private pipeOutput(piece: PieceName, child: ChildProcess): void {
@@ -240,14 +362,5 @@ export class Supervisor {
   private logHint(piece: PieceName): string {
     const path = this.logPath(piece);
     return path === undefined ? "" : ` (see ${path})`;
-  }
-}
-
-function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // Already gone.
   }
 }

@@ -73,6 +73,8 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
         latestClaim: status.latestClaim === null ? null : { epochHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), firstIndex: expect.any(Number), lastIndex: expect.any(Number), blockNumber: expect.any(Number) },
         contracts: { registry: ctx.stack.contracts?.registry.toLowerCase(), gate: ctx.stack.contracts?.gate.toLowerCase() },
         readers: ctx.stack.urls.readers.map((url) => ({ url, kind: expect.any(String), health: "serving", processedInputCount: expect.any(Number), reason: null })),
+        // The stack's pieces as its supervisor wrote them: every one running, none restarted.
+        stack: ctx.stack.pieces.map((piece) => ({ piece, running: true, pid: expect.any(Number), restarts: 0, lastExit: null })),
       });
       expect(status.inputsPerMinute).toHaveLength(60);
       // No TLS attestor runs in this suite (test/api/attestor.e2e.test.ts runs one).

@@ -164,14 +164,14 @@ describe("npm start configuration", () => {
     [["--api-replicas", "2"], { PATH: "/nonexistent" }, /needs haproxy and redis-server on PATH \(Debian: apt-get install haproxy redis-server\)/],
     [["--api-replicas", "3"], { API_REPLICA_KEYS: `0x${"1".repeat(64)}` }, /API_REPLICA_KEYS: 3 replicas need 2 keys beside PRIVATE_KEY, got 1/],
     [["--api-replicas", "2"], { RPC_URL: "http://10.0.0.1:8545" }, /API_REPLICA_KEYS: on an external chain/],
-    [["--api-replicas", "2"], { API_REPLICA_BASE_PORT: "8000" }, /API_REPLICA_BASE_PORT: replica port 8001 is taken/],
+    [["--api-replicas", "2"], { API_REPLICA_BASE_PORT: "8000" }, /port 8001 is wanted by balancer \(API_PORT\) and by api-2 \(API_REPLICA_BASE_PORT \+ 1\)/],
     [["--rollups"], {}, /--rollups: expected v1 or v2/],
     [["--rollups", "v3"], {}, /ROLLUPS: /],
     [["--readers"], {}, /--readers: expected a number of readers, e.g. --readers 2/],
     [["--readers", "9"], {}, /READERS: /],
     [["--readers", "2", "--validator"], {}, /--readers runs validators inside the stack: leave out --validator/],
-    [["--readers", "2"], { READER_BASE_PORT: "8000" }, /READER_BASE_PORT, READER_ROLLUP_BASE_PORT: reader port 8001 is taken by another piece/],
-    [["--readers", "2"], { READER_BASE_PORT: "5100" }, /the readers' ports overlap/],
+    [["--readers", "2"], { READER_BASE_PORT: "8000" }, /port 8001 is wanted by reader-2 \(READER_BASE_PORT \+ 1\) and by api \(API_PORT\)/],
+    [["--readers", "2"], { READER_BASE_PORT: "5100" }, /port 5101 is wanted by reader-2 \(READER_BASE_PORT \+ 1\) and by reader-1's rollup HTTP server \(READER_ROLLUP_BASE_PORT\)/],
   ])("refuses %j with %j", (argv, env, message) => {
     expect(() => loadStartOptions({ PATH: process.env.PATH, ...env }, argv, PROJECT_ROOT)).toThrow(message);
   });

@@ -45,7 +45,7 @@ export async function startChain(): Promise<TestChain> {
       env: {},
       logDir: join(dataDir, "logs"),
     },
-    { autoRestart: [], readyTimeoutMs: 60_000, log: () => {} },
+    { restarts: false, readyTimeoutMs: 60_000, log: () => {} },
   );
   await supervisor.start("chain");
   const rpcUrl = `http://127.0.0.1:${port}`;

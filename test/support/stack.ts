@@ -31,8 +31,9 @@ import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
 import { replicaPrivateKeys } from "../../scripts/lib/stack-config.ts";
 import { RollupClient, type InputVerdict, type Sender } from "../../scripts/lib/rollup-client.ts";
 import { predictedContracts, STACK_DEPLOYER_KEY } from "../../scripts/lib/deploy-contracts.ts";
-import { defaultDappCommand, readerDataDir, stackUrls, type PieceKind, type PieceName, type StackSettings, type StackUrls } from "../../scripts/lib/stack-pieces.ts";
-import { Supervisor } from "../../scripts/lib/stack-supervisor.ts";
+import { defaultDappCommand, readerDataDir, stackStatusPath, stackUrls, type PieceKind, type PieceName, type StackSettings, type StackUrls } from "../../scripts/lib/stack-pieces.ts";
+import { processesOf, type ProcessId } from "../../scripts/lib/stack-processes.ts";
+import { Supervisor, type PieceStatus } from "../../scripts/lib/stack-supervisor.ts";
 
 export type { PieceKind, PieceName, StackUrls, InputVerdict, Sender };
 
@@ -75,8 +76,12 @@ export interface StartStackOptions {
    * bundle (dist/dapp/main.js, `npm run build`) when TEST_DAPP_BUNDLE=1.
    */
   dappCommand?: readonly string[] | string;
-  /** Kinds of piece restarted automatically when they die (as `npm start` does for dapp and api). Default none. */
-  autoRestart?: PieceKind[];
+  /**
+   * Apply `npm start`'s restart policy (scripts/lib/stack-restarts.ts): a piece that exits on its own comes
+   * back with backoff; the chain or the devnode exiting is recorded in `downReason`, the stack left as it is.
+   * Default false: nothing restarts by itself (tests that kill and start pieces themselves).
+   */
+  restarts?: boolean;
   /**
    * Run this many api replicas behind haproxy, sharing limits through a redis-server (as `npm start --
    * --api-replicas N`); `urls.api` is then the balancer. Replica k is the piece `api-k` with its own
@@ -142,6 +147,14 @@ export interface TestStack {
   pid(piece: PieceName): number | undefined;
   /** What a piece printed so far. */
   logs(piece: PieceName): string;
+  /** What the supervisor said so far (restarts and their reasons). */
+  supervisorLog(): string[];
+  /** Why the stack would stop under `npm start` (a piece holding the state exited, a piece kept failing), if it would. */
+  downReason(): string | undefined;
+  /** Each piece's status and restarts, as the supervisor keeps them. */
+  status(): PieceStatus[];
+  /** Every process of every running piece, descendants included (Linux: read from /proc). */
+  processes(): ProcessId[];
   /** Stops every piece (api, dapp, devnode, chain) and deletes a temporary DATA_DIR. */
   stop(options?: StopOptions): Promise<void>;
 }
@@ -198,6 +211,8 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
         }
       : undefined;
   const replicaWallets = (replicas?.privateKeys ?? [DEFAULTS.privateKey]).map((key) => privateKeyToAccount(key as Hex).address);
+  const supervisorLines: string[] = [];
+  let downReason: string | undefined;
   const settings: StackSettings = {
     root: PROJECT_ROOT,
     dataDir,
@@ -232,9 +247,11 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     logDir: join(dataDir, "logs"),
   };
   const supervisor = new Supervisor(settings, {
-    autoRestart: options.autoRestart ?? [],
+    restarts: options.restarts === true,
     readyTimeoutMs: (options.readyTimeoutMs ?? 60_000) * SLOW_DAPP_FACTOR,
-    log: () => {},
+    log: (line) => void supervisorLines.push(line),
+    statusFile: stackStatusPath(settings),
+    onStackDown: (reason) => (downReason ??= reason),
   });
   const logs = (piece: PieceName): string => {
     const path = supervisor.logPath(piece);
@@ -279,6 +296,13 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     isRunning: (piece) => supervisor.isRunning(piece),
     pid: (piece) => supervisor.pid(piece),
     logs,
+    supervisorLog: () => [...supervisorLines],
+    downReason: () => downReason,
+    status: () => supervisor.status(),
+    processes: () => supervisor.pieces().flatMap((piece) => {
+      const pid = supervisor.pid(piece);
+      return pid === undefined ? [] : processesOf(pid);
+    }),
     async stop(stopOptions = {}) {
       if (stopped) return;
       stopped = true;
