@@ -2,10 +2,9 @@
  * A typed client of the attestation API: one method per endpoint, returning the `data` of the success
  * envelope or throwing `AttestationApiError` with the wire's code, HTTP status and details. A thin layer
  * over openapi-fetch: the paths and every type come from client/schema.d.ts, generated from the api's
- * OpenAPI document (`npm run client:generate`). Plus a small WebSocket helper for the event channel.
+ * OpenAPI document (`npm run client:generate`). The WebSocket channel is client/events.ts, exported here too.
  */
 import createClient, { type Client } from "openapi-fetch";
-import WebSocket from "ws";
 import type { components, paths } from "./schema.d.ts";
 
 export type { components, paths };
@@ -351,91 +350,5 @@ export class AttestationClient {
   }
 }
 
-// ---- WebSocket ----
-
-export type EventName = "attestation:created" | "attestation:revoked" | "grant:created" | "grant:revoked" | "schema:registered";
-
-export type ApiEvent =
-  /** `attestor` (an extension) only when a TLS attestor proved the value. */
-  | { event: "attestation:created"; data: { claimId: Hex; owner: Address; provider: string; attestor?: Address } }
-  /** Extension: an attestation revoked (by its attester, an attestor that proved it or an admin) or withdrawn by its owner. */
-  | { event: "attestation:revoked"; data: { claimId: Hex; owner: Address; schema_id: Hex; revoker: Address; revoked_at: number; reason: string; superseded_by: Hex | null } }
-  | { event: "grant:created"; data: { grantId: Hex; owner: Address; requester: Address } }
-  | { event: "grant:revoked"; data: { grantId: Hex; owner: Address } }
-  | { event: "schema:registered"; data: { schema_id: Hex } }
-  | { event: "subscribed"; data: { events: EventName[]; owner: Address | null } }
-  | { event: "error"; data: { code: string; message: string } };
-
-export interface EventStream {
-  /** Every message received so far, in order. */
-  readonly received: ApiEvent[];
-  /** Resolves with the first message (already received or still to come) that matches. */
-  waitFor(match: (event: ApiEvent) => boolean, timeoutMs?: number): Promise<ApiEvent>;
-  send(message: unknown): void;
-  close(): Promise<void>;
-}
-
-/** Opens the event channel; with `filter`, sends a subscribe message and waits for its acknowledgement. */
-export async function connectEvents(
-  wsUrl: string,
-  filter?: { subscribe?: EventName[]; owner?: string },
-): Promise<EventStream> {
-  const socket = new WebSocket(wsUrl);
-  const received: ApiEvent[] = [];
-  const waiters = new Set<{ match: (e: ApiEvent) => boolean; resolve: (e: ApiEvent) => void }>();
-  socket.on("message", (data) => {
-    let event: ApiEvent;
-    try {
-      event = JSON.parse(String(data)) as ApiEvent;
-    } catch {
-      return;
-    }
-    received.push(event);
-    for (const waiter of waiters) {
-      if (waiter.match(event)) {
-        waiters.delete(waiter);
-        waiter.resolve(event);
-      }
-    }
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once("open", () => resolve());
-    socket.once("error", reject);
-  });
-  const stream: EventStream = {
-    received,
-    waitFor(match, timeoutMs = 15_000) {
-      const seen = received.find(match);
-      if (seen !== undefined) return Promise.resolve(seen);
-      return new Promise<ApiEvent>((resolve, reject) => {
-        const waiter = {
-          match,
-          resolve: (event: ApiEvent) => {
-            clearTimeout(timer);
-            resolve(event);
-          },
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(waiter);
-          reject(new Error(`no matching event within ${timeoutMs} ms`));
-        }, timeoutMs);
-        waiters.add(waiter);
-      });
-    },
-    send(message) {
-      socket.send(typeof message === "string" ? message : JSON.stringify(message));
-    },
-    close() {
-      return new Promise<void>((resolve) => {
-        if (socket.readyState === WebSocket.CLOSED) return resolve();
-        socket.once("close", () => resolve());
-        socket.close();
-      });
-    },
-  };
-  if (filter !== undefined) {
-    stream.send(filter);
-    await stream.waitFor((e) => e.event === "subscribed" || e.event === "error");
-  }
-  return stream;
-}
+// The WebSocket channel: client/events.ts.
+export * from "./events.ts";

@@ -18,10 +18,10 @@ const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 /** The suites .ci/run runs against the bundle, run again with the riscv64 dapp. */
 const E2E_SUITES = ["test/devnode", "test/api/e2e.test.ts", "test/api/attestor.e2e.test.ts"];
 /**
- * Suites of test/devnode that run no dapp of the stack's (a dapp of their own, or none): under emulation
- * they would test nothing more and cost minutes; `npm test` runs them.
+ * Suites of test/devnode about the stack's supervision or the node alone (a dapp of their own, or none):
+ * under emulation they would test nothing more and cost minutes; `npm test` runs them.
  */
-const NO_STACK_DAPP = ["**/stack-survival.e2e.test.ts", "**/snapshot-errors.test.ts", "**/v2-node-schemas.e2e.test.ts"];
+const NOT_ABOUT_THE_DAPP = ["**/stack-survival.e2e.test.ts", "**/stack-survival-full.e2e.test.ts", "**/snapshot-errors.test.ts", "**/v2-node-schemas.e2e.test.ts"];
 
 runScript(async () => {
   const { positional, options } = parseArgs(process.argv.slice(2), ["--cache"]);
@@ -46,7 +46,7 @@ runScript(async () => {
       return 0;
     }
     step(`the devnode and api end-to-end suites with the riscv64 dapp: ${E2E_SUITES.join(" ")}`);
-    const result = spawnSync("npx", ["vitest", "run", ...E2E_SUITES, ...NO_STACK_DAPP.flatMap((glob) => ["--exclude", glob])], {
+    const result = spawnSync("npx", ["vitest", "run", ...E2E_SUITES, ...NOT_ABOUT_THE_DAPP.flatMap((glob) => ["--exclude", glob])], {
       cwd: root,
       stdio: "inherit",
       // TEST_DAPP_COMMAND replaces the stack's dapp; TEST_DAPP_SLOW widens the waits an emulated dapp needs.

@@ -51,33 +51,50 @@ export function liveView(view: HTMLElement, query: URLSearchParams): () => void 
     empty.replaceWith(h("p", { class: "error", role: "alert" }, `“${wanted}” is not an event; one of ${EVENTS.join(", ")}.`));
     return () => undefined;
   }
-  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`);
   let closedByUs = false;
-  socket.addEventListener("open", () => {
-    socket.send(JSON.stringify({ ...(wanted === "" ? {} : { subscribe: [wanted] }), owner: owner === "" ? null : owner.toLowerCase() }));
-  });
-  socket.addEventListener("message", (message: MessageEvent) => {
-    const parsed = JSON.parse(String(message.data)) as LiveEvent;
-    if (parsed.event === "subscribed") {
-      status.replaceChildren(badge("connected", "ok"));
-      return;
-    }
-    if (parsed.event === "error") {
-      status.replaceChildren(badge(String(parsed.data.message ?? "error"), "bad"));
-      return;
-    }
-    empty.remove();
-    list.prepend(eventRow(parsed));
-    while (list.children.length > KEEP) list.lastElementChild?.remove();
-  });
-  socket.addEventListener("close", () => {
-    if (!closedByUs) status.replaceChildren(badge("disconnected — reload to reconnect", "bad"));
-  });
+  let socket: WebSocket;
+  let retryMs = RETRY_FIRST_MS;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  // A dropped connection (an api replica restarted, the balancer back) is opened again with backoff, and the
+  // same subscription sent again; events sent meanwhile are not replayed (the rollup is the record).
+  const connect = (): void => {
+    socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`);
+    socket.addEventListener("open", () => {
+      socket.send(JSON.stringify({ ...(wanted === "" ? {} : { subscribe: [wanted] }), owner: owner === "" ? null : owner.toLowerCase() }));
+    });
+    socket.addEventListener("message", (message: MessageEvent) => {
+      const parsed = JSON.parse(String(message.data)) as LiveEvent;
+      if (parsed.event === "subscribed") {
+        retryMs = RETRY_FIRST_MS;
+        status.replaceChildren(badge("connected", "ok"));
+        return;
+      }
+      if (parsed.event === "error") {
+        status.replaceChildren(badge(String(parsed.data.message ?? "error"), "bad"));
+        return;
+      }
+      empty.remove();
+      list.prepend(eventRow(parsed));
+      while (list.children.length > KEEP) list.lastElementChild?.remove();
+    });
+    socket.addEventListener("close", () => {
+      if (closedByUs) return;
+      status.replaceChildren(badge("disconnected — reconnecting", "bad"));
+      retry = setTimeout(connect, retryMs);
+      retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+    });
+  };
+  connect();
   return () => {
     closedByUs = true;
+    if (retry !== undefined) clearTimeout(retry);
     socket.close();
   };
 }
+
+/** The live view's waits before it opens a dropped connection again. */
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 10_000;
 
 function eventRow(event: LiveEvent): HTMLElement {
   const d = event.data;
