@@ -211,6 +211,8 @@ describe("failures of what the api depends on", () => {
         latestClaim: null,
         contracts: null,
         readers: [],
+        // Not in a stack (no supervisor's status file in its DATA_DIR).
+        stack: null,
       },
     });
   });
