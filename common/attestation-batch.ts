@@ -11,7 +11,7 @@
  *           UTF-8) | attestorCount uint8 | attestors address[]
  */
 import { bytesToHex, concatHex, encodePacked, hexToBytes, keccak256, stringToBytes, toHex, type Address, type Hex } from "viem";
-import { inputIdOf, itemIdOf } from "./ids.ts";
+import { writeIdOf } from "./ids.ts";
 import type { NoticeEvent } from "./wire.ts";
 
 /** bytes4(keccak256("AttestationBatch/1")): no JSON notice starts with it. */
@@ -170,7 +170,7 @@ export function decodeBatchNotice(payload: Hex): BatchNotice {
 
 /** The id of an attestation a batch notice made: the dapp's formula for its place (common/ids.ts). */
 export function batchItemId(inputIndex: bigint, item: number): Hex {
-  return item === LONE_ITEM ? inputIdOf("create_attestation", inputIndex) : itemIdOf("create_attestation", inputIndex, item);
+  return writeIdOf("create_attestation", inputIndex, item === LONE_ITEM ? null : item);
 }
 
 /**

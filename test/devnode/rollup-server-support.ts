@@ -11,6 +11,7 @@ import { afterEach, beforeEach, expect } from "vitest";
 import { jsonToHex } from "../../common/hex.ts";
 import { RollupModel, type RollupRequest } from "../../devnode/model.ts";
 import { createRollupServer } from "../../devnode/rollup-server.ts";
+import type { Reader } from "../../devnode/reader.ts";
 import { DevnodeStore, type InputRecord } from "../../devnode/store.ts";
 import { createGraphqlApi } from "../../devnode/v1/graphql.ts";
 import { createQueryServer } from "../../devnode/v1/node-server.ts";
@@ -34,8 +35,11 @@ async function listen(server: Server): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-async function startHarness(): Promise<Harness> {
-  const store = new DevnodeStore(":memory:");
+/**
+ * The devnode's rollup HTTP server and query interface over `store` and one RollupModel, on free ports;
+ * `reader` (a validator's reads and snapshots, given the model) is served at `/reader` and `/snapshot`.
+ */
+export async function startServers(store: DevnodeStore, readerOf?: (model: RollupModel) => Reader): Promise<Harness> {
   const model = new RollupModel(store, {
     finishTimeoutMs: 300,
     dappWaitMs: 300,
@@ -43,7 +47,7 @@ async function startHarness(): Promise<Harness> {
     processedInputCount: 0,
   });
   const rollupServer = createRollupServer(model);
-  const queryServer = createQueryServer(model, createGraphqlApi(store));
+  const queryServer = createQueryServer(model, createGraphqlApi(store), undefined, undefined, undefined, readerOf?.(model));
   const rollupUrl = await listen(rollupServer);
   const nodeUrl = await listen(queryServer);
   let next = 0;
@@ -74,6 +78,10 @@ async function startHarness(): Promise<Harness> {
       store.close();
     },
   };
+}
+
+function startHarness(): Promise<Harness> {
+  return startServers(new DevnodeStore(":memory:"));
 }
 
 /**

@@ -6,27 +6,22 @@
  * `installSnapshot` and through the devnode's process on a real chain (exit 2), DATA_DIR left as it was.
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
-import type { AddressInfo, Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import type { Address } from "viem";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { jsonToHex } from "../../common/hex.ts";
 import { openDatabase } from "../../dapp/db/open.ts";
 import { ConfigError, DEFAULTS } from "../../devnode/config.ts";
-import { RollupModel, type RollupRequest } from "../../devnode/model.ts";
+import type { RollupRequest } from "../../devnode/model.ts";
 import { Reader } from "../../devnode/reader.ts";
-import { createRollupServer } from "../../devnode/rollup-server.ts";
 import { SnapshotTaker, type SnapshotManifest } from "../../devnode/snapshot.ts";
 import { installSnapshot } from "../../devnode/snapshot-install.ts";
-import { DevnodeStore, recordOwner, type InputRecord } from "../../devnode/store.ts";
-import { createGraphqlApi } from "../../devnode/v1/graphql.ts";
-import { createQueryServer } from "../../devnode/v1/node-server.ts";
+import { DevnodeStore, recordOwner } from "../../devnode/store.ts";
 import { startChain, type TestChain } from "../support/chain.ts";
 import { sha256Of, startToRefuse } from "./reader-support.ts";
+import { startServers, type Harness } from "./rollup-server-support.ts";
 
-const SENDER = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8" as Address;
 const IDENTITY = { rollups: "v1" as const, chainId: DEFAULTS.chainId, inputBox: DEFAULTS.inputBoxAddress, application: DEFAULTS.dappAddress };
 const BAD_BODY = 'expected an empty body or JSON {"path": "<folder>"}';
 /** The SnapshotTaker's wait for the dapp to finish its input (devnode/snapshot.ts, docs/operations.md). */
@@ -42,22 +37,10 @@ afterAll(() => {
   for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Validator {
+interface Validator extends Harness {
   dir: string;
   dappDbPath: string;
-  store: DevnodeStore;
-  model: RollupModel;
-  rollupUrl: string;
-  nodeUrl: string;
   logs: string[];
-  /** Records an input as the chain follower does and queues it for the dapp. */
-  addInput(payload: unknown): void;
-  close(): Promise<void>;
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 /** A validator's servers over an on-disk record in `dir`; its dapp's database at `dir`/dapp.sqlite, a real migrated one unless `dappDb: false`. */
@@ -67,32 +50,14 @@ async function startValidator(options: { dappDb?: boolean } = {}): Promise<Valid
   if (options.dappDb !== false) openDatabase({ path: dappDbPath }).$client.close();
   const store = new DevnodeStore(join(dir, "devnode.sqlite"));
   store.setMeta("owner", recordOwner("v1", DEFAULTS.inputBoxAddress, DEFAULTS.dappAddress));
-  const model = new RollupModel(store, { finishTimeoutMs: 300, dappWaitMs: 300, inspectTimeoutMs: 10_000, processedInputCount: 0 });
   const logs: string[] = [];
-  const snapshots = new SnapshotTaker({ model, record: store, dappDbPath, folder: join(dir, "snapshots"), identity: IDENTITY, log: (line) => logs.push(line) });
   const chain = { reads: () => ({ chainBlock: null, chainReadAt: null }) };
-  const reader = new Reader({ model, record: store, chain, validator: { verdicts: () => ({ mismatch: null, matchedThroughInput: -1 }) }, staleMs: 60_000, snapshots });
-  const rollupServer = createRollupServer(model);
-  const queryServer = createQueryServer(model, createGraphqlApi(store), undefined, undefined, undefined, reader);
-  const rollupUrl = await listen(rollupServer);
-  const nodeUrl = await listen(queryServer);
-  let next = 0;
-  return {
-    dir, dappDbPath, store, model, rollupUrl, nodeUrl, logs,
-    addInput(payload) {
-      const input: InputRecord = { index: next++, status: "UNPROCESSED", msgSender: SENDER, payload: jsonToHex(payload), blockNumber: 10 + next, timestamp: 1_700_000_000 + next };
-      store.addInputs([input], BigInt(input.blockNumber + 1));
-      model.enqueueAdvance(input);
-    },
-    async close() {
-      model.close();
-      for (const server of [rollupServer, queryServer]) {
-        server.closeAllConnections();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-      }
-      store.close();
-    },
-  };
+  const validator = { verdicts: () => ({ mismatch: null, matchedThroughInput: -1 }) };
+  const servers = await startServers(store, (model) => {
+    const snapshots = new SnapshotTaker({ model, record: store, dappDbPath, folder: join(dir, "snapshots"), identity: IDENTITY, log: (line) => logs.push(line) });
+    return new Reader({ model, record: store, chain, validator, staleMs: 60_000, snapshots });
+  });
+  return { ...servers, dir, dappDbPath, logs };
 }
 
 async function askFinish(v: Validator): Promise<Response> {

@@ -8,7 +8,7 @@ import type { BatchProof } from "../../client/index.ts";
 import { decodeBatchNotice, type BatchNotice } from "../../common/attestation-batch.ts";
 import { compiledContract } from "../../contracts/compile.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
-import { contractProof } from "../../devnode/v1/proofs.ts";
+import { proofArgument } from "../../api/publisher/chain.ts";
 import type { TestStack } from "./stack.ts";
 
 /** Account #9: no other test sends from it, so its nonces are its own. */
@@ -36,11 +36,9 @@ export function deployAttestationGate(stack: TestStack, registry: Address) {
   return deployContract(stack, "AttestationGate", [registry]);
 }
 
-/** The proof of a batch notice as the registry of its version takes it: v1's `Proof`, or v2's `OutputValidityProof`. */
+/** The proof of a batch notice as the registry of its version takes it: v1's `Proof`, or v2's `OutputValidityProof` (the publisher's conversion). */
 export function batchProofArgument(found: BatchProof) {
-  return "output" in found
-    ? { outputIndex: BigInt(found.proof.outputIndex), outputHashesSiblings: found.proof.outputHashesSiblings as Hex[] }
-    : contractProof(found.proof.validity, found.proof.context as Hex);
+  return proofArgument("output" in found ? { outputIndex: found.proof.outputIndex, outputHashesSiblings: found.proof.outputHashesSiblings as Hex[] } : { validity: found.proof.validity, context: found.proof.context as Hex });
 }
 
 /** `record(notice, proof)`'s arguments for a batch the api served. */
