@@ -118,11 +118,10 @@ export class Publisher {
       }
       store.settleTx(tx.hash, outcome.success ? "mined" : "failed", outcome.gasUsed);
       if (outcome.success) {
-        const carried = store.open().filter((b) => tx.inputs.includes(b.inputIndex));
+        const carried = store.carried(tx.inputs);
+        const { attestations, revocations } = carried;
         store.markDone(tx.inputs);
-        const attestations = carried.reduce((n, b) => n + b.attestations, 0);
-        const revocations = carried.reduce((n, b) => n + b.revocations, 0);
-        this.options.onPublished?.({ attestations, revocations, batches: carried.length }, outcome.gasUsed);
+        this.options.onPublished?.(carried, outcome.gasUsed);
         this.options.log(`registry: recordMany of ${tx.inputs.length} batch(es), ${attestations} attestation(s) and ${revocations} revocation(s), mined (${outcome.gasUsed} gas, transaction ${tx.hash})`);
       } else {
         // Its batches stay open: the next round drops what the registry holds and sends the rest again.

@@ -108,6 +108,16 @@ export class PublisherStore {
     return this.db.prepare<[], BatchRow>("SELECT * FROM batches WHERE done = 0 ORDER BY input_index").all().map(batchOf);
   }
 
+  /** What the batches of these inputs carry (what a mined transaction recorded). */
+  carried(inputs: readonly number[]): { attestations: number; revocations: number; batches: number } {
+    const row = this.db
+      .prepare<[string], { attestations: number | null; revocations: number | null; n: number }>(
+        "SELECT SUM(attestations) AS attestations, SUM(revocations) AS revocations, COUNT(*) AS n FROM batches WHERE input_index IN (SELECT value FROM json_each(?))",
+      )
+      .get(JSON.stringify(inputs));
+    return { attestations: row?.attestations ?? 0, revocations: row?.revocations ?? 0, batches: row?.n ?? 0 };
+  }
+
   setProof(inputIndex: number, proof: string): void {
     this.db.prepare("UPDATE batches SET proof = ? WHERE input_index = ?").run(proof, inputIndex);
   }
