@@ -125,6 +125,55 @@ export interface paths {
                                         at: number;
                                     } | null;
                                 }[] | null;
+                                /** @description extension (v2): who claims the epochs, the Authority or a Quorum, its members and each epoch's votes, as the node says it (docs/quorum.md); null on v1 and when the node does not say */
+                                consensus: {
+                                    /** @enum {string} */
+                                    kind: "authority" | "quorum";
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    address: `0x${string}`;
+                                    epochLength: number;
+                                    needed: number;
+                                    members: {
+                                        id: number;
+                                        /** @description 0x-prefixed 20-byte hex address */
+                                        address: `0x${string}`;
+                                        votes: number;
+                                        wrongVotes: number;
+                                    }[];
+                                    epochs: {
+                                        index: number;
+                                        lastBlock: number;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        computed: `0x${string}` | null;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        accepted: `0x${string}` | null;
+                                        /** @description each member's vote (its address) for this epoch */
+                                        votes: {
+                                            [key: string]: `0x${string}`;
+                                        };
+                                    }[];
+                                    waiting: {
+                                        index: number;
+                                        lastBlock: number;
+                                        votes: number;
+                                        needed: number;
+                                        notVoted: `0x${string}`[];
+                                    }[];
+                                    wrongVotes: {
+                                        /** @description 0x-prefixed 20-byte hex address */
+                                        member: `0x${string}`;
+                                        epochIndex: number;
+                                        lastBlock: number;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        voted: `0x${string}`;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        computed: `0x${string}`;
+                                        /** @description 0x-prefixed 32-byte hex id */
+                                        transactionHash: `0x${string}`;
+                                    }[];
+                                    /** @description why the oldest epoch waiting for a root is not accepted yet; null while none waits */
+                                    reason: string | null;
+                                } | null;
                                 /** @description extension: the readers inspect reads go to (READ_URLS), as the api last saw each; empty when the node answers reads */
                                 readers: {
                                     url: string;

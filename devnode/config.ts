@@ -34,6 +34,8 @@ export const DEFAULTS = {
    * its claims out of the api's nonce sequence.
    */
   claimerAccountIndex: 19,
+  /** Hardhat account #20 upward (the local chain funds 30): member k of a Quorum (`--quorum N`) is #19 + k. */
+  firstQuorumMemberAccount: 20,
   /** How often an epoch closes when inputs were processed since the last one. */
   epochIntervalMs: 5_000,
 } as const;
@@ -114,8 +116,31 @@ const envSchema = z.object({
   /**
    * `claimer`: closes epochs and claims them (the default). `validator`: follows a chain someone else
    * claims on, claims nothing, and checks every claim against its own dapp (devnode/validator.ts).
+   * `member`: a validator that also votes, with CLAIMER_PRIVATE_KEY, as a member of the application's
+   * Quorum, for the outputs roots its own dapp computed (docs/quorum.md).
    */
-  DEVNODE_ROLE: z.enum(["claimer", "validator"]).default("claimer"),
+  DEVNODE_ROLE: z.enum(["claimer", "validator", "member"]).default("claimer"),
+  /**
+   * v2, managed chain: the application is deployed under Cartesi's Quorum of these members (comma-separated
+   * addresses) instead of the claimer's Authority. Its claimer then claims nothing: members vote.
+   */
+  QUORUM_MEMBERS: z
+    .string()
+    .transform((text, ctx) => {
+      const members = text.split(",").map((m) => m.trim());
+      for (const m of members) {
+        if (!/^0x[0-9a-fA-F]{40}$/.test(m)) {
+          ctx.addIssue({ code: "custom", message: `expected comma-separated 0x addresses, got "${m}"` });
+          return z.NEVER;
+        }
+      }
+      if (new Set(members.map((m) => m.toLowerCase())).size !== members.length) {
+        ctx.addIssue({ code: "custom", message: "a member is named twice" });
+        return z.NEVER;
+      }
+      return members as Address[];
+    })
+    .optional(),
   /** `plain` lines for a terminal, or `json` (pino) for a log collector (devnode/log.ts). */
   LOG_FORMAT: z.enum(LOG_FORMATS).default("plain"),
   /** How often a validator looks for new claims. */
@@ -158,7 +183,10 @@ export interface DevnodeConfig {
   epochIntervalMs: number;
   /** Deploys the v1 contracts (managed chain) and submits claims as the Authority's owner. */
   claimerPrivateKey: Hex;
-  role: "claimer" | "validator";
+  /** A member is a validator that votes in the Quorum. */
+  role: "claimer" | "validator" | "member";
+  /** v2: deploy under a Quorum of these members (a managed chain), or undefined for the Authority. */
+  quorumMembers: Address[] | undefined;
   validatorIntervalMs: number;
   readerStaleMs: number;
   /** The dapp's database file (DAPP_DB_PATH, default DATA_DIR/dapp.sqlite as the dapp computes it). */
@@ -186,11 +214,18 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
   const dataDir = resolve(e.DATA_DIR);
   const chainMode = e.DEVNODE_CHAIN ?? (e.RPC_URL === undefined ? "managed" : "external");
   // A validator checks someone else's chain: it must never place contracts or re-submit inputs there.
-  if (e.DEVNODE_ROLE === "validator" && chainMode !== "external") {
-    throw new ConfigError("invalid devnode configuration: DEVNODE_ROLE: a validator follows an external chain (set RPC_URL, and DEVNODE_CHAIN=external)");
+  if (e.DEVNODE_ROLE !== "claimer" && chainMode !== "external") {
+    throw new ConfigError(`invalid devnode configuration: DEVNODE_ROLE: a ${e.DEVNODE_ROLE} follows an external chain (set RPC_URL, and DEVNODE_CHAIN=external)`);
+  }
+  // A member votes with its own key: the claimer's default (hardhat #19) is nobody's member.
+  if (e.DEVNODE_ROLE === "member" && (e.ROLLUPS !== "v2" || e.CLAIMER_PRIVATE_KEY === undefined)) {
+    throw new ConfigError("invalid devnode configuration: DEVNODE_ROLE: a member votes in a v2 Quorum (ROLLUPS=v2) with its own key (set CLAIMER_PRIVATE_KEY)");
+  }
+  if (e.QUORUM_MEMBERS !== undefined && (e.ROLLUPS !== "v2" || chainMode !== "managed")) {
+    throw new ConfigError("invalid devnode configuration: QUORUM_MEMBERS: a Quorum is deployed by a v2 devnode on the chain it manages (v1 keeps its Authority: docs/quorum.md)");
   }
   // A claimer's record is its own history of the chain it manages; only a reader takes someone else's.
-  if (e.DEVNODE_SNAPSHOT !== undefined && e.DEVNODE_ROLE !== "validator") {
+  if (e.DEVNODE_SNAPSHOT !== undefined && e.DEVNODE_ROLE === "claimer") {
     throw new ConfigError("invalid devnode configuration: DEVNODE_SNAPSHOT: only a validator (DEVNODE_ROLE=validator) starts from a snapshot");
   }
   const v2 = e.ROLLUPS === "v2";
@@ -220,6 +255,7 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
     epochIntervalMs: e.EPOCH_INTERVAL_MS,
     claimerPrivateKey: (e.CLAIMER_PRIVATE_KEY as Hex | undefined) ?? hardhatPrivateKey(DEFAULTS.claimerAccountIndex),
     role: e.DEVNODE_ROLE,
+    quorumMembers: e.QUORUM_MEMBERS,
     validatorIntervalMs: e.VALIDATOR_INTERVAL_MS,
     readerStaleMs: e.READER_STALE_MS,
     dappDbPath: resolve(e.DAPP_DB_PATH ?? join(dataDir, "dapp.sqlite")),

@@ -16,6 +16,8 @@ module.exports = {
       // Blocks mined in the same second share its timestamp instead (DECISIONS.md section 12).
       allowBlocksWithSameTimestamp: true,
       loggingEnabled: true,
+      // Hardhat's 20 accounts and 10 more: #20 upward are the members of a Quorum (npm start -- --quorum N).
+      accounts: { mnemonic: "test test test test test test test test test test test junk", count: 30 },
     },
   },
 };

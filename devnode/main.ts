@@ -29,14 +29,15 @@ import { createGraphqlApi } from "./v1/graphql.ts";
 import { v1InputBox } from "./v1/inputs.ts";
 import { createQueryServer } from "./v1/node-server.ts";
 import { historyClaims } from "./v1/validator.ts";
-import { V2Application } from "./v2/application.ts";
+import { V2Application, type V2ApplicationState } from "./v2/application.ts";
 import { V2EpochManager } from "./v2/epochs.ts";
+import { QuorumVotes } from "./v2/quorum-votes.ts";
 import { v2InputBox } from "./v2/inputs.ts";
 import { V3InputBoxWatch } from "./v2/v3-inputbox.ts";
 import { createV2NodeServer } from "./v2/node-server.ts";
 import { V2Store } from "./v2/record.ts";
 import { V2Rpc } from "./v2/rpc.ts";
-import { AuthorityClaims } from "./v2/validator.ts";
+import { ConsensusClaims } from "./v2/validator.ts";
 
 // LOG_FORMAT is read here, before the rest of the configuration, so even a bad configuration is reported
 // in the format the operator's collector expects.
@@ -178,6 +179,20 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => void shutdown(0));
 }
 
+/** How often, under a Quorum, a node looks for acceptances (and a member for epochs to vote in). */
+const QUORUM_ROUND_MS = 200;
+
+/** A member must be one of the Quorum's; a Quorum asked for must be what the chain has. */
+function checkConsensus(config: DevnodeConfig, state: V2ApplicationState): void {
+  if (config.role === "member" && (state.consensus !== "quorum" || state.memberId === 0)) {
+    const has = state.consensus === "quorum" ? `the Quorum ${state.authority} of ${state.members.join(", ")}` : `an Authority (${state.authority})`;
+    throw new ConfigError(`DEVNODE_ROLE=member: the application ${state.application} is validated by ${has}, and CLAIMER_PRIVATE_KEY's address is not a member of it`);
+  }
+  if (config.quorumMembers !== undefined && state.consensus !== "quorum") {
+    throw new ConfigError(`QUORUM_MEMBERS: the application ${state.application} on this chain is already validated by an Authority (${state.authority}): start a fresh chain, or leave QUORUM_MEMBERS out`);
+  }
+}
+
 /** A Rollups v2 node: the v2 contracts, v2 metadata and outputs, block epochs, JSON-RPC and v2 inspect. */
 async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
   const chainId = await waitForChain(config.rpcUrl, 30_000);
@@ -193,14 +208,23 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
   const application = await V2Application.connect(config, log);
   const state = await application.ensure();
   const processed = (): number => model.processedInputCount;
-  // A claimer claims epochs; a validator claims nothing (even with the Authority owner's key) and checks
-  // the claims on chain. Both keep the epoch record the JSON-RPC reads.
-  const validating = config.role === "validator";
-  const epochs = new V2EpochManager(store, application, validating ? { ...state, canClaim: false } : state, config.chainMode === "managed", config.epochIntervalMs, log);
+  checkConsensus(config, state);
+  // A claimer claims epochs (under a Quorum it only follows what the members accepted); a validator claims
+  // nothing (even with the Authority owner's key) and checks the claims on chain; a member is a validator
+  // that votes. All keep the epoch record the JSON-RPC reads.
+  const validating = config.role !== "claimer";
+  const quorum = state.consensus === "quorum";
+  const alarm = (line: string): void => logger.error(line);
+  const votes = new QuorumVotes(store, application, state, processed, alarm);
+  const claims = validating && config.role !== "member" ? { ...state, canClaim: false } : state;
+  // Under a Quorum every node follows the acceptances (and a member votes) in short rounds: the members,
+  // not a timer of this node's, decide when an epoch is claimed.
+  const interval = quorum ? QUORUM_ROUND_MS : config.epochIntervalMs;
+  const epochs = new V2EpochManager(store, application, claims, config.chainMode === "managed", interval, log, quorum ? votes : undefined, alarm);
   await epochs.restore(epochs.applicationState);
   if (!validating) follower.afterSync = async () => epochs.restore(await application.ensure());
   const validator = validating
-    ? new EpochValidator(store, new AuthorityClaims(store, application, state, processed), config.validatorIntervalMs, log, (line) => logger.error(line))
+    ? new EpochValidator(store, new ConsensusClaims(store, application, state, processed), config.validatorIntervalMs, log, alarm)
     : undefined;
   const pending = store.unprocessedInputs();
   for (const input of pending) model.enqueueAdvance(input);
@@ -210,25 +234,30 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
   const metrics = createDevnodeMetrics({
     inputCountsByStatus: () => store.inputCountsByStatus(),
     epochs: () => epochs.status(),
+    consensus: () => votes.status(),
     ...(validator === undefined || reader === undefined ? {} : { validator: () => validator.status(), reader: () => reader.status() }),
   });
   const rpc = new V2Rpc({ store, epochs, model, applicationName: config.applicationName, chainId });
-  const nodeServer = createV2NodeServer(model, rpc, epochs, metrics, validator, reader);
+  const nodeServer = createV2NodeServer(model, rpc, epochs, metrics, votes, validator, reader);
   await listen(rollupServer, config.rollupHttpPort, config.rollupHttpHost);
   await listen(nodeServer, config.nodePort, config.nodeHost);
   follower.start();
-  if (validator === undefined) epochs.start();
+  if (validator === undefined || quorum) epochs.start();
   validator?.start();
 
   const shown = config.nodeHost === "0.0.0.0" ? "127.0.0.1" : config.nodeHost;
   const node = `http://${shown}:${config.nodePort}`;
   log(`Cartesi Rollups v2 node; chain ${config.rpcUrl} (chain id ${chainId}, ${config.chainMode})`);
   log(`InputBox ${state.inputBox}  Application "${config.applicationName}" ${state.application}`);
-  if (validator === undefined) {
+  if (quorum) {
+    log(`Quorum ${state.authority} (epochs of ${state.epochLength} block(s)): a root is accepted once ${Math.floor(state.members.length / 2) + 1} of its ${state.members.length} members voted for it; ${config.role === "member" ? `this node is member ${state.memberId} (${application.account.address}) and votes for the roots its dapp computes` : "this node votes in none"}`);
+    log(`votes and acceptances: GET ${node}/consensus`);
+  }
+  if (validator === undefined && !quorum) {
     log(`Authority ${state.authority} (epochs of ${state.epochLength} block(s))  claimer ${application.account.address}${state.canClaim ? "" : " (not the Authority's owner: no claims)"}`);
     log(`claims: ${config.epochIntervalMs > 0 ? `every ${config.epochIntervalMs} ms` : "on demand only"}; close the open epoch now: POST ${node}/epoch/close (npm run epoch)`);
-  } else {
-    log(`validator: checks every claim the Authority ${state.authority} took for the application (epochs of ${state.epochLength} block(s)) against this node's own outputs roots; claims nothing`);
+  } else if (validator !== undefined) {
+    log(`validator: checks every claim the ${quorum ? "Quorum accepted" : `Authority ${state.authority} took`} for the application (epochs of ${state.epochLength} block(s)) against this node's own outputs roots; claims nothing`);
     log(`verdicts: GET ${node}/validator (npm run validate -- --node ${node})`);
   }
   if (reader !== undefined) logReader(reader, node);

@@ -6,6 +6,7 @@
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { EpochStatus } from "./epoch-schedule.ts";
 import type { ReaderStatus } from "./reader.ts";
+import type { ConsensusStatus } from "./v2/quorum-votes.ts";
 import type { ValidatorStatus } from "./validator.ts";
 
 export interface DevnodeMetricSources {
@@ -15,6 +16,8 @@ export interface DevnodeMetricSources {
   validator?(): ValidatorStatus | undefined;
   /** A validator's reads (devnode/reader.ts); undefined on a claimer. */
   reader?(): ReaderStatus;
+  /** v2: who claims and how the votes stand (devnode/v2/quorum-votes.ts). */
+  consensus?(): ConsensusStatus;
 }
 
 export interface DevnodeMetrics {
@@ -76,6 +79,37 @@ export function createDevnodeMetrics(sources: DevnodeMetricSources): DevnodeMetr
     const reader = sources.reader;
     new Gauge({ name: "devnode_reader_serving", help: "1 while this reader serves reads, 0 while it refuses them (a mismatch, or a snapshot not yet verified)", registers, collect() { this.set(reader().serving ? 1 : 0); } });
     new Gauge({ name: "devnode_reader_stale", help: "1 while this reader's last successful read of the chain is older than READER_STALE_MS", registers, collect() { this.set(reader().stale ? 1 : 0); } });
+  }
+  if (sources.consensus !== undefined) {
+    const consensus = sources.consensus;
+    new Gauge({
+      name: "devnode_consensus_votes",
+      help: "Votes (ClaimSubmitted) each member of the consensus cast for the application",
+      labelNames: ["member"],
+      registers,
+      collect() {
+        this.reset();
+        for (const m of consensus().members) this.set({ member: m.address }, m.votes);
+      },
+    });
+    new Gauge({
+      name: "devnode_consensus_wrong_votes",
+      help: "Votes for an outputs root this node's dapp did not compute, by member (alert on any)",
+      labelNames: ["member"],
+      registers,
+      collect() {
+        this.reset();
+        for (const m of consensus().members) this.set({ member: m.address }, m.wrongVotes);
+      },
+    });
+    new Gauge({
+      name: "devnode_consensus_epochs_waiting",
+      help: "Epochs this node computed that the consensus has accepted no root for yet (under a Quorum: too few members voted)",
+      registers,
+      collect() {
+        this.set(consensus().waiting.length);
+      },
+    });
   }
   const inspects = new Histogram({
     name: "devnode_inspect_duration_seconds",

@@ -4,7 +4,7 @@
  * what its own dapp computed. Where the claims are and what they name is the ClaimBook's business, which
  * the version supplies: on v1 the History's claim n names its inputs (first..last) and an epoch hash
  * (historyClaims, devnode/v1/validator.ts); on v2 the Authority's n-th ClaimSubmitted names an epoch's
- * last block and an outputs root (AuthorityClaims, devnode/v2/validator.ts). Once its own dapp has
+ * last block and an outputs root (ConsensusClaims, devnode/v2/validator.ts). Once its own dapp has
  * processed the claim's inputs, the validator computes the same hash over its own record and compares.
  * A claim that names inputs the InputBox does not hold is refused at once rather than waited on: no
  * honest node closes an epoch over inputs that are not on chain, and waiting would keep a liar quiet for

@@ -1,4 +1,5 @@
 /** Endpoints 1–3: liveness of the api and the health of what it depends on. */
+import { consensusSchema, readConsensus } from "../consensus.ts";
 import { readStackStatus } from "../stack-status.ts";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Hex } from "viem";
@@ -62,6 +63,9 @@ export const statusRoute = createRoute({
             )
             .nullable()
             .describe("extension: the pieces of the stack this api runs in (npm start), as its supervisor last wrote them (docs/operations.md, \"When a piece dies\"); null outside a stack"),
+          consensus: consensusSchema
+            .nullable()
+            .describe("extension (v2): who claims the epochs, the Authority or a Quorum, its members and each epoch's votes, as the node says it (docs/quorum.md); null on v1 and when the node does not say"),
           readers: z
             .array(
               z.object({
@@ -117,7 +121,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
       c.json({ status: "ok" as const, version: services.version, core_enabled: true }, 200),
     )
     .openapi({ ...statusRoute, middleware: [limited] }, async (c) => {
-      const [rollup, processedInputs, inputsPerMinute, claim] = await Promise.all([
+      const [rollup, processedInputs, inputsPerMinute, claim, consensus] = await Promise.all([
         probeRollup(services),
         services.reader.query("health", {}, PROBE_TIMEOUT_MS).then(
           (h) => h.processed_inputs,
@@ -129,6 +133,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
           () => [],
         ),
         withTimeout(claims.read(), PROBE_TIMEOUT_MS, "latest claim").catch(() => null),
+        services.config.rollups === "v2" ? readConsensus(services.config.rollupUrl, PROBE_TIMEOUT_MS) : Promise.resolve(null),
       ]);
       return c.json(
         {
@@ -141,6 +146,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
             inputsPerMinute,
             latestClaim: claim,
             contracts: services.config.contracts === undefined ? null : { registry: services.config.contracts.registry.toLowerCase(), gate: services.config.contracts.gate.toLowerCase() },
+            consensus,
             readers: services.readPool?.readers() ?? [],
             stack: readStackStatus(services.config.dataDir),
           },

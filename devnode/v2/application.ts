@@ -1,8 +1,11 @@
 /**
- * The v2 application on the devnode's chain: an Application whose outputs an Authority (owned by the
- * devnode's claimer wallet) validates, with epochs a fixed number of blocks long. On a managed chain the
- * devnode deploys both as the claimer's first two transactions, so a fresh hardhat chain gets them at the
- * same addresses (V2_DEFAULTS); on an external chain they must already exist.
+ * The v2 application on the devnode's chain: an Application whose outputs a consensus validates, with
+ * epochs a fixed number of blocks long. The consensus is Cartesi's Authority (owned by the devnode's
+ * claimer wallet: one key decides) or, with QUORUM_MEMBERS, Cartesi's Quorum (a claim is accepted once a
+ * majority of its fixed members voted for the same root: docs/quorum.md). On a managed chain the devnode
+ * deploys the consensus and the Application as the claimer's first two transactions, so a fresh hardhat
+ * chain gets them at the same addresses (V2_DEFAULTS) whichever consensus it is; on an external chain
+ * they must already exist.
  */
 import {
   createTestClient,
@@ -23,18 +26,37 @@ import type { Log } from "../log.ts";
 import { DEVNODE_TEMPLATE_HASH, inputBoxAvailability, v2Abi, v2Artifact } from "./contracts.ts";
 import { placeV3InputBoxStandIn } from "./v3-inputbox.ts";
 
+/** Which of Cartesi's v2 consensus contracts validates the application. */
+export type ConsensusKind = "authority" | "quorum";
+
 export interface V2ApplicationState {
   application: Address;
+  /** The consensus contract (an Authority or a Quorum): what claims go to and validateOutput asks. */
   authority: Address;
+  consensus: ConsensusKind;
+  /** Who may claim: the Authority's owner, or the Quorum's members in id order (id = position + 1). */
+  members: Address[];
+  /** This devnode's wallet's Quorum id (1..n), 0 when it is not a member (and always 0 under an Authority). */
+  memberId: number;
   inputBox: Address;
   epochLength: number;
-  /** False when the claimer wallet does not own the Authority (an external chain): nothing is claimed. */
+  /** False when the claimer wallet neither owns the Authority nor is a member of the Quorum: nothing is claimed. */
   canClaim: boolean;
   /** The contracts were deployed just now (a fresh chain): no claim of the record is on it. */
   deployed: boolean;
 }
 
-type Settings = Pick<DevnodeConfig, "rpcUrl" | "chainMode" | "dappAddress" | "inputBoxAddress" | "claimerPrivateKey" | "epochLength">;
+type Settings = Pick<DevnodeConfig, "rpcUrl" | "chainMode" | "dappAddress" | "inputBoxAddress" | "claimerPrivateKey" | "epochLength" | "quorumMembers">;
+
+/** A claim event of the consensus: a vote (ClaimSubmitted, with its submitter) or an acceptance (ClaimAccepted). */
+export interface ClaimEvent {
+  lastBlock: number;
+  outputsRoot: Hex;
+  /** The voter; null for ClaimAccepted, which names none. */
+  submitter: Address | null;
+  transactionHash: Hex;
+  blockNumber: number;
+}
 
 export class V2Application extends ClaimerClients {
 
@@ -73,12 +95,45 @@ export class V2Application extends ClaimerClients {
       authority = (await this.reader.readContract({ address: application, abi: v2Abi("Application"), functionName: "getOutputsMerkleRootValidator" })) as Address;
       epochLength = Number(await this.reader.readContract({ address: authority, abi: v2Abi("Authority"), functionName: "getEpochLength" }));
     } catch (error) {
-      throw new ChainMismatchError(`the contract at ${application} is not a v2 Application validated by an Authority: ${messageOf(error)}`);
+      throw new ChainMismatchError(`the contract at ${application} is not a v2 Application validated by an Authority or a Quorum: ${messageOf(error)}`);
+    }
+    const me = this.account.address.toLowerCase();
+    const members = await this.quorumMembers(authority);
+    if (members !== undefined) {
+      const memberId = members.findIndex((m) => m.toLowerCase() === me) + 1;
+      return { application, authority: getAddress(authority), consensus: "quorum", members, memberId, inputBox: this.settings.inputBoxAddress, epochLength, canClaim: memberId > 0, deployed };
     }
     const owner = (await this.reader.readContract({ address: authority, abi: v2Abi("Authority"), functionName: "owner" })) as Address;
-    const canClaim = owner.toLowerCase() === this.account.address.toLowerCase();
+    const canClaim = owner.toLowerCase() === me;
     if (!canClaim) this.log(`the Authority ${authority} is owned by ${owner}, not ${this.account.address}: epochs will not be claimed`);
-    return { application, authority: getAddress(authority), inputBox: this.settings.inputBoxAddress, epochLength, canClaim, deployed };
+    return { application, authority: getAddress(authority), consensus: "authority", members: [getAddress(owner)], memberId: 0, inputBox: this.settings.inputBoxAddress, epochLength, canClaim, deployed };
+  }
+
+  /** The Quorum's members in id order, or undefined when the consensus is not a Quorum (it has no numOfValidators). */
+  private async quorumMembers(consensus: Address): Promise<Address[] | undefined> {
+    const abi = v2Abi("Quorum");
+    let n: bigint;
+    try {
+      n = (await this.reader.readContract({ address: consensus, abi, functionName: "numOfValidators" })) as bigint;
+    } catch {
+      return undefined;
+    }
+    const members: Address[] = [];
+    for (let id = 1n; id <= n; id++) members.push(getAddress((await this.reader.readContract({ address: consensus, abi, functionName: "validatorById", args: [id] })) as Address));
+    return members;
+  }
+
+  /**
+   * What this wallet's Quorum id has voted in the epoch ending at `lastBlock`: nothing, `outputsRoot`, or
+   * another root (which it can only have done through someone else holding its key).
+   */
+  async voteOf(state: V2ApplicationState, lastBlock: number, outputsRoot: Hex): Promise<"none" | "this" | "other"> {
+    const abi = v2Abi("Quorum");
+    const args = [state.application, BigInt(lastBlock)] as const;
+    const any = (await this.reader.readContract({ address: state.authority, abi, functionName: "isValidatorInFavorOfAnyClaimInEpoch", args: [...args, BigInt(state.memberId)] })) as boolean;
+    if (!any) return "none";
+    const forThis = (await this.reader.readContract({ address: state.authority, abi, functionName: "isValidatorInFavorOf", args: [...args, outputsRoot, BigInt(state.memberId)] })) as boolean;
+    return forThis ? "this" : "other";
   }
 
   /** Claims the epoch ending at `lastBlock` with `outputsRoot`; resolves with the transaction once mined. */
@@ -110,15 +165,21 @@ export class V2Application extends ClaimerClients {
   }
 
   /**
-   * The claims the Authority took for the application in blocks [fromBlock, toBlock], in the order it took
-   * them (the ClaimSubmitted events: every claim is one, whoever sent it).
+   * The consensus's claim events for the application in blocks [fromBlock, toBlock], in chain order:
+   * `ClaimSubmitted` (every vote, whoever sent it; under an Authority every claim) or `ClaimAccepted`.
    */
-  async claimsSubmitted(state: Pick<V2ApplicationState, "application" | "authority">, fromBlock: number, toBlock: number): Promise<{ lastBlock: number; outputsRoot: Hex; submitter: Address }[]> {
-    const event = getAbiItem({ abi: v2Abi("Authority"), name: "ClaimSubmitted" }) as AbiEvent;
+  async claimEvents(state: Pick<V2ApplicationState, "application" | "authority">, name: "ClaimSubmitted" | "ClaimAccepted", fromBlock: number, toBlock: number): Promise<ClaimEvent[]> {
+    const event = getAbiItem({ abi: v2Abi("Authority"), name }) as AbiEvent;
     const logs = await this.reader.getLogs({ address: state.authority, event, args: { appContract: state.application }, fromBlock: BigInt(fromBlock), toBlock: BigInt(toBlock), strict: true });
     return logs.map((log) => {
-      const args = log.args as { submitter: Address; lastProcessedBlockNumber: bigint; outputsMerkleRoot: Hex };
-      return { lastBlock: Number(args.lastProcessedBlockNumber), outputsRoot: args.outputsMerkleRoot, submitter: args.submitter };
+      const args = log.args as { submitter?: Address; lastProcessedBlockNumber: bigint; outputsMerkleRoot: Hex };
+      return {
+        lastBlock: Number(args.lastProcessedBlockNumber),
+        outputsRoot: args.outputsMerkleRoot,
+        submitter: args.submitter === undefined ? null : getAddress(args.submitter),
+        transactionHash: log.transactionHash as Hex,
+        blockNumber: Number(log.blockNumber),
+      };
     });
   }
 
@@ -129,7 +190,7 @@ export class V2Application extends ClaimerClients {
     await createTestClient({ mode: "hardhat", transport: http(this.settings.rpcUrl) }).mine({ blocks: block - latest });
   }
 
-  /** Authority then Application, as the claimer's first two transactions, so they land where V2_DEFAULTS says. */
+  /** The consensus then the Application, as the claimer's first two transactions, so they land where V2_DEFAULTS says. */
   private async deploy(application: Address): Promise<void> {
     const claimer = this.account.address;
     const nonce = await this.reader.getTransactionCount({ address: claimer });
@@ -140,12 +201,17 @@ export class V2Application extends ClaimerClients {
           `(it has sent ${nonce} transaction(s) on this chain): unset DAPP_ADDRESS, or start a fresh chain`,
       );
     }
-    const authority = await this.deployOne("Authority", [claimer, BigInt(this.settings.epochLength)]);
-    const deployed = await this.deployOne("Application", [authority, claimer, DEVNODE_TEMPLATE_HASH, inputBoxAvailability(this.settings.inputBoxAddress)]);
-    this.log(`v2 application deployed: Application ${deployed}, Authority ${authority} (epochs of ${this.settings.epochLength} block(s))`);
+    const epochLength = BigInt(this.settings.epochLength);
+    const members = this.settings.quorumMembers;
+    // Cartesi's QuorumFactory deploys the same contract with CREATE2; a direct deployment keeps the
+    // Application at its default address whichever consensus validates it.
+    const consensus = members === undefined ? await this.deployOne("Authority", [claimer, epochLength]) : await this.deployOne("Quorum", [members, epochLength]);
+    const deployed = await this.deployOne("Application", [consensus, claimer, DEVNODE_TEMPLATE_HASH, inputBoxAvailability(this.settings.inputBoxAddress)]);
+    const by = members === undefined ? `Authority ${consensus}` : `Quorum ${consensus} of ${members.length} member(s): ${members.join(", ")}`;
+    this.log(`v2 application deployed: Application ${deployed}, ${by} (epochs of ${this.settings.epochLength} block(s))`);
   }
 
-  private async deployOne(name: "Authority" | "Application", args: readonly unknown[]): Promise<Address> {
+  private async deployOne(name: "Authority" | "Quorum" | "Application", args: readonly unknown[]): Promise<Address> {
     const artifact = v2Artifact(name);
     const hash = await this.wallet.deployContract({ abi: artifact.abi, bytecode: artifact.bytecode.object, args });
     const receipt = await this.reader.waitForTransactionReceipt({ hash, pollingInterval: 50 });

@@ -17,7 +17,7 @@ interface FoundryArtifact {
   deployedBytecode: { object: Hex };
 }
 
-export const V2_CONTRACTS = ["InputBox", "Authority", "Application", "Inputs", "Outputs", "DataAvailability"] as const;
+export const V2_CONTRACTS = ["InputBox", "Authority", "Quorum", "Application", "Inputs", "Outputs", "DataAvailability"] as const;
 export type V2ContractName = (typeof V2_CONTRACTS)[number];
 
 const cache = new Map<V2ContractName, FoundryArtifact>();

@@ -5,16 +5,23 @@
  * submitted through the Authority as `submitClaim(application, lastBlock, root)`. Every EPOCH_INTERVAL_MS
  * the closed epochs not yet claimed are claimed, oldest first; `close()` (POST /epoch/close) does it now,
  * mining the open epoch's remaining blocks first on a managed chain.
+ *
+ * Under a Quorum (docs/quorum.md) an epoch is claimed once the Quorum accepted a root for it
+ * (ClaimAccepted), never on one member's vote: every node follows the acceptances, and a member (a
+ * validator with a member's key) votes, oldest epoch first, for the roots its own dapp computed, once
+ * each: before a vote it asks the Quorum whether its id voted in that epoch already (a restart, or its
+ * key used elsewhere, which it reports).
  */
 import type { Hex } from "viem";
 import { messageOf } from "../../common/errors.ts";
 import { EpochSchedule, type EpochStatus } from "../epoch-schedule.ts";
 import type { Log } from "../log.ts";
 import type { V2Application, V2ApplicationState } from "./application.ts";
+import type { QuorumVotes } from "./quorum-votes.ts";
 import type { V2Claim, V2EpochSpan, V2Store } from "./record.ts";
 
 /** The v2 node's epoch statuses (Rollups 2.2.0 line) a devnode epoch can be in. */
-export type V2EpochStatus = "OPEN" | "CLOSED" | "CLAIM_COMPUTED" | "CLAIM_ACCEPTED";
+export type V2EpochStatus = "OPEN" | "CLOSED" | "CLAIM_COMPUTED" | "CLAIM_SUBMITTED" | "CLAIM_ACCEPTED";
 
 export interface V2Epoch extends V2EpochSpan {
   status: V2EpochStatus;
@@ -25,13 +32,19 @@ export interface V2Epoch extends V2EpochSpan {
 
 const ZERO_HASH: Hex = `0x${"00".repeat(32)}`;
 
-/** How long close() waits for the follower to read the blocks it mined and the dapp to process them. */
+/** How long close() waits for the follower to read the blocks it mined and the dapp to process them (and, under a Quorum, for the members' votes). */
 const CLOSE_WAIT_MS = 10_000;
+/** Blocks per getLogs call: public endpoints refuse wide ranges. */
+const LOG_RANGE = 10_000;
 
 export class V2EpochManager {
   /** Claims go one at a time, in order. */
   private readonly schedule: EpochSchedule;
   private claimFailing = false;
+  /** Quorum: the last block read for ClaimAccepted, the epochs this member has voted in, those its key voted in elsewhere. */
+  private acceptedThrough = -1;
+  private readonly voted = new Set<number>();
+  private readonly votedElsewhere = new Set<number>();
 
   constructor(
     private readonly store: V2Store,
@@ -40,6 +53,10 @@ export class V2EpochManager {
     private readonly managedChain: boolean,
     intervalMs: number,
     private readonly log: Log,
+    /** Under a Quorum: the members' votes, judged on every round. */
+    private readonly votes?: QuorumVotes,
+    /** Where an accepted root that contradicts this node's own, or this member's key voting elsewhere, is reported. */
+    private readonly alarm: Log = log,
   ) {
     store.epochLength = state.epochLength;
     this.schedule = new EpochSchedule(
@@ -63,6 +80,12 @@ export class V2EpochManager {
       this.state = state;
       this.store.epochLength = state.epochLength;
       if (state.deployed && this.store.forgetClaims() > 0) this.log("fresh v2 contracts: the record's epochs will be claimed again");
+      if (state.deployed) {
+        this.acceptedThrough = -1;
+        this.voted.clear();
+        this.votedElsewhere.clear();
+        this.votes?.reset(state);
+      }
     });
   }
 
@@ -87,7 +110,7 @@ export class V2EpochManager {
       const claim = claims.get(span.index) ?? null;
       const closed = span.lastBlock <= head;
       const processed = span.pending === 0;
-      const status: V2EpochStatus = !closed ? "OPEN" : !processed ? "CLOSED" : claim !== null ? "CLAIM_ACCEPTED" : "CLAIM_COMPUTED";
+      const status: V2EpochStatus = !closed ? "OPEN" : !processed ? "CLOSED" : claim !== null ? "CLAIM_ACCEPTED" : this.voted.has(span.index) ? "CLAIM_SUBMITTED" : "CLAIM_COMPUTED";
       const outputsRoot = claim?.outputsRoot ?? span.rootAfter;
       return { ...span, status, outputsRoot, claim };
     });
@@ -127,6 +150,11 @@ export class V2EpochManager {
     const deadline = Date.now() + CLOSE_WAIT_MS;
     while (this.epochs().some((e) => e.status === "CLOSED") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const claimed = await this.schedule.serialized(() => this.claimDue());
+    // Under a Quorum the members decide when: wait (a while) for their acceptance of what is closed now.
+    while (this.state.consensus === "quorum" && this.epochs().some((e) => e.status === "CLAIM_COMPUTED" || e.status === "CLAIM_SUBMITTED") && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      claimed.push(...(await this.schedule.serialized(() => this.claimDue())));
+    }
     const newest = claimed[claimed.length - 1];
     return newest === undefined ? null : this.summary(newest);
   }
@@ -137,6 +165,7 @@ export class V2EpochManager {
 
   /** Claims the closed, processed epochs not claimed yet, oldest first; stops at the first failure. */
   private async claimDue(): Promise<V2Epoch[]> {
+    if (this.state.consensus === "quorum") return this.followQuorum();
     const claimed: V2Epoch[] = [];
     if (!this.state.canClaim) return claimed;
     for (const epoch of this.epochs()) {
@@ -163,5 +192,71 @@ export class V2EpochManager {
       claimed.push({ ...epoch, status: "CLAIM_ACCEPTED", claim });
     }
     return claimed;
+  }
+
+  /** Quorum: votes (a member) for what it computed, then records what the Quorum accepted; the epochs accepted now. */
+  private async followQuorum(): Promise<V2Epoch[]> {
+    await this.votes?.refresh();
+    if (this.state.canClaim) await this.vote();
+    return this.followAccepted();
+  }
+
+  /** A member's votes, oldest epoch first, each once; stops at the first that fails (tried again next round). */
+  private async vote(): Promise<void> {
+    for (const epoch of this.epochs()) {
+      if (epoch.status !== "CLAIM_COMPUTED" || epoch.outputsRoot === null || this.votedElsewhere.has(epoch.index)) continue;
+      const already = await this.app.voteOf(this.state, epoch.lastBlock, epoch.outputsRoot);
+      if (already === "other") {
+        this.votedElsewhere.add(epoch.index);
+        this.alarm(`this member's key (${this.app.account.address}) voted in epoch ${epoch.index} (ending at block ${epoch.lastBlock}) for a root this node did not compute (its own: ${epoch.outputsRoot}): someone else holds the key; this node will not vote in that epoch`);
+        continue;
+      }
+      if (already === "this") {
+        this.voted.add(epoch.index);
+        continue;
+      }
+      try {
+        const tx = await this.app.submitClaim(this.state, epoch.lastBlock, epoch.outputsRoot);
+        this.voted.add(epoch.index);
+        this.log(`epoch ${epoch.index} (blocks ${epoch.firstBlock}..${epoch.lastBlock}, inputs ${epoch.lower}..${epoch.upper - 1}): voted outputs root ${epoch.outputsRoot} (transaction ${tx})`);
+        if (this.claimFailing) this.log("votes go through again");
+        this.claimFailing = false;
+      } catch (error) {
+        const message = messageOf(error);
+        // Accepted already, on the other members' votes: nothing left to vote for.
+        if (/NotFirstClaim/.test(message)) {
+          this.voted.add(epoch.index);
+          continue;
+        }
+        if (!this.claimFailing) this.log(`voting in epoch ${epoch.index} failed: ${message} (retrying with the next round)`);
+        this.claimFailing = true;
+        return;
+      }
+    }
+  }
+
+  /** Records every root the Quorum accepted since the last look, as its epoch's claim. */
+  private async followAccepted(): Promise<V2Epoch[]> {
+    const latest = await this.app.latestBlock();
+    const accepted = new Set<number>();
+    while (this.acceptedThrough < latest) {
+      const from = this.acceptedThrough + 1;
+      const to = Math.min(latest, from + LOG_RANGE - 1);
+      for (const event of await this.app.claimEvents(this.state, "ClaimAccepted", from, to)) {
+        const epochIndex = Math.floor(event.lastBlock / this.state.epochLength);
+        if (this.store.claimOf(epochIndex) !== undefined) continue;
+        this.store.addClaim({ epochIndex, outputsRoot: event.outputsRoot, claimTx: event.transactionHash, claimedAt: Date.now() });
+        accepted.add(epochIndex);
+      }
+      this.acceptedThrough = to;
+    }
+    const epochs = this.epochs().filter((e) => accepted.has(e.index));
+    for (const epoch of epochs) {
+      const own = this.store.epochSpans(epoch.index)[0]?.rootAfter ?? null;
+      const words = `epoch ${epoch.index} (blocks ${epoch.firstBlock}..${epoch.lastBlock}, inputs ${epoch.lower}..${epoch.upper - 1}) accepted by the Quorum: outputs root ${epoch.outputsRoot} (transaction ${epoch.claim?.claimTx})`;
+      if (own !== null && own !== epoch.outputsRoot) this.alarm(`${words}; this node computes ${own}: a majority of the members voted for a root this node's dapp did not produce`);
+      else this.log(words);
+    }
+    return epochs;
   }
 }

@@ -13,6 +13,7 @@ import type { InspectOutcome } from "../queues.ts";
 import type { Reader } from "../reader.ts";
 import type { ValidatorStatus } from "../validator.ts";
 import type { V2EpochManager } from "./epochs.ts";
+import type { QuorumVotes } from "./quorum-votes.ts";
 import { serveSpecInspect, type V2InspectAnswer } from "./spec-inspect.ts";
 import { isApplicationId, listLimitOf, RPC_ERRORS, RpcError } from "./rpc-params.ts";
 import type { V2Rpc } from "./rpc.ts";
@@ -135,9 +136,10 @@ function inspectAnswer(res: ServerResponse, answer: V2InspectAnswer): void {
  * The node's routes; with a validator (DEVNODE_ROLE=validator), `GET /validator` gives its verdicts and
  * `POST /epoch/close` is not there: a validator closes nothing. A validator is a reader too
  * (devnode/reader.ts): `GET /reader`, `POST /snapshot`, and every inspect route refused while it must
- * serve no reads.
+ * serve no reads. `GET /consensus` says who claims (the Authority, or a Quorum and its members) and
+ * each epoch's votes (devnode/v2/quorum-votes.ts).
  */
-export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2EpochManager, metrics: DevnodeMetrics, validator?: { status(): ValidatorStatus }, reader?: Reader): Server {
+export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2EpochManager, metrics: DevnodeMetrics, consensus: QuorumVotes, validator?: { status(): ValidatorStatus }, reader?: Reader): Server {
   const inspect = async (payload: Buffer): Promise<V2InspectAnswer> => {
     const started = performance.now();
     const outcome = await model.inspect(toHex(payload));
@@ -205,6 +207,15 @@ export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2Epo
       }
       const closed = await epochs.close();
       return sendJson(res, 200, { closed, ...epochs.status(), ...epochs.addresses }, CORS);
+    }
+    if (url === "/consensus" && method === "GET") {
+      try {
+        await consensus.refresh();
+      } catch (error) {
+        // The chain did not answer: what was read before still stands, and says how old it is by its blocks.
+        return sendJson(res, 200, { ...consensus.status(), error: messageOf(error) }, CORS);
+      }
+      return sendJson(res, 200, consensus.status(), CORS);
     }
     if (url === "/epochs" && method === "GET") return sendJson(res, 200, { ...epochs.status(), ...epochs.addresses }, CORS);
     if (url === "/healthz" && method === "GET") return sendJson(res, 200, { status: "ok", rollups: "v2", ...model.status() }, CORS);

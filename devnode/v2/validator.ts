@@ -1,12 +1,14 @@
 /**
- * The v2 validator's claims (devnode/validator.ts does the checking): every ClaimSubmitted the
- * application's Authority emitted, in order. A v2 claim names an epoch by its last block and carries the
+ * The v2 validator's claims (devnode/validator.ts does the checking): the claims the application's
+ * consensus took, in order: under an Authority every ClaimSubmitted (its owner's word is the claim);
+ * under a Quorum every ClaimAccepted (a member's vote alone decides nothing: wrong votes are quorum-votes.ts's
+ * business, and only an accepted root stops a reader). A v2 claim names an epoch by its last block and carries the
  * outputs Merkle root after the last input mined up to that block; this node computes the same root over
  * its own record once it has read the chain past that block and its dapp has processed those inputs.
  * The Authority itself refuses a claim for a block not yet mined or not at an epoch's end, so a v2 claim
  * cannot name inputs that are not on chain: the only lie left is the root, and that is what is compared.
  */
-import type { Address } from "viem";
+import type { Address, Hex } from "viem";
 import type { ClaimBook, ClaimOnChain, Judgement } from "../validator.ts";
 import type { V2Application, V2ApplicationState } from "./application.ts";
 import type { V2Store } from "./record.ts";
@@ -16,10 +18,31 @@ const LOG_RANGE = 10_000;
 
 export interface V2ClaimOnChain extends ClaimOnChain {
   lastBlock: number;
+  /** Who sent it: the Authority's owner, or the Quorum itself for an accepted claim (no one member decided it). */
   submitter: Address;
 }
 
-export class AuthorityClaims implements ClaimBook<V2ClaimOnChain> {
+/**
+ * The outputs root this node computes for the epoch ending at `lastBlock`, once it has read the chain
+ * past that block and its dapp has processed the epoch's inputs; otherwise what it still waits for.
+ */
+export function computedRootAt(
+  store: V2Store,
+  epochLength: number,
+  lastBlock: number,
+  processedInputs: number,
+): { kind: "wait"; waiting: { lastInput: number; processedInputs: number; lastBlock: number; readThroughBlock: number } } | { kind: "computed"; firstInput: number; lastInput: number; computed: Hex } {
+  const firstBlock = lastBlock - epochLength + 1;
+  const firstInput = store.inputsThroughBlock(firstBlock - 1);
+  const upper = store.inputsThroughBlock(lastBlock);
+  const readThroughBlock = Number(store.nextBlock() ?? 0n) - 1;
+  if (readThroughBlock < lastBlock || processedInputs < upper) {
+    return { kind: "wait", waiting: { lastInput: upper - 1, processedInputs, lastBlock, readThroughBlock } };
+  }
+  return { kind: "computed", firstInput, lastInput: upper - 1, computed: store.outputsRootAt(store.outputsBefore(upper)) };
+}
+
+export class ConsensusClaims implements ClaimBook<V2ClaimOnChain> {
   readonly rollups = "v2";
   readonly hashName = "outputs root";
   /** Every claim read so far, and the last block read for them. */
@@ -28,8 +51,8 @@ export class AuthorityClaims implements ClaimBook<V2ClaimOnChain> {
 
   constructor(
     private readonly store: V2Store,
-    private readonly app: Pick<V2Application, "claimsSubmitted" | "latestBlock">,
-    private readonly state: Pick<V2ApplicationState, "application" | "authority" | "epochLength">,
+    private readonly app: Pick<V2Application, "claimEvents" | "latestBlock">,
+    private readonly state: Pick<V2ApplicationState, "application" | "authority" | "epochLength" | "consensus">,
     /** How many inputs the dapp has finished (in index order). */
     private readonly processedInputs: () => number,
   ) {}
@@ -44,8 +67,9 @@ export class AuthorityClaims implements ClaimBook<V2ClaimOnChain> {
     while (this.scannedThrough < latest) {
       const from = this.scannedThrough + 1;
       const to = Math.min(latest, from + LOG_RANGE - 1);
-      for (const claim of await this.app.claimsSubmitted(this.state, from, to)) {
-        this.seen.push({ hash: claim.outputsRoot, lastBlock: claim.lastBlock, submitter: claim.submitter });
+      const event = this.state.consensus === "quorum" ? "ClaimAccepted" : "ClaimSubmitted";
+      for (const claim of await this.app.claimEvents(this.state, event, from, to)) {
+        this.seen.push({ hash: claim.outputsRoot, lastBlock: claim.lastBlock, submitter: claim.submitter ?? this.state.authority });
       }
       // Only after the range is read: a failed read is read again, never skipped.
       this.scannedThrough = to;
@@ -53,16 +77,7 @@ export class AuthorityClaims implements ClaimBook<V2ClaimOnChain> {
   }
 
   async judge(claim: V2ClaimOnChain): Promise<Judgement> {
-    const firstBlock = claim.lastBlock - this.state.epochLength + 1;
-    const firstInput = this.store.inputsThroughBlock(firstBlock - 1);
-    const upper = this.store.inputsThroughBlock(claim.lastBlock);
-    const readThroughBlock = Number(this.store.nextBlock() ?? 0n) - 1;
-    const processedInputs = this.processedInputs();
-    if (readThroughBlock < claim.lastBlock || processedInputs < upper) {
-      return { kind: "wait", waiting: { lastInput: upper - 1, processedInputs, lastBlock: claim.lastBlock, readThroughBlock } };
-    }
-    const computed = this.store.outputsRootAt(this.store.outputsBefore(upper));
-    return { kind: "computed", firstInput, lastInput: upper - 1, computed };
+    return computedRootAt(this.store, this.state.epochLength, claim.lastBlock, this.processedInputs());
   }
 
   describe(claim: V2ClaimOnChain, firstInput: number, lastInput: number): string {

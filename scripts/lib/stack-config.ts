@@ -65,11 +65,16 @@ const envSchema = z.object({
   /** Reader k's query interface is READER_BASE_PORT + k - 1, its dapp's rollup HTTP server READER_ROLLUP_BASE_PORT + k - 1. */
   READER_BASE_PORT: port.default(10101),
   READER_ROLLUP_BASE_PORT: port.default(5101),
+  /**
+   * v2: claims by Cartesi's Quorum of this many members (`--quorum N`, docs/quorum.md) instead of the
+   * devnode's Authority; the members are the first N readers (hardhat accounts #20 upward vote).
+   */
+  QUORUM: z.coerce.number().int().min(1).max(MAX_READERS).optional(),
   /** The publisher's metrics and health (`--publish`). */
   PUBLISHER_PORT: port.default(8005),
 });
 
-export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--publish", "--api-replicas <n>", "--attestors <n>", "--readers <n>", "--rollups <v1|v2>"] as const;
+export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--publish", "--api-replicas <n>", "--attestors <n>", "--readers <n>", "--quorum <n>", "--rollups <v1|v2>"] as const;
 const BOOLEAN_FLAGS: readonly string[] = START_FLAGS.filter((f) => !f.includes(" "));
 /** `npm start -- --validator` beside a running stack: where it listens and keeps its record by default. */
 export const VALIDATOR_DEFAULTS = { nodePort: 10001, rollupHttpPort: 5005, dataDir: ".data-validator" } as const;
@@ -89,6 +94,7 @@ const VALUED_FLAGS = {
   "--rollups": { variable: "ROLLUPS", expected: "v1 or v2, e.g. --rollups v2" },
   "--attestors": { variable: "ATTESTORS", expected: "a number of attestors, e.g. --attestors 3" },
   "--readers": { variable: "READERS", expected: "a number of readers, e.g. --readers 2" },
+  "--quorum": { variable: "QUORUM", expected: "a number of Quorum members, e.g. --quorum 3" },
 } as const;
 
 function splitValuedFlags(argv: readonly string[]): { flags: string[]; values: Record<string, string> } {
@@ -162,7 +168,8 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
   // A validator's dapp must be configured as the claimer's is: the same admins (replicas' wallets included).
   const walletKeys = replicas?.privateKeys ?? (validator ? replicaPrivateKeys(e.PRIVATE_KEY, e.API_REPLICAS, e.API_REPLICA_KEYS) : [e.PRIVATE_KEY]);
   const wallets = walletKeys.map(addressOfKey);
-  if (validator && e.READERS > 0) throw new StartConfigError("--readers runs validators inside the stack: leave out --validator");
+  if (validator && (e.READERS > 0 || e.QUORUM !== undefined)) throw new StartConfigError(`${e.READERS > 0 ? "--readers" : "--quorum"} runs validators inside the stack: leave out --validator`);
+  const quorum = quorumSettings(e);
   if (validator) {
     // Beside a running `npm start`: its chain, other ports, another record; only a devnode and a dapp.
     return checkedPorts({
@@ -209,6 +216,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
       dappAdmins: e.DAPP_ADMINS ?? wallets.join(","),
       replicas,
       readers: readerSettings(e, validator),
+      quorum,
       // On a chain of its own the stack deploys the registry and the gate; on another, npm run deploy-contracts does.
       contracts: e.RPC_URL === undefined ? predictedContracts(addressOfKey(STACK_DEPLOYER_KEY)) : undefined,
       publisher: publisherSettings(e, argv),
@@ -231,10 +239,25 @@ function publisherSettings(e: StartEnv, argv: readonly string[]): StackSettings[
   return { port: e.PUBLISHER_PORT };
 }
 
+/** Members k = 1..N vote with hardhat accounts #20 upward: the stack's own chain funds them. */
+export function quorumMemberKeys(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => hardhatKey(DEFAULTS.firstQuorumMemberAccount + i));
+}
+
+function quorumSettings(e: StartEnv): StackSettings["quorum"] {
+  if (e.QUORUM === undefined) return undefined;
+  if (e.ROLLUPS !== "v2") throw new StartConfigError("--quorum: a Quorum is Cartesi Rollups v2's (add --rollups v2); v1 keeps its Authority (docs/quorum.md)");
+  if (e.RPC_URL !== undefined) throw new StartConfigError("--quorum deploys the application under a Quorum on the stack's own chain: on another chain deploy it there and run each member as a devnode with DEVNODE_ROLE=member (docs/quorum.md)");
+  const keys = quorumMemberKeys(e.QUORUM);
+  return { members: keys.map(addressOfKey), keys };
+}
+
 function readerSettings(e: StartEnv, validator: boolean): StackSettings["readers"] {
-  if (e.READERS === 0 || validator) return undefined;
-  const nodePorts = Array.from({ length: e.READERS }, (_, i) => e.READER_BASE_PORT + i);
-  const rollupHttpPorts = Array.from({ length: e.READERS }, (_, i) => e.READER_ROLLUP_BASE_PORT + i);
+  // Members are readers: --quorum N runs at least N, the first N voting.
+  const count = Math.max(e.READERS, e.QUORUM ?? 0);
+  if (count === 0 || validator) return undefined;
+  const nodePorts = Array.from({ length: count }, (_, i) => e.READER_BASE_PORT + i);
+  const rollupHttpPorts = Array.from({ length: count }, (_, i) => e.READER_ROLLUP_BASE_PORT + i);
   return { nodePorts, rollupHttpPorts };
 }
 

@@ -45,6 +45,15 @@ export interface ReaderSettings {
   rpcUrls?: readonly string[] | undefined;
 }
 
+/**
+ * A Quorum (`npm start -- --rollups v2 --quorum N`, docs/quorum.md): the devnode deploys the application
+ * under Cartesi's Quorum of these members, and reader k (k <= N) is member k, voting with keys[k - 1].
+ */
+export interface QuorumSettings {
+  members: readonly Address[];
+  keys: readonly string[];
+}
+
 /** Where reader k keeps its record and its dapp's database. */
 export function readerDataDir(s: Pick<StackSettings, "dataDir">, k: number): string {
   return join(s.dataDir, `reader-${k}`);
@@ -106,6 +115,8 @@ export interface StackSettings {
   replicas?: ReplicaSettings | undefined;
   /** Readers the api reads from; undefined: the node answers the api's reads. */
   readers?: ReaderSettings | undefined;
+  /** v2: a Quorum of the first readers instead of the devnode's Authority. */
+  quorum?: QuorumSettings | undefined;
   /** Where the api reaches the node, when not at the node itself (a test's recording proxy in front of it). */
   apiNodeUrl?: string | undefined;
   /**
@@ -307,6 +318,7 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
           INPUTBOX_ADDRESS: s.inputBoxAddress,
           DAPP_ADDRESS: s.dappAddress,
           DATA_DIR: s.dataDir,
+          ...(s.quorum === undefined ? {} : { QUORUM_MEMBERS: s.quorum.members.join(",") }),
         },
       };
     case "dapp":
@@ -332,13 +344,15 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
       const k = readerNumber(piece);
       const readers = s.readers;
       if (readers === undefined || k > readers.nodePorts.length) return undefined;
-      // A validator on the stack's chain (claims nothing, checks every claim), whose query interface the api reads.
+      // A validator on the stack's chain (claims nothing, checks every claim), whose query interface the api
+      // reads; under a Quorum the first N are its members, each voting with its own key.
+      const key = s.quorum?.keys[k - 1];
       return {
         ...tsx("devnode/main.ts"),
         env: {
           RPC_URL: readers.rpcUrls?.[k - 1] ?? urls.rpc,
           DEVNODE_CHAIN: "external",
-          DEVNODE_ROLE: "validator",
+          ...(key === undefined ? { DEVNODE_ROLE: "validator" } : { DEVNODE_ROLE: "member", CLAIMER_PRIVATE_KEY: key }),
           NODE_PORT: String(readers.nodePorts[k - 1]),
           NODE_HOST: "127.0.0.1",
           ROLLUP_HTTP_PORT: String(readers.rollupHttpPorts[k - 1]),

@@ -16,6 +16,7 @@ import { claimsTests } from "./e2e-suite/claims.ts";
 import { SuiteContext, type ApiEndToEndOptions } from "./e2e-suite/context.ts";
 import { grantsTests } from "./e2e-suite/grants.ts";
 import { operationsTests } from "./e2e-suite/operations.ts";
+import { quorumTests } from "./e2e-suite/quorum.ts";
 
 export type { ApiEndToEndOptions } from "./e2e-suite/context.ts";
 
@@ -32,6 +33,7 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
       apiReplicas: ctx.replicas,
       rollups: ctx.rollups,
       readers: ctx.readers,
+      ...(ctx.quorum > 0 ? { quorum: ctx.quorum } : {}),
       ...(nodePort === undefined ? {} : { ports: { node: nodePort }, apiNodeUrl: ctx.nodeProxy?.url }),
       env: {
         PROVIDER_ALLOWED_HOSTS: "127.0.0.1",
@@ -73,6 +75,8 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
         latestClaim: status.latestClaim === null ? null : { epochHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), firstIndex: expect.any(Number), lastIndex: expect.any(Number), blockNumber: expect.any(Number) },
         contracts: { registry: ctx.stack.contracts?.registry.toLowerCase(), gate: ctx.stack.contracts?.gate.toLowerCase() },
         readers: ctx.stack.urls.readers.map((url) => ({ url, kind: expect.any(String), health: "serving", processedInputCount: expect.any(Number), reason: null })),
+        // v2: who claims, as the node says it; v1 keeps its Authority and says nothing.
+        consensus: ctx.rollups === "v1" ? null : expect.objectContaining({ kind: ctx.quorum > 0 ? "quorum" : "authority", needed: ctx.quorum > 0 ? Math.floor(ctx.quorum / 2) + 1 : 1, members: expect.any(Array), wrongVotes: [] }),
         // The stack's pieces as its supervisor wrote them: every one running, none restarted.
         stack: ctx.stack.pieces.map((piece) => ({ piece, running: true, pid: expect.any(Number), restarts: 0, lastExit: null })),
       });
@@ -158,6 +162,8 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
   });
 
   claimsTests(ctx);
+  // Before the grants, which leave the suite's schema sealed to owners' keys.
+  if (ctx.quorum > 0) quorumTests(ctx);
   grantsTests(ctx);
   operationsTests(ctx);
 

@@ -210,6 +210,7 @@ describe("failures of what the api depends on", () => {
         inputsPerMinute: [],
         latestClaim: null,
         contracts: null,
+        consensus: null,
         readers: [],
         // Not in a stack (no supervisor's status file in its DATA_DIR).
         stack: null,

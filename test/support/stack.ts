@@ -28,7 +28,7 @@ import type { InspectEnvelope } from "../../common/wire.ts";
 import { DEFAULTS, type RollupsVersion, V2_DEFAULTS } from "../../devnode/config.ts";
 import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
-import { replicaPrivateKeys } from "../../scripts/lib/stack-config.ts";
+import { quorumMemberKeys, replicaPrivateKeys } from "../../scripts/lib/stack-config.ts";
 import { RollupClient, type InputVerdict, type Sender } from "../../scripts/lib/rollup-client.ts";
 import { predictedContracts, STACK_DEPLOYER_KEY } from "../../scripts/lib/deploy-contracts.ts";
 import { defaultDappCommand, readerDataDir, stackStatusPath, stackUrls, type PieceKind, type PieceName, type StackSettings, type StackUrls } from "../../scripts/lib/stack-pieces.ts";
@@ -99,6 +99,8 @@ export interface StartStackOptions {
   rollups?: RollupsVersion;
   /** Readers beside the node (`npm start -- --readers N`): validators the api reads from. Default none. */
   readers?: number;
+  /** v2: claims by a Quorum of this many members, readers 1..N (`npm start -- --quorum N`). Default: the Authority. */
+  quorum?: number;
   /** Where the api reaches the node instead of the node itself (a recording proxy in front of it). */
   apiNodeUrl?: string;
   /** Where each reader reaches the chain instead of the chain itself (a proxy a test holds or cuts), reader 1 first. */
@@ -181,13 +183,18 @@ export async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
+function quorumOf(count: number): NonNullable<StackSettings["quorum"]> {
+  const keys = quorumMemberKeys(count);
+  return { keys, members: keys.map((key) => privateKeyToAccount(key as Hex).address) };
+}
+
 export async function startStack(options: StartStackOptions = {}): Promise<TestStack> {
   const ownsDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "devnode-stack-"));
   if (options.reset === true) wipeDataDir(dataDir, PROJECT_ROOT);
   const replicaCount = options.apiReplicas ?? 1;
   const attestorCount = options.attestors ?? 1;
-  const readerCount = options.readers ?? 0;
+  const readerCount = Math.max(options.readers ?? 0, options.quorum ?? 0);
   const [chain, node, rollupHttp, api, attestor, demoProvider, redisPort, publisherPort, ...morePorts] = await freePorts(8 + replicaCount + attestorCount - 1 + 2 * readerCount);
   const replicaPorts = morePorts.slice(0, replicaCount);
   const extraAttestorPorts = morePorts.slice(replicaCount, replicaCount + attestorCount - 1);
@@ -233,6 +240,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
       readerCount === 0
         ? undefined
         : { nodePorts: readerPorts.slice(0, readerCount), rollupHttpPorts: readerPorts.slice(readerCount), ...(options.readerRpcUrls === undefined ? {} : { rpcUrls: options.readerRpcUrls }) },
+    ...(options.quorum === undefined ? {} : { quorum: quorumOf(options.quorum) }),
     ...(options.apiNodeUrl === undefined ? {} : { apiNodeUrl: options.apiNodeUrl }),
     // As npm start: on a chain of its own, the registry and the gate beside the application.
     ...(options.externalRpcUrl === undefined ? { contracts: predictedContracts(privateKeyToAccount(STACK_DEPLOYER_KEY).address) } : {}),

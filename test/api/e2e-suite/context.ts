@@ -28,6 +28,8 @@ export interface ApiEndToEndOptions {
   rollups?: "v1" | "v2";
   /** Readers the api reads from instead of the node (`--readers N`); 0 reads the node. */
   readers?: number;
+  /** v2: claims by a Quorum of this many members (`--quorum N`), who are readers too; 0 keeps the Authority. */
+  quorum?: number;
 }
 
 export class SuiteContext {
@@ -52,6 +54,7 @@ export class SuiteContext {
   readonly replicas: number;
   readonly rollups: "v1" | "v2";
   readonly readers: number;
+  readonly quorum: number;
   /** With readers, a recording proxy the api reaches the node through: the node must get no inspect from it. */
   nodeProxy: RecordingProxy | undefined;
   private clientNo = 0;
@@ -59,7 +62,9 @@ export class SuiteContext {
   constructor(options: ApiEndToEndOptions) {
     this.replicas = options.replicas;
     this.rollups = options.rollups ?? "v1";
-    this.readers = options.readers ?? 0;
+    this.quorum = options.quorum ?? 0;
+    // Members serve reads: a Quorum of N runs at least N readers.
+    this.readers = Math.max(options.readers ?? 0, this.quorum);
   }
 
   /** A distinct client address per test (the api trusts X-Forwarded-For here), so rate limits stay per test. */
