@@ -9,6 +9,7 @@
  *   --machine:      adds the dapp's peak RSS in a 128 MiB, one-hart riscv64 machine (qemu-system) on the largest store
  *   --attestor:     only the claims proven by the TLS attestor, both modes, against a plain claim (bench/sections/attestor.ts)
  *   --rollups v2:   the whole-stack rows on a Rollups v2 stack (the devnode as a v2 node); v1 by default
+ *   --quorum:       only the claims' delay and gas under the Authority and Quorums of 3 and 5 (bench/sections/quorum.ts)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -16,6 +17,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { SIZES, type BenchSize } from "../bench/sizes.ts";
+import type { BenchContext, SectionRows } from "../bench/sections/context.ts";
 import { runScript, UsageError } from "./lib/cli.ts";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -34,6 +36,8 @@ export interface BenchArgs {
   attestor: boolean;
   /** Only the on-chain rows (bench/sections/onchain.ts), on Rollups v1 and then v2. */
   onchain: boolean;
+  /** Only the consensus rows (bench/sections/quorum.ts). */
+  quorum: boolean;
   rollups: "v1" | "v2";
 }
 
@@ -43,17 +47,19 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let machine = false;
   let attestor = false;
   let onchain = false;
+  let quorum = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === "--riscv64" || arg === "--machine" || arg === "--attestor" || arg === "--onchain") {
+    if (arg === "--riscv64" || arg === "--machine" || arg === "--attestor" || arg === "--onchain" || arg === "--quorum") {
       if (arg === "--riscv64") riscv64 = true;
+      else if (arg === "--quorum") quorum = true;
       else if (arg === "--machine") machine = true;
       else if (arg === "--onchain") onchain = true;
       else attestor = true;
       continue;
     }
     const match = /^--(size|out|rollups)(?:=(.*))?$/.exec(arg);
-    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor, --onchain)`);
+    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor, --onchain, --quorum)`);
     const value = match[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
     raw[match[1] as string] = value;
@@ -64,32 +70,34 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   }
   if (attestor && (riscv64 || machine || onchain || parsed.data.rollups !== "v1")) throw new UsageError("--attestor runs on its own: leave out --riscv64, --machine, --onchain and --rollups");
   if (onchain && (riscv64 || machine || parsed.data.rollups !== "v1")) throw new UsageError("--onchain runs on its own, on Rollups v1 and v2: leave out --riscv64, --machine and --rollups");
-  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, onchain, rollups: parsed.data.rollups };
+  if (quorum && (riscv64 || machine || onchain || attestor || parsed.data.rollups !== "v1")) throw new UsageError("--quorum runs on its own, on Rollups v2: leave out the other flags");
+  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, onchain, quorum, rollups: parsed.data.rollups };
 }
 
-const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}] | npm run bench -- --onchain   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only; --onchain: the registry's gas beside EAS's, v1 and v2)`;
+const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}] | npm run bench -- --onchain | npm run bench -- --quorum   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only; --onchain: the registry's gas beside EAS's, v1 and v2; --quorum: claims under the Authority and a Quorum of 3 and 5)`;
 
-/** `--onchain`: the on-chain rows alone, on Rollups v1 and then v2, each against EAS on its own chain. */
-async function onchainMain(args: BenchArgs): Promise<number> {
-  const { onchainRows } = await import("../bench/sections/onchain.ts");
+/**
+ * A section run alone (`--onchain`, `--quorum`): the dapp bundle built once, a scratch directory, the
+ * section's tables printed (one per part) and written as JSON to DIR/<file>.
+ */
+async function sectionAlone(args: BenchArgs, command: string, file: string, parts: (ctx: BenchContext) => AsyncGenerator<{ title: string; rows: SectionRows }>): Promise<number> {
   const { buildDappBundle } = await import("../bench/bundle.ts");
   const { PROFILES } = await import("../bench/profile.ts");
   const { formatTable } = await import("../bench/report.ts");
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(signal === "SIGINT" ? 130 : 143));
   const log = (line: string): void => void process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
-  const work = mkdtempSync(join(tmpdir(), "attestation-bench-onchain-"));
+  const work = mkdtempSync(join(tmpdir(), "attestation-bench-section-"));
   const bundleDir = join(root, "bench-results", ".bundle", String(process.pid));
   try {
     const ctx = { root, work, profile: PROFILES[args.size], bundle: await buildDappBundle(root, bundleDir), log };
-    const out: string[] = ["npm run bench -- --onchain", ""];
+    const out: string[] = [command, ""];
     const all: unknown[] = [];
-    for (const rollups of ["v1", "v2"] as const) {
-      const { figures, notes } = await onchainRows(ctx, rollups);
-      all.push({ rollups, figures, notes });
-      out.push(`Rollups ${rollups}`, "", formatTable(figures), "", ...notes.map((n) => `- ${n}`), "");
+    for await (const { title, rows } of parts(ctx)) {
+      all.push({ part: title, ...rows });
+      out.push(title, "", formatTable(rows.figures), "", ...rows.notes.map((n) => `- ${n}`), "");
     }
     mkdirSync(args.out, { recursive: true });
-    const jsonFile = join(args.out, "bench-onchain.json");
+    const jsonFile = join(args.out, file);
     writeFileSync(jsonFile, `${JSON.stringify(all, null, 2)}\n`);
     process.stdout.write([...out, `wrote ${jsonFile}`, ""].join("\n"));
     return 0;
@@ -97,6 +105,22 @@ async function onchainMain(args: BenchArgs): Promise<number> {
     rmSync(work, { recursive: true, force: true });
     rmSync(bundleDir, { recursive: true, force: true });
   }
+}
+
+/** `--onchain`: the on-chain rows alone, on Rollups v1 and then v2, each against EAS on its own chain. */
+async function onchainMain(args: BenchArgs): Promise<number> {
+  const { onchainRows } = await import("../bench/sections/onchain.ts");
+  return sectionAlone(args, "npm run bench -- --onchain", "bench-onchain.json", async function* (ctx) {
+    for (const rollups of ["v1", "v2"] as const) yield { title: `Rollups ${rollups}`, rows: await onchainRows(ctx, rollups) };
+  });
+}
+
+/** `--quorum`: the consensus rows alone (Rollups v2 stacks of their own). */
+async function quorumMain(args: BenchArgs): Promise<number> {
+  const { quorumRows } = await import("../bench/sections/quorum.ts");
+  return sectionAlone(args, "npm run bench -- --quorum", "bench-quorum.json", async function* (ctx) {
+    yield { title: "Rollups v2: the Authority and Quorums of 3 and 5", rows: await quorumRows(ctx) };
+  });
 }
 
 async function attestorMain(args: BenchArgs): Promise<number> {
@@ -117,6 +141,7 @@ async function main(): Promise<number> {
   const args = parseBenchArgs(process.argv.slice(2));
   if (args.attestor) return attestorMain(args);
   if (args.onchain) return onchainMain(args);
+  if (args.quorum) return quorumMain(args);
   // The rig (chain, stacks, seeding) loads only once the arguments are known to be good.
   const { runBench } = await import("../bench/run.ts");
   const { formatTable, scaleChart } = await import("../bench/report.ts");

@@ -21,7 +21,7 @@ const E2E_SUITES = ["test/devnode", "test/api/e2e.test.ts", "test/api/attestor.e
  * Suites of test/devnode about the stack's supervision or the node alone (a dapp of their own, or none):
  * under emulation they would test nothing more and cost minutes; `npm test` runs them.
  */
-const NOT_ABOUT_THE_DAPP = ["**/stack-survival.e2e.test.ts", "**/stack-survival-full.e2e.test.ts", "**/snapshot-errors.test.ts", "**/v2-node-schemas.e2e.test.ts"];
+const NOT_ABOUT_THE_DAPP = ["**/stack-survival.e2e.test.ts", "**/stack-survival-full.e2e.test.ts", "**/snapshot-errors.test.ts", "**/v2-node-schemas.e2e.test.ts", "**/quorum.e2e.test.ts"];
 
 runScript(async () => {
   const { positional, options } = parseArgs(process.argv.slice(2), ["--cache"]);

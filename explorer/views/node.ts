@@ -21,6 +21,17 @@ interface Status {
   latestClaim: { epochHash: string; firstIndex: number; lastIndex: number; blockNumber: number } | null;
   contracts: { registry: string; gate: string } | null;
   readers: { url: string; health: string; processedInputCount: number; reason: string | null }[];
+  consensus: Consensus | null;
+}
+/** Who claims the epochs (v2): the Authority, or a Quorum and its members' votes (docs/quorum.md). */
+interface Consensus {
+  kind: "authority" | "quorum";
+  address: string;
+  needed: number;
+  members: { id: number; address: string; votes: number; wrongVotes: number }[];
+  epochs: { index: number; lastBlock: number; computed: string | null; accepted: string | null; votes: Record<string, string> }[];
+  waiting: { index: number }[];
+  reason: string | null;
 }
 
 function tone(status: string): "ok" | "warn" | "bad" {
@@ -79,8 +90,41 @@ export async function nodeView(view: HTMLElement): Promise<void> {
             ),
           ),
         ]),
+    ...(status.consensus === null ? [] : [consensusCard(status.consensus)]),
     card("Inputs per minute, last hour", perMinuteChart(status.inputsPerMinute)),
     rateCard(),
+  );
+}
+
+/** The consensus, its members, and each recent epoch's votes: agreed (the accepted root), another root, or none. */
+function consensusCard(c: Consensus): HTMLElement {
+  const short = (root: string): string => `${root.slice(0, 10)}…`;
+  const vote = (epoch: Consensus["epochs"][number], member: string): HTMLElement => {
+    const root = epoch.votes[member];
+    if (root === undefined) return h("span", { class: "muted" }, "—");
+    const agreed = epoch.accepted === null ? root === epoch.computed : root === epoch.accepted;
+    return badge(short(root), agreed ? "ok" : "bad");
+  };
+  const title = c.kind === "quorum" ? `Quorum: ${c.needed} of ${c.members.length} members accept a root` : "Authority: one key claims";
+  return card(
+    "Consensus",
+    h(
+      "div",
+      { id: "consensus" },
+      facts([
+        ["Kind", title],
+        ["Contract", h("span", { class: "mono" }, c.address)],
+        ["Waiting", c.reason === null ? "nothing: every computed epoch is accepted" : badge(c.reason, "warn")],
+      ]),
+      table(
+        ["Member", "Votes", "Wrong votes"],
+        c.members.map((m) => [h("span", { class: "mono" }, m.address), String(m.votes), m.wrongVotes === 0 ? "0" : badge(String(m.wrongVotes), "bad")]),
+      ),
+      table(
+        ["Epoch", "Accepted root", ...c.members.map((m) => `member ${m.id}`)],
+        c.epochs.map((e) => [String(e.index), e.accepted === null ? h("span", { class: "muted" }, "not yet") : h("span", { class: "mono" }, short(e.accepted)), ...c.members.map((m) => vote(e, m.address))]),
+      ),
+    ),
   );
 }
 

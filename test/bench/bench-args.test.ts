@@ -15,10 +15,17 @@ describe("npm run bench's arguments", () => {
     expect(parseBenchArgs(["--rollups=v2", "--riscv64"])).toMatchObject({ rollups: "v2", riscv64: true });
   });
 
+  it("--quorum measures the consensus alone", () => {
+    expect(parseBenchArgs(["--quorum"])).toMatchObject({ quorum: true, onchain: false, attestor: false });
+    expect(parseBenchArgs([]).quorum).toBe(false);
+  });
+
   it.each([
     [["--rollups", "v3"], /--rollups: /],
     [["--rollups"], /--rollups needs a value/],
     [["--attestor", "--rollups", "v2"], /--attestor runs on its own/],
+    [["--quorum", "--onchain"], /--quorum runs on its own, on Rollups v2: leave out the other flags/],
+    [["--quorum", "--rollups", "v2"], /--quorum runs on its own/],
     [["--fast"], /unknown argument: --fast/],
   ])("refuses %j", (argv, message) => {
     expect(() => parseBenchArgs(argv)).toThrow(message);

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULTS, loadDevnodeConfig, V2_DEFAULTS } from "../../devnode/config.ts";
+import { privateKeyToAccount } from "viem/accounts";
+import { DEFAULTS, hardhatPrivateKey, loadDevnodeConfig, V2_DEFAULTS } from "../../devnode/config.ts";
 import { UsageError } from "../../scripts/lib/cli.ts";
 import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
 import { parseReplayFile } from "../../scripts/lib/replay-file.ts";
@@ -74,6 +75,23 @@ describe("devnode configuration", () => {
     expect(() => loadDevnodeConfig({ DEVNODE_ROLE: "watcher" }, [])).toThrow(/^invalid devnode configuration: DEVNODE_ROLE: /);
   });
 
+  it("a Quorum: QUORUM_MEMBERS for a v2 devnode on its own chain; a member votes with a key of its own", () => {
+    const members = "0x09DB0a93B389bEF724429898f539AEB7ac2Dd55f,0x08135Da0A343E492FA2d4282F2AE34c6c5CC1BbE";
+    expect(loadDevnodeConfig({ ROLLUPS: "v2", QUORUM_MEMBERS: members }, []).quorumMembers).toEqual(members.split(","));
+    expect(loadDevnodeConfig({ ROLLUPS: "v2" }, []).quorumMembers).toBeUndefined();
+    expect(() => loadDevnodeConfig({ QUORUM_MEMBERS: members }, [])).toThrow(/^invalid devnode configuration: QUORUM_MEMBERS: a Quorum is deployed by a v2 devnode on the chain it manages \(v1 keeps its Authority/);
+    expect(() => loadDevnodeConfig({ ROLLUPS: "v2", RPC_URL: "http://10.0.0.1:8545", QUORUM_MEMBERS: members }, [])).toThrow(/QUORUM_MEMBERS: a Quorum is deployed by a v2 devnode on the chain it manages/);
+    expect(() => loadDevnodeConfig({ ROLLUPS: "v2", QUORUM_MEMBERS: "0x1234,0x09DB0a93B389bEF724429898f539AEB7ac2Dd55f" }, [])).toThrow(/^invalid devnode configuration: QUORUM_MEMBERS: expected comma-separated 0x addresses, got "0x1234"$/);
+    expect(() => loadDevnodeConfig({ ROLLUPS: "v2", QUORUM_MEMBERS: `${members},0x09db0a93b389bef724429898f539aeb7ac2dd55f` }, [])).toThrow(/^invalid devnode configuration: QUORUM_MEMBERS: a member is named twice$/);
+    const member = { ROLLUPS: "v2", RPC_URL: "http://10.0.0.1:8545", DEVNODE_ROLE: "member", CLAIMER_PRIVATE_KEY: `0x${"11".repeat(32)}` };
+    expect(loadDevnodeConfig(member, [])).toMatchObject({ role: "member", chainMode: "external", claimerPrivateKey: `0x${"11".repeat(32)}` });
+    expect(() => loadDevnodeConfig({ ...member, CLAIMER_PRIVATE_KEY: "" }, [])).toThrow(/^invalid devnode configuration: CLAIMER_PRIVATE_KEY: /);
+    const { CLAIMER_PRIVATE_KEY: _key, ...keyless } = member;
+    expect(() => loadDevnodeConfig(keyless, [])).toThrow(/^invalid devnode configuration: DEVNODE_ROLE: a member votes in a v2 Quorum \(ROLLUPS=v2\) with its own key \(set CLAIMER_PRIVATE_KEY\)$/);
+    expect(() => loadDevnodeConfig({ ...member, ROLLUPS: "v1" }, [])).toThrow(/DEVNODE_ROLE: a member votes in a v2 Quorum/);
+    expect(() => loadDevnodeConfig({ ...member, DEVNODE_CHAIN: "managed" }, [])).toThrow(/^invalid devnode configuration: DEVNODE_ROLE: a member follows an external chain/);
+  });
+
   it("a reader: stale after READER_STALE_MS, the dapp's database where the dapp keeps it, and a snapshot for validators only", () => {
     const validator = { RPC_URL: "http://10.0.0.1:8545", DEVNODE_ROLE: "validator", DATA_DIR: "/srv/reader" };
     expect(loadDevnodeConfig(validator, [])).toMatchObject({ readerStaleMs: 5000, dappDbPath: "/srv/reader/dapp.sqlite", snapshotPath: undefined });
@@ -89,6 +107,26 @@ describe("devnode configuration", () => {
 });
 
 describe("npm start configuration", () => {
+  it("--quorum N: a v2 stack on its own chain whose first N readers are the Quorum's members, voting with hardhat #20 upward", () => {
+    const settings = loadStartOptions({}, ["--rollups", "v2", "--quorum", "3"], PROJECT_ROOT).settings;
+    expect(settings.quorum?.members).toEqual([20, 21, 22].map((k) => privateKeyToAccount(hardhatPrivateKey(k)).address));
+    expect(settings.quorum?.keys).toEqual([20, 21, 22].map((k) => hardhatPrivateKey(k)));
+    expect(settings.readers?.nodePorts).toEqual([10101, 10102, 10103]);
+    // With more readers than members, the rest only read.
+    expect(loadStartOptions({}, ["--rollups=v2", "--quorum=1", "--readers=2"], PROJECT_ROOT).settings).toMatchObject({ quorum: { members: [expect.any(String)] }, readers: { nodePorts: [10101, 10102] } });
+    expect(loadStartOptions({}, ["--rollups", "v2"], PROJECT_ROOT).settings.quorum).toBeUndefined();
+    const refused: [string[], Record<string, string>, RegExp][] = [
+      [["--quorum", "3"], {}, /^--quorum: a Quorum is Cartesi Rollups v2's \(add --rollups v2\); v1 keeps its Authority/],
+      [["--rollups", "v2", "--quorum", "0"], {}, /^invalid configuration: QUORUM: /],
+      [["--rollups", "v2", "--quorum", "9"], {}, /^invalid configuration: QUORUM: /],
+      [["--rollups", "v2", "--quorum", "three"], {}, /^invalid configuration: QUORUM: /],
+      [["--rollups", "v2", "--quorum"], {}, /^--quorum: expected a number of Quorum members, e\.g\. --quorum 3$/],
+      [["--rollups", "v2", "--quorum", "3"], { RPC_URL: "http://10.0.0.1:8545" }, /^--quorum deploys the application under a Quorum on the stack's own chain/],
+      [["--rollups", "v2", "--quorum", "3", "--validator"], {}, /^--quorum runs validators inside the stack: leave out --validator$/],
+    ];
+    for (const [argv, env, message] of refused) expect(() => loadStartOptions(env, argv, PROJECT_ROOT), argv.join(" ")).toThrow(message);
+  });
+
   it("starts the source dapp by default, the bundle with --bundle or DAPP_BUNDLE, or DAPP_COMMAND", () => {
     const plain = loadStartOptions({}, [], PROJECT_ROOT).settings;
     expect(plain.dappCommand).toEqual([process.execPath, "--import", "tsx", "dapp/main.ts"]);
