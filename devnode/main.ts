@@ -215,7 +215,7 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
   const validating = config.role !== "claimer";
   const quorum = state.consensus === "quorum";
   const alarm = (line: string): void => logger.error(line);
-  const votes = new QuorumVotes(store, application, state, processed, alarm);
+  const votes = new QuorumVotes(store, application, state, processed, alarm, quorum || !validating);
   const claims = validating && config.role !== "member" ? { ...state, canClaim: false } : state;
   // Under a Quorum every node follows the acceptances (and a member votes) in short rounds: the members,
   // not a timer of this node's, decide when an epoch is claimed.

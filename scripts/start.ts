@@ -4,7 +4,7 @@
  * every piece but the chain and the devnode when it dies (scripts/lib/stack-restarts.ts), and stops when
  * one of those two does; stops everything on Ctrl-C, SIGTERM or SIGHUP, leaving no process behind.
  *
- *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--publish] [--validator]
+ *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--quorum N] [--publish] [--validator]
  *   (configuration: docs/devnode.md; replicas: docs/operations.md)
  */
 import { mkdirSync } from "node:fs";
@@ -22,7 +22,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (line: string): void => console.log(`[stack] ${line}`);
 
 const USAGE =
-  "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--publish] [--validator]    (configuration by environment: docs/devnode.md)";
+  "npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--quorum N] [--publish] [--validator]    (configuration by environment: docs/devnode.md)";
 
 async function main(): Promise<number> {
   if (wantsHelp()) {
@@ -115,7 +115,8 @@ async function main(): Promise<number> {
             : "  api       (not started: api/main.ts not found or disabled)",
         apiEnabled(settings) ? `  ws        ${urls.ws}` : "",
         settings.env.DEVNODE_ROLE === "validator" ? `  validator ${urls.node}/validator (npm run validate -- --node ${urls.node})` : "",
-        ...urls.readers.map((url, i) => `  reader ${i + 1}  ${url}/inspect/... (status ${url}/reader; the api's reads go to the readers)`),
+        ...urls.readers.map((url, i) => `  reader ${i + 1}  ${url}/inspect/... (status ${url}/reader; the api's reads go to the readers${i < (settings.quorum?.members.length ?? 0) ? `; Quorum member ${i + 1}, ${settings.quorum?.members[i]}` : ""})`),
+        settings.quorum === undefined ? "" : `  consensus Quorum ${V2_DEFAULTS.authorityAddress}: ${Math.floor(settings.quorum.members.length / 2) + 1} of ${settings.quorum.members.length} members accept a root (votes: ${urls.node}/consensus; docs/quorum.md)`,
         ...attestorNotes.map((note) => `  attestor  ${note}`),
         urls.demoProvider !== undefined ? `  provider  ${urls.demoProvider}/balance.json (demo, CA ${settings.dataDir}/demo-provider/ca.pem)` : "",
         `  InputBox  ${settings.inputBoxAddress}`,

@@ -17,6 +17,8 @@ import { computedRootAt } from "./validator.ts";
 const LOG_RANGE = 10_000;
 /** Epochs `GET /consensus` lists, newest first. */
 const SHOWN_EPOCHS = 20;
+/** Epochs, newest last, among which `waiting` looks. */
+const WAITING_WINDOW = 200;
 
 export interface WrongVote {
   member: Address;
@@ -60,6 +62,8 @@ export class QuorumVotes {
     private readonly processedInputs: () => number,
     /** Where a wrong vote is reported (stderr). */
     private readonly alarm: Log,
+    /** Whether this node records each epoch's acceptance (the claimer, and every node under a Quorum). */
+    private readonly recordsAcceptance: boolean,
   ) {}
 
   /** After the contracts were placed again (a fresh chain): the votes read so far were another Quorum's. */
@@ -126,7 +130,9 @@ export class QuorumVotes {
         accepted: claims.get(span.index)?.outputsRoot ?? null,
         votes: Object.fromEntries((this.votes.get(span.index) ?? []).map((v) => [v.submitter ?? "", v.outputsRoot])),
       }));
-    const waiting = spans
+    // Only a node that records acceptances knows what waits (a validator under an Authority records none),
+    // and only the recent epochs are looked at: a scrape must not compute a root for every epoch ever.
+    const waiting = (this.recordsAcceptance ? spans.slice(-WAITING_WINDOW) : [])
       .filter((span) => !claims.has(span.index) && rootOf(span.lastBlock) !== null)
       .map((span) => {
         const voters = new Set((this.votes.get(span.index) ?? []).map((v) => (v.submitter ?? "").toLowerCase()));
