@@ -80,6 +80,11 @@ const envSchema = z.object({
     .regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key")
     .default(DEFAULT_PRIVATE_KEY),
   JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  /**
+   * The key that signs receipts (EAS off-chain attestations of what the rollup accepted, docs/receipts.md);
+   * default: one generated into DATA_DIR/receipt-signer-key on first start.
+   */
+  RECEIPT_SIGNER_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key").optional(),
   DATA_DIR: z.string().min(1).default(".data"),
   PROVIDER_ALLOWED_HOSTS: z
     .string()
@@ -158,6 +163,8 @@ export interface ApiConfig extends RollupEndpoints {
   inputBoxAddress: Address;
   privateKey: Hex;
   jwtSecret: Uint8Array;
+  /** Signs every receipt (RECEIPT_SIGNER_KEY, or DATA_DIR/receipt-signer-key). */
+  receiptSignerKey: Hex;
   dataDir: string;
   providerAllowedHosts: string[];
   rateLimits: boolean;
@@ -220,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     inputBoxAddress: (e.INPUTBOX_ADDRESS ?? LOCAL_ADDRESSES[e.ROLLUPS].inputBox) as Address,
     privateKey: e.PRIVATE_KEY as Hex,
     jwtSecret: resolveJwtSecret(e.JWT_SECRET, e.DATA_DIR),
+    receiptSignerKey: resolveReceiptSignerKey(e.RECEIPT_SIGNER_KEY, e.DATA_DIR),
     dataDir: e.DATA_DIR,
     providerAllowedHosts: e.PROVIDER_ALLOWED_HOSTS,
     rateLimits: e.RATE_LIMITS,
@@ -263,4 +271,15 @@ export function resolveJwtSecret(explicit: string | undefined, dataDir: string):
   const { value: secret, file } = secretInDataDir(dataDir, "jwt-secret", () => randomBytes(32).toString("hex"));
   if (secret.length < 32) throw new ConfigError("JWT_SECRET", `${file} holds fewer than 32 characters`);
   return new TextEncoder().encode(secret);
+}
+
+/**
+ * `RECEIPT_SIGNER_KEY` when set; otherwise a key generated into `DATA_DIR/receipt-signer-key` on first
+ * start, kept for the next (replicas sharing DATA_DIR share it). A file that does not hold a key stops the start.
+ */
+export function resolveReceiptSignerKey(explicit: string | undefined, dataDir: string): Hex {
+  if (explicit !== undefined) return explicit as Hex;
+  const { value, file } = secretInDataDir(dataDir, "receipt-signer-key", () => `0x${randomBytes(32).toString("hex")}`);
+  if (!/^0x[0-9a-fA-F]{64}$/.test(value)) throw new ConfigError("RECEIPT_SIGNER_KEY", `${file} does not hold a 0x-prefixed 32-byte hex private key`);
+  return value as Hex;
 }

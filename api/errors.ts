@@ -46,6 +46,8 @@ export const API_ERROR_STATUS = {
   OWNER_KEY_MISSING: 409,
   /** Extension (DECISIONS.md section 13): the attestation's epoch is not claimed yet; sent with Retry-After. */
   PROOF_NOT_READY: 409,
+  /** Extension (docs/receipts.md): no receipt can be signed for it (no registry known, or several bucketed fields). */
+  RECEIPT_UNAVAILABLE: 409,
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_STATUS;

@@ -6,7 +6,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { errorResponses, jsonContent } from "./operations.ts";
 import { registerKeyRoute, registerSchemaRoute } from "./routes/admin.ts";
-import { attestationInputRoute, attestationRoute, attestationsByOwnerRoute, claimRoute, provenClaimRoute } from "./routes/attestations.ts";
+import { attestationInputRoute, attestationReceiptRoute, attestationRoute, attestationsByOwnerRoute, claimRoute, provenClaimRoute } from "./routes/attestations.ts";
 import { attestorsRoute, registerAttestorRoute } from "./routes/attestors.ts";
 import { loginRoute, nonceRoute } from "./routes/auth.ts";
 import { attestationDataRoute } from "./routes/data.ts";
@@ -42,6 +42,7 @@ export const API_ROUTES = [
   provenClaimRoute,
   attestationRoute,
   attestationInputRoute,
+  attestationReceiptRoute,
   attestationDataRoute,
   proofRoute,
   revocationProofRoute,

@@ -29,6 +29,7 @@ import { WriteMark } from "./rollup/write-mark.ts";
 import { RedisWriteMark } from "./redis/write-mark.ts";
 import { GroupCommit, type CommittedWrite } from "./rollup/group-commit.ts";
 import { compactSchemaOfDetail, type CompactSchema } from "../common/compact-batch.ts";
+import { ReceiptSigner } from "./receipts.ts";
 import { InputSubmitter } from "./rollup/submitter.ts";
 import { settleWrite, VerdictWatch } from "./rollup/verdict.ts";
 import type { WsEvent } from "./ws.ts";
@@ -48,6 +49,8 @@ export interface ApiServices {
   submitter: InputSubmitter;
   catalog: RegistryCatalog;
   follower: NoticeFollower;
+  /** Signs receipts of accepted attestations (docs/receipts.md). */
+  receipts: ReceiptSigner;
   /** The registry and the gate (REGISTRY_ADDRESS, GATE_ADDRESS) as the chain holds them; undefined without them. */
   onchain: AttestationContracts | undefined;
   nonces: NonceKeeper;
@@ -218,6 +221,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     },
     limiter,
     commits,
+    receipts: new ReceiptSigner(config.receiptSignerKey, config.contracts === undefined ? undefined : { chainId: config.chainId, registry: config.contracts.registry }),
     async write(kind, params, context = {}) {
       const schema = kind === "create_attestation" ? await compactSchemaFor((params as InputParams["create_attestation"]).schema_id) : undefined;
       const committed = await commits.write(kind, params, schema);

@@ -65,6 +65,7 @@ export type ConsentDomain = Data<"/api/core/consent/domain", "get">;
 export type GrantResult = Data<"/api/core/grant", "post">;
 export type AccessCheck = Data<"/api/core/access/{owner}/{requester}", "get">;
 export type AttestationInput = Data<"/api/core/attestation/{claimId}/input", "get">;
+export type SignedReceipt = Data<"/api/core/attestation/{claimId}/receipt", "get">;
 export type GrantsOf = Data<"/api/core/grants/{address}", "get">;
 /** `enabled` defaults to true (the generated component lists it as the server reads it, defaulted). */
 export type AttestorRegistration = Omit<components["schemas"]["AttestorRegistration"], "enabled"> & { enabled?: boolean };
@@ -334,6 +335,10 @@ export class AttestationClient {
   /** Extension: the input that created an attestation, its block and transaction. */
   async attestationInput(claimId: string): Promise<AttestationInput> {
     return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/input", { params: { path: { claimId: claimId as Hex } } }))).data;
+  }
+  /** Extension (docs/receipts.md): the attestation's receipt, an EAS off-chain attestation, and its signer. */
+  async attestationReceipt(claimId: string): Promise<SignedReceipt> {
+    return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/receipt", { params: { path: { claimId: claimId as Hex } } }))).data;
   }
   /** Extension: grants an address gave, and live grants it received. */
   async grantsOf(address: string): Promise<GrantsOf> {

@@ -125,6 +125,18 @@ export interface paths {
                                         at: number;
                                     } | null;
                                 }[] | null;
+                                /** @description extension: who signs receipts, and for which chain and registry (docs/receipts.md) */
+                                receipts: {
+                                    /** @description the address that signs every receipt: the attester to give eas-sdk's verifyOffchainAttestationSignature */
+                                    signer: `0x${string}`;
+                                    /** @description the EIP-712 domain receipts are signed in; null when the api knows no registry (no receipts) */
+                                    domain: {
+                                        name: string;
+                                        version: string;
+                                        chainId: number;
+                                        verifyingContract: string;
+                                    } | null;
+                                };
                                 /** @description extension (v2): who claims the epochs, the Authority or a Quorum, its members and each epoch's votes, as the node says it (docs/quorum.md); null on v1 and when the node does not say */
                                 consensus: {
                                     /** @enum {string} */
@@ -958,7 +970,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Claimed */
+                /** @description Claimed (receipt is an extension) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -973,6 +985,7 @@ export interface paths {
                                 /** @description 0x-prefixed 32-byte hex id */
                                 txHash: `0x${string}`;
                                 bucket: string;
+                                receipt: components["schemas"]["SignedReceipt"];
                             };
                         };
                     };
@@ -1108,7 +1121,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Recorded */
+                /** @description Recorded (receipt is an extension) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1123,6 +1136,7 @@ export interface paths {
                                 /** @description 0x-prefixed 32-byte hex id */
                                 txHash: `0x${string}`;
                                 bucket: string;
+                                receipt: components["schemas"]["SignedReceipt"] & unknown;
                             };
                         };
                     };
@@ -1415,6 +1429,94 @@ export interface paths {
                     };
                 };
                 /** @description Error: ROLLUP_UNAVAILABLE, RPC_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/attestation/{claimId}/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension (docs/receipts.md): the attestation's receipt, an EAS off-chain attestation signed by the operator, usable before its epoch is claimed */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description claim id (= attestation_id) */
+                    claimId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The receipt and its signer */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: components["schemas"]["SignedReceipt"] & unknown;
+                        };
+                    };
+                };
+                /** @description Error: ATTESTATION_NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RECEIPT_UNAVAILABLE */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE */
                 503: {
                     headers: {
                         [name: string]: unknown;
@@ -3792,7 +3894,7 @@ export interface components {
             success: false;
             error: {
                 /** @enum {string} */
-                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "CONSENT_REJECTED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ALREADY_REVOKED" | "NOT_REVOKED" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "OWNER_KEY_MISSING" | "PROOF_NOT_READY";
+                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "CONSENT_REJECTED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ALREADY_REVOKED" | "NOT_REVOKED" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "OWNER_KEY_MISSING" | "PROOF_NOT_READY" | "RECEIPT_UNAVAILABLE";
                 message: string;
                 details?: {
                     [key: string]: unknown;
@@ -3841,6 +3943,57 @@ export interface components {
              */
             enabled: boolean;
         };
+        /** @description extension: the attestation's receipt, signed once the rollup accepted it; null when none can be (docs/receipts.md) */
+        SignedReceipt: {
+            /** @description the operator's receipt signer: the attester eas-sdk's verifyOffchainAttestationSignature is given */
+            signer: `0x${string}`;
+            receipt: {
+                /** @description eas-sdk's OffchainAttestationVersion: 2 */
+                version: number;
+                /** @description the off-chain uid of its fields, as eas-sdk computes it */
+                uid: `0x${string}`;
+                domain: {
+                    /** @description "EAS Attestation" */
+                    name: string;
+                    version: string;
+                    chainId: number;
+                    verifyingContract: string;
+                };
+                /** @description "Attest" */
+                primaryType: string;
+                types: {
+                    Attest: {
+                        name: string;
+                        type: string;
+                    }[];
+                };
+                message: {
+                    version: number;
+                    /** @description 0x-prefixed 32-byte hex id */
+                    schema: `0x${string}`;
+                    /** @description the owner */
+                    recipient: string;
+                    /** @description Unix seconds */
+                    time: number;
+                    /** @description 0: never */
+                    expirationTime: number;
+                    revocable: boolean;
+                    /** @description the rollup's attestation id (its uid in the registry) */
+                    refUID: `0x${string}`;
+                    /** @description the registry's DATA_SCHEMA: provider, field, bucket, attestor, halfLife, attestors */
+                    data: `0x${string}`;
+                    /** @description 0x-prefixed 32-byte hex id */
+                    salt: `0x${string}`;
+                };
+                signature: {
+                    v: number;
+                    /** @description 0x-prefixed 32-byte hex id */
+                    r: `0x${string}`;
+                    /** @description 0x-prefixed 32-byte hex id */
+                    s: `0x${string}`;
+                };
+            };
+        } | null;
         /** @description an attestor's claim, as attestor-core returns it, and its signature */
         SignedTlsClaim: {
             claim: {

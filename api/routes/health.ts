@@ -63,6 +63,12 @@ export const statusRoute = createRoute({
             )
             .nullable()
             .describe("extension: the pieces of the stack this api runs in (npm start), as its supervisor last wrote them (docs/operations.md, \"When a piece dies\"); null outside a stack"),
+          receipts: z
+            .object({
+              signer: addressOut.describe("the address that signs every receipt: the attester to give eas-sdk's verifyOffchainAttestationSignature"),
+              domain: z.object({ name: z.string(), version: z.string(), chainId: z.number().int(), verifyingContract: z.string() }).nullable().describe("the EIP-712 domain receipts are signed in; null when the api knows no registry (no receipts)"),
+            })
+            .describe("extension: who signs receipts, and for which chain and registry (docs/receipts.md)"),
           consensus: consensusSchema
             .nullable()
             .describe("extension (v2): who claims the epochs, the Authority or a Quorum, its members and each epoch's votes, as the node says it (docs/quorum.md); null on v1 and when the node does not say"),
@@ -146,6 +152,7 @@ export function healthRoutes(services: ApiServices, clientOf: ClientAddressOf) {
             inputsPerMinute,
             latestClaim: claim,
             contracts: services.config.contracts === undefined ? null : { registry: services.config.contracts.registry.toLowerCase(), gate: services.config.contracts.gate.toLowerCase() },
+            receipts: services.receipts.describe(),
             consensus,
             readers: services.readPool?.readers() ?? [],
             stack: readStackStatus(services.config.dataDir),

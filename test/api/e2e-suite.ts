@@ -75,6 +75,8 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
         latestClaim: status.latestClaim === null ? null : { epochHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), firstIndex: expect.any(Number), lastIndex: expect.any(Number), blockNumber: expect.any(Number) },
         contracts: { registry: ctx.stack.contracts?.registry.toLowerCase(), gate: ctx.stack.contracts?.gate.toLowerCase() },
         readers: ctx.stack.urls.readers.map((url) => ({ url, kind: expect.any(String), health: "serving", processedInputCount: expect.any(Number), reason: null })),
+        // Who signs receipts, and where they hold (docs/receipts.md).
+        receipts: { signer: expect.stringMatching(/^0x[0-9a-f]{40}$/), domain: { name: "EAS Attestation", version: "1.3.0", chainId: 31337, verifyingContract: expect.stringMatching(/^0x[0-9a-fA-F]{40}$/) } },
         // v2: who claims, as the node says it; v1 keeps its Authority and says nothing.
         consensus: ctx.rollups === "v1" ? null : expect.objectContaining({ kind: ctx.quorum > 0 ? "quorum" : "authority", needed: ctx.quorum > 0 ? Math.floor(ctx.quorum / 2) + 1 : 1, members: expect.any(Array), wrongVotes: [] }),
         // The stack's pieces as its supervisor wrote them: every one running, none restarted.

@@ -210,6 +210,7 @@ describe("failures of what the api depends on", () => {
         inputsPerMinute: [],
         latestClaim: null,
         contracts: null,
+        receipts: { signer: expect.stringMatching(/^0x[0-9a-f]{40}$/), domain: null },
         consensus: null,
         readers: [],
         // Not in a stack (no supervisor's status file in its DATA_DIR).

@@ -9,7 +9,6 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeFunctionData, parseAbiItem, type Address, type Hex } from "viem";
@@ -25,27 +24,9 @@ import { startProviderServer, type ProviderServer } from "../support/provider-se
 import { hardhatPrivateKey } from "../../devnode/config.ts";
 import { freePorts, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 import { createTestPki, type TestPki } from "../support/tls.ts";
+import { JsonRpcProvider, sdk } from "../support/eas-sdk.ts";
 import { until } from "../support/until.ts";
 import { attestorKeyIn, bucketDefinition, callApi, definition, field, quorumSchema, quorumSchemaId, recipient, schema, schemaId, type ApiAnswer } from "./attestor-e2e-support.ts";
-
-/** EAS's SDK loads as CommonJS only (its ESM build imports lodash by name), with its own ethers 6. */
-const sdkRequire = createRequire(createRequire(import.meta.url).resolve("@ethereum-attestation-service/eas-sdk"));
-interface SdkAttestation {
-  uid: string;
-  schema: string;
-  recipient: string;
-  attester: string;
-  revocationTime: bigint;
-  expirationTime: bigint;
-  data: string;
-}
-interface Sdk {
-  EAS: new (address: string) => { connect(provider: unknown): void; getAttestation(uid: string): Promise<SdkAttestation>; isAttestationValid(uid: string): Promise<boolean> };
-  SchemaRegistry: new (address: string) => { connect(provider: unknown): void; getSchema(args: { uid: string }): Promise<{ uid: string; schema: string; revocable: boolean }> };
-  SchemaEncoder: new (schema: string) => { decodeData(data: string): { name: string; value: { value: unknown } }[] };
-}
-const sdk = sdkRequire("@ethereum-attestation-service/eas-sdk") as Sdk;
-const { JsonRpcProvider } = sdkRequire("ethers") as { JsonRpcProvider: new (url: string) => unknown };
 
 /** A project script as a user runs it, its output kept. */
 function runNode(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {

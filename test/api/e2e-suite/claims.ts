@@ -3,7 +3,7 @@
  * the api's end-to-end suite (test/api/e2e-suite.ts).
  */
 import { decodeBatchNotice, placeInBatch } from "../../../common/attestation-batch.ts";
-import type { Hex } from "viem";
+import { getAddress, zeroAddress, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { openSealed } from "../../../common/seal.ts";
@@ -15,11 +15,32 @@ import { schemaIdOf } from "../../../common/ids.ts";
 import { binRange } from "../../../common/range-pattern.ts";
 import { claimContext, claimIdentifier, claimParameters, claimSignText } from "../../../common/tls-claim.ts";
 import { tokenFor, USER_A, USER_B, failure } from "../../support/api-fixtures.ts";
+import { sdk, type SdkSignedOffchain } from "../../support/eas-sdk.ts";
 import { inputsOnChain } from "../../support/stack.ts";
 import { until } from "../../support/until.ts";
 import type { SuiteContext } from "./context.ts";
 
 export function claimsTests(ctx: SuiteContext): void {
+  /**
+   * A claim's answer carries its receipt at once (docs/receipts.md): eas-sdk verifies it against the signer
+   * the status publishes, its fields are the attestation's, and GET receipt answers the same bytes.
+   */
+  const receiptHolds = async (result: Awaited<ReturnType<AttestationClient["claim"]>>): Promise<void> => {
+    const status = await ctx.asClient(ctx.anon).status();
+    expect(result.receipt).not.toBeNull();
+    const { signer, receipt } = result.receipt as NonNullable<typeof result.receipt>;
+    expect(signer).toBe(status.receipts.signer);
+    expect(status.receipts.domain).toEqual({ name: "EAS Attestation", version: "1.3.0", chainId: 31337, verifyingContract: getAddress(ctx.stack.contracts?.registry ?? zeroAddress) });
+    expect(receipt.domain).toEqual(status.receipts.domain);
+    const offchain = new sdk.Offchain({ address: receipt.domain.verifyingContract, version: receipt.domain.version, chainId: BigInt(receipt.domain.chainId) }, 2);
+    expect(offchain.verifyOffchainAttestationSignature(signer, receipt as unknown as SdkSignedOffchain)).toBe(true);
+    const attestation = await ctx.asClient(ctx.anon).attestation(result.claimId);
+    expect(receipt.message).toMatchObject({ schema: attestation.schemaId, recipient: getAddress(attestation.owner), time: attestation.timestamp, expirationTime: 0, revocable: true, refUID: result.claimId });
+    expect(await ctx.asClient(ctx.anon).attestationReceipt(result.claimId)).toEqual(result.receipt);
+    const unknown = await failure(ctx.asClient(ctx.anon).attestationReceipt(`0x${"00".repeat(32)}`));
+    expect([unknown.status, unknown.code]).toEqual([404, "ATTESTATION_NOT_FOUND"]);
+  };
+
   /** `client` waiting for the last input on chain: one sent past the api, which then cannot know of it. */
   const afterInputBox = async (client: AttestationClient): Promise<AttestationClient> => client.withHeaders({ "X-Min-Input-Index": String((await inputsOnChain(ctx.stack)) - 1) });
 
@@ -30,9 +51,10 @@ export function claimsTests(ctx: SuiteContext): void {
       const client = ctx.asClient(ctx.userA);
       ctx.provider.route("/balance", { kind: "json", value: { data: { balance: "512.5", currency: "EUR" } } });
       const result = await client.claim(ctx.claimFor("/balance", { authorization: "Bearer provider-secret" }));
-      expect(result).toEqual({ claimId: expect.stringMatching(/^0x[0-9a-f]{64}$/), txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), bucket: "mid" });
+      expect(result).toEqual({ claimId: expect.stringMatching(/^0x[0-9a-f]{64}$/), txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), bucket: "mid", receipt: expect.objectContaining({ signer: expect.any(String) }) });
       claimId = result.claimId;
       expect(ctx.provider.requests.at(-1)?.headers.authorization).toBe("Bearer provider-secret");
+      await receiptHolds(result);
 
       const event = await ctx.events.waitFor((e) => e.event === "attestation:created" && e.data.claimId === claimId);
       expect(event.data).toEqual({ claimId, owner: ctx.a, provider: "http" });
