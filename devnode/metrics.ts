@@ -6,7 +6,6 @@
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { EpochStatus } from "./epoch-schedule.ts";
 import type { ReaderStatus } from "./reader.ts";
-import type { ConsensusStatus } from "./v2/quorum-votes.ts";
 import type { ValidatorStatus } from "./validator.ts";
 
 export interface DevnodeMetricSources {
@@ -16,8 +15,14 @@ export interface DevnodeMetricSources {
   validator?(): ValidatorStatus | undefined;
   /** A validator's reads (devnode/reader.ts); undefined on a claimer. */
   reader?(): ReaderStatus;
-  /** v2: who claims and how the votes stand (devnode/v2/quorum-votes.ts). */
-  consensus?(): ConsensusStatus;
+  /** v2: how the consensus's votes stand (devnode/v2/quorum-votes.ts supplies it; the core knows no version). */
+  consensus?(): ConsensusCounts;
+}
+
+/** What the consensus metrics read: each member's votes and wrong votes, and the epochs waiting for a root. */
+export interface ConsensusCounts {
+  members: { address: string; votes: number; wrongVotes: number }[];
+  waiting: readonly unknown[];
 }
 
 export interface DevnodeMetrics {

@@ -10,6 +10,7 @@
  *   --attestor:     only the claims proven by the TLS attestor, both modes, against a plain claim (bench/sections/attestor.ts)
  *   --rollups v2:   the whole-stack rows on a Rollups v2 stack (the devnode as a v2 node); v1 by default
  *   --quorum:       only the claims' delay and gas under the Authority and Quorums of 3 and 5 (bench/sections/quorum.ts)
+ *   --receipts:     only the time to sign a receipt (bench/sections/receipts.ts)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -38,6 +39,8 @@ export interface BenchArgs {
   onchain: boolean;
   /** Only the consensus rows (bench/sections/quorum.ts). */
   quorum: boolean;
+  /** Only the receipt rows (bench/sections/receipts.ts). */
+  receipts: boolean;
   rollups: "v1" | "v2";
 }
 
@@ -48,10 +51,12 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let attestor = false;
   let onchain = false;
   let quorum = false;
+  let receipts = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === "--riscv64" || arg === "--machine" || arg === "--attestor" || arg === "--onchain" || arg === "--quorum") {
+    if (arg === "--riscv64" || arg === "--machine" || arg === "--attestor" || arg === "--onchain" || arg === "--quorum" || arg === "--receipts") {
       if (arg === "--riscv64") riscv64 = true;
+      else if (arg === "--receipts") receipts = true;
       else if (arg === "--quorum") quorum = true;
       else if (arg === "--machine") machine = true;
       else if (arg === "--onchain") onchain = true;
@@ -59,7 +64,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       continue;
     }
     const match = /^--(size|out|rollups)(?:=(.*))?$/.exec(arg);
-    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor, --onchain, --quorum)`);
+    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor, --onchain, --quorum, --receipts)`);
     const value = match[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
     raw[match[1] as string] = value;
@@ -71,10 +76,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   if (attestor && (riscv64 || machine || onchain || parsed.data.rollups !== "v1")) throw new UsageError("--attestor runs on its own: leave out --riscv64, --machine, --onchain and --rollups");
   if (onchain && (riscv64 || machine || parsed.data.rollups !== "v1")) throw new UsageError("--onchain runs on its own, on Rollups v1 and v2: leave out --riscv64, --machine and --rollups");
   if (quorum && (riscv64 || machine || onchain || attestor || parsed.data.rollups !== "v1")) throw new UsageError("--quorum runs on its own, on Rollups v2: leave out the other flags");
-  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, onchain, quorum, rollups: parsed.data.rollups };
+  if (receipts && (riscv64 || machine || onchain || attestor || quorum || parsed.data.rollups !== "v1")) throw new UsageError("--receipts runs on its own: leave out the other flags");
+  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, onchain, quorum, receipts, rollups: parsed.data.rollups };
 }
 
-const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}] | npm run bench -- --onchain | npm run bench -- --quorum   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only; --onchain: the registry's gas beside EAS's, v1 and v2; --quorum: claims under the Authority and a Quorum of 3 and 5)`;
+const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}] | npm run bench -- --onchain | npm run bench -- --quorum | npm run bench -- --receipts   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only; --onchain: the registry's gas beside EAS's, v1 and v2; --quorum: claims under the Authority and a Quorum of 3 and 5; --receipts: signing a receipt)`;
 
 /**
  * A section run alone (`--onchain`, `--quorum`): the dapp bundle built once, a scratch directory, the
@@ -123,6 +129,14 @@ async function quorumMain(args: BenchArgs): Promise<number> {
   });
 }
 
+/** `--receipts`: the time to sign a receipt, alone (no stack). */
+async function receiptsMain(args: BenchArgs): Promise<number> {
+  const { receiptRows } = await import("../bench/sections/receipts.ts");
+  return sectionAlone(args, "npm run bench -- --receipts", "bench-receipts.json", async function* () {
+    yield { title: "Receipts", rows: await receiptRows() };
+  });
+}
+
 async function attestorMain(args: BenchArgs): Promise<number> {
   const { attestorRows } = await import("../bench/sections/attestor.ts");
   const { ATTESTOR_PROFILES } = await import("../bench/profile.ts");
@@ -142,6 +156,7 @@ async function main(): Promise<number> {
   if (args.attestor) return attestorMain(args);
   if (args.onchain) return onchainMain(args);
   if (args.quorum) return quorumMain(args);
+  if (args.receipts) return receiptsMain(args);
   // The rig (chain, stacks, seeding) loads only once the arguments are known to be good.
   const { runBench } = await import("../bench/run.ts");
   const { formatTable, scaleChart } = await import("../bench/report.ts");

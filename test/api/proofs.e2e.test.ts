@@ -7,10 +7,13 @@
  * the contract's verdict.
  */
 import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import nacl from "tweetnacl";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AttestationClient, isV2Proof, type AttestationProof } from "../../client/index.ts";
+import { signReceipt, type Receipt } from "../../common/receipt.ts";
 import { DEFAULTS, V2_DEFAULTS } from "../../devnode/config.ts";
 import { CARTESI_DAPP_ABI } from "../../devnode/v1/contracts.ts";
 import { contractProof } from "../../devnode/v1/proofs.ts";
@@ -28,6 +31,8 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
   let user: AttestationClient;
   let claimId: Hex;
   let schemaId: Hex;
+  /** The claim's receipt as its answer carried it, in a file as a client keeps it. */
+  let receiptFile: string;
 
   let conformance: ConformanceRecorder;
 
@@ -52,12 +57,15 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
     }));
     await admin.registerEncryptionKey({ publicKey: Buffer.from(nacl.box.keyPair().publicKey).toString("base64"), algorithm: "nacl-box" });
     provider.route("/balance", { kind: "json", value: { data: { balance: 512 } } });
-    ({ claimId } = await user.claim({
-      provider: "http",
-      params: { url: provider.url("/balance", "127.0.0.1"), method: "GET", headers: {} },
-      bucketDefinition: { field: FIELD, boundaries: [0, 100, 1000], labels: ["low", "mid", "high"] },
-    }));
+    const claimed = await user.claim(claimBody());
+    claimId = claimed.claimId;
+    receiptFile = join(stack.dataDir, "receipt.json");
+    writeFileSync(receiptFile, JSON.stringify(claimed.receipt));
   });
+
+  function claimBody() {
+    return { provider: "http", params: { url: provider.url("/balance", "127.0.0.1"), method: "GET", headers: {} }, bucketDefinition: { field: FIELD, boundaries: [0, 100, 1000], labels: ["low", "mid", "high"] } };
+  }
 
   afterAll(async () => {
     await stack?.stop();
@@ -80,6 +88,16 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
   }
 
   const verify = (id: string) => run(["scripts/verify.ts", id], { API_URL: stack.urls.api, RPC_URL: stack.urls.rpc, ROLLUPS: rollups });
+  const verifyReceipt = (file: string) => run(["scripts/verify.ts", "--receipt", file], { API_URL: stack.urls.api, RPC_URL: stack.urls.rpc, ROLLUPS: rollups });
+  /** A copy of the claim's receipt with `change` made to it, in a file of its own. */
+  const receiptVariant = (name: string, change: (signed: { signer: string; receipt: Receipt }) => Promise<void> | void): Promise<string> =>
+    (async () => {
+      const signed = JSON.parse(readFileSync(receiptFile, "utf8")) as { signer: string; receipt: Receipt };
+      await change(signed);
+      const file = join(stack.dataDir, `receipt-${name}.json`);
+      writeFileSync(file, JSON.stringify(signed));
+      return file;
+    })();
 
   describe("GET /api/core/attestation/:claimId/proof", () => {
     it("says PROOF_NOT_READY with Retry-After while the epoch is open, and verify says so too", async () => {
@@ -90,6 +108,10 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
       const result = await verify(claimId);
       expect(result.status, result.stderr).toBe(3);
       expect(result.stdout).toMatch(/not yet provable/);
+      // Its receipt is good at once: signed by the operator, waiting for the rollup to back it.
+      const signed = await verifyReceipt(receiptFile);
+      expect(signed.status, signed.stderr).toBe(3);
+      expect(signed.stdout).toMatch(/^SIGNED by 0x[0-9a-f]{40}; not yet provable: /);
     });
 
     it("an unknown claim is ATTESTATION_NOT_FOUND", async () => {
@@ -142,6 +164,44 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
           args: [found.notice, contractProof(found.proof.validity, found.proof.context)],
         });
         expect(valid).toBe(true);
+      });
+
+      it("npm run verify -- --receipt: VALID against the proven notice; re-signed with another bucket, a MISMATCH naming data; changed unsigned, INVALID; revoked, REVOKED", { timeout: 180_000 }, async () => {
+        const valid = await verifyReceipt(receiptFile);
+        expect(valid.status, valid.stderr).toBe(0);
+        expect(valid.stdout).toMatch(new RegExp(`^VALID: the receipt of attestation ${claimId} is signed by 0x[0-9a-f]{40} and equals, field for field, the notice`));
+        // The operator's own key signing another bucket: the chain contradicts it, field by field.
+        const operatorKey = readFileSync(join(stack.dataDir, "receipt-signer-key"), "utf8").trim() as Hex;
+        const lie = await receiptVariant("lie", async (signed) => {
+          const attestation = await user.attestation(claimId);
+          const domain = { chainId: signed.receipt.domain.chainId, registry: signed.receipt.domain.verifyingContract };
+          const source = { claimId, owner: attestation.owner as Hex, provider: "http", schema_id: schemaId, bucket_values: { [FIELD]: "high" }, attester: attestation.attester as Hex, timestamp: attestation.timestamp, expires_at: null, freshness_half_life: 3600, attestors: [] };
+          signed.receipt = await signReceipt(source, operatorKey, domain);
+        });
+        const mismatch = await verifyReceipt(lie);
+        expect(mismatch.status, mismatch.stderr).toBe(1);
+        expect(mismatch.stdout).toMatch(/^MISMATCH: the receipt of attestation 0x[0-9a-f]{64}, signed by 0x[0-9a-f]{40}, contradicts the notice/);
+        expect(mismatch.stdout).toMatch(/^  data: the receipt says "0x[0-9a-f]+", the proven notice "0x[0-9a-f]+"$/m);
+        expect(mismatch.stdout).not.toMatch(/^  (time|schema|recipient|refUID):/m);
+        // Anyone else changing a field: the signature no longer holds.
+        const forged = await receiptVariant("forged", (signed) => void (signed.receipt.message.time += 1));
+        const invalid = await verifyReceipt(forged);
+        expect(invalid.status, invalid.stderr).toBe(1);
+        expect(invalid.stdout).toMatch(/^INVALID: the receipt's signature does not hold: its uid 0x[0-9a-f]{64} is not the uid of its fields/);
+        const stranger = await receiptVariant("stranger", (signed) => void (signed.signer = "0x000000000000000000000000000000000000dead"));
+        expect((await verifyReceipt(stranger)).stdout).toMatch(/^INVALID: the file names 0x000000000000000000000000000000000000dead as its signer; this operator's receipt signer is 0x/);
+        const notAReceipt = await verifyReceipt(join(PROJECT_ROOT, "package.json"));
+        expect(notAReceipt.status).toBe(2);
+        expect(notAReceipt.stderr).toMatch(/--receipt .*package\.json: not a receipt as the api serves it \(\{signer, receipt\}\): signer: /);
+        // Revoked once proven: the receipt still equals its notice, and the rollup has withdrawn it since.
+        const second = await user.claim(claimBody());
+        const secondFile = join(stack.dataDir, "receipt-second.json");
+        writeFileSync(secondFile, JSON.stringify(second.receipt));
+        await user.revokeAttestation(second.claimId, { reason: "closed" });
+        expect((await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).status).toBe(200);
+        const revoked = await verifyReceipt(secondFile);
+        expect(revoked.status, revoked.stdout + revoked.stderr).toBe(4);
+        expect(revoked.stdout).toMatch(new RegExp(`^REVOKED: the receipt of attestation ${second.claimId} equals its proven notice, and the rollup revoked it at \\d+`));
       });
 
       it("npm run verify prints the contract's verdict", async () => {
