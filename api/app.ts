@@ -17,6 +17,7 @@ import { adminRoutes } from "./routes/admin.ts";
 import { attestationRoutes } from "./routes/attestations.ts";
 import { attestorRoutes } from "./routes/attestors.ts";
 import { authRoutes } from "./routes/auth.ts";
+import { graphqlRoutes } from "./routes/graphql.ts";
 import { attestationDataRoutes } from "./routes/data.ts";
 import { grantRoutes } from "./routes/grants.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -88,6 +89,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
   app.route("/", keyRoutes(services, clientOf));
   app.route("/", grantRoutes(services, clientOf));
   app.route("/", authRoutes(services, clientOf));
+  app.route("/", graphqlRoutes(services, clientOf));
   const document = openApiDocument(services.version);
   app.openapi(openApiRoute, (c) => c.json(document, 200));
 

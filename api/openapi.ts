@@ -9,6 +9,7 @@ import { registerKeyRoute, registerSchemaRoute } from "./routes/admin.ts";
 import { attestationInputRoute, attestationReceiptRoute, attestationRoute, attestationsByOwnerRoute, claimRoute, provenClaimRoute } from "./routes/attestations.ts";
 import { attestorsRoute, registerAttestorRoute } from "./routes/attestors.ts";
 import { loginRoute, nonceRoute } from "./routes/auth.ts";
+import { graphqlGetRoute, graphqlPostRoute } from "./routes/graphql.ts";
 import { attestationDataRoute } from "./routes/data.ts";
 import { accessRoute, consentDomainRoute, grantRoute, grantsOfRoute, revokeRoute, shareKeysRoute } from "./routes/grants.ts";
 import { healthcheckRoute, healthRoute, statusRoute } from "./routes/health.ts";
@@ -43,6 +44,8 @@ export const API_ROUTES = [
   attestationRoute,
   attestationInputRoute,
   attestationReceiptRoute,
+  graphqlPostRoute,
+  graphqlGetRoute,
   attestationDataRoute,
   proofRoute,
   revocationProofRoute,

@@ -4,7 +4,7 @@
  * from what the rollup holds, never from what a request said, so one is never issued for an input the dapp
  * rejected; the same attestation always gets the same receipt.
  */
-import type { Address, Hex } from "viem";
+import { zeroAddress, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { receiptDomain, signReceipt, type Receipt, type ReceiptSource } from "../common/receipt.ts";
 import type { AttestationView, SchemaDetail } from "../common/wire.ts";
@@ -42,18 +42,22 @@ export class ReceiptSigner {
     if (fields !== 1) {
       throw new ApiError("RECEIPT_UNAVAILABLE", `The attestation has ${fields} bucketed fields: a receipt's data, as the registry's, holds one`, { reason: "fields", claim_id: view.attestation_id });
     }
-    const source: ReceiptSource = {
-      claimId: view.attestation_id,
-      owner: view.owner,
-      provider: schema.provider_type,
-      schema_id: view.schema_id,
-      bucket_values: view.bucket_values,
-      attester: view.attester ?? this.signer,
-      timestamp: view.timestamp,
-      expires_at: view.expires_at,
-      freshness_half_life: schema.freshness_half_life,
-      attestors: view.attestors,
-    };
-    return { signer: this.signer, receipt: await signReceipt(source, this.key, this.where) };
+    return { signer: this.signer, receipt: await signReceipt(receiptSourceOf(view, schema), this.key, this.where) };
   }
+}
+
+/** An attestation as its notice states it, from what the rollup's reads answer (its view and its schema). */
+export function receiptSourceOf(view: AttestationView, schema: SchemaDetail): ReceiptSource {
+  return {
+    claimId: view.attestation_id,
+    owner: view.owner,
+    provider: schema.provider_type,
+    schema_id: view.schema_id,
+    bucket_values: view.bucket_values,
+    attester: view.attester ?? zeroAddress,
+    timestamp: view.timestamp,
+    expires_at: view.expires_at,
+    freshness_half_life: schema.freshness_half_life,
+    attestors: view.attestors,
+  };
 }

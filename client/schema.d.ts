@@ -1535,6 +1535,140 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/graphql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension (docs/graphql.md): the same GraphQL as a GET, `?query=` with `variables` as JSON */
+        get: {
+            parameters: {
+                query: {
+                    query: string;
+                    variables?: string;
+                    operationName?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The query ran: its data (and the errors of the fields that failed, if any) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GraphQLResult"];
+                    };
+                };
+                /** @description Refused before any read: a syntax error, an unknown field, a wrong type, or a limit (depth, root fields, take) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GraphQLResult"] | ({
+                            /** @enum {boolean} */
+                            success: false;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Extension (docs/graphql.md): EAS's GraphQL (attestation, attestations, aggregateAttestation, schema, schemata) over the rollup's state */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        query: string;
+                        variables?: {
+                            [key: string]: unknown;
+                        } | null;
+                        operationName?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description The query ran: its data (and the errors of the fields that failed, if any) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GraphQLResult"];
+                    };
+                };
+                /** @description Refused before any read: a syntax error, an unknown field, a wrong type, or a limit (depth, root fields, take) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GraphQLResult"] | ({
+                            /** @enum {boolean} */
+                            success: false;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/core/attestation/{claimId}/data": {
         parameters: {
             query?: never;
@@ -4006,6 +4140,17 @@ export interface components {
                 epoch: number;
             };
             signature: `0x${string}`;
+        };
+        /** @description GraphQL's answer: data, and errors (each with its message, locations and path) */
+        GraphQLResult: {
+            data?: {
+                [key: string]: unknown;
+            } | null;
+            errors?: ({
+                message: string;
+            } & {
+                [key: string]: unknown;
+            })[];
         };
         /** @description extension: the owner's EIP-712 signature (domain: GET /api/core/consent/domain; types Grant and RevokeGrant, docs/consent.md); the grant is then recorded as signed */
         SignedConsent: {

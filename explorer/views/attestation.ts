@@ -53,6 +53,7 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
   }
   const proofCard = card("On the base layer", h("p", { class: "muted" }, "Reading the proof…"));
   const onChainCard = card("On chain (registry and gate)", h("p", { class: "muted" }, "Reading the contracts…"));
+  const receiptCard = card("Receipt (EAS off-chain attestation)", h("p", { class: "muted" }, "Reading the receipt…"));
   const transaction = h("span", { class: "muted" }, "reading the chain…");
   view.append(
     h("h1", {}, "Attestation ", badge(attestation.bucket, "info"), " ", statusBadge(attestation.status)),
@@ -84,10 +85,11 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
         ["Transaction", transaction],
       ]),
     ),
+    receiptCard,
     proofCard,
     onChainCard,
   );
-  await Promise.all([showProof(proofCard, claimId), showTransaction(transaction, claimId), showOnChain(onChainCard, claimId)]);
+  await Promise.all([showReceipt(receiptCard, claimId), showProof(proofCard, claimId), showTransaction(transaction, claimId), showOnChain(onChainCard, claimId)]);
 }
 
 /** What its status rests on: its revocation (when, by whom, why, what replaces it) or its expiry. */
@@ -193,5 +195,35 @@ async function showOnChain(target: HTMLElement, claimId: string): Promise<void> 
   } catch (error) {
     const text = error instanceof ApiFailure && error.code === "NOT_FOUND" ? "This api knows of no registry (REGISTRY_ADDRESS)." : error instanceof Error ? error.message : String(error);
     target.append(h("p", { class: "muted" }, text));
+  }
+}
+
+interface SignedReceipt {
+  signer: string;
+  receipt: { uid: string; domain: { chainId: number; verifyingContract: string }; message: { refUID: string; time: number } };
+}
+
+/**
+ * The receipt the operator signed once the rollup accepted it (docs/receipts.md): usable at once, checked
+ * against the proven notice by `npm run verify -- --receipt` (the cards below say whether it is proven
+ * and on chain yet).
+ */
+async function showReceipt(target: HTMLElement, claimId: string): Promise<void> {
+  const title = target.querySelector("h2");
+  target.replaceChildren(...(title === null ? [] : [title]));
+  const url = `/api/core/attestation/${claimId}/receipt`;
+  try {
+    const signed = await get<SignedReceipt>(url);
+    target.append(
+      facts([
+        ["State", h("span", { id: "receipt-state" }, badge("signed", "ok"), h("span", { class: "muted small" }, " by the operator, verifiable at once with eas-sdk's verifyOffchainAttestationSignature"))],
+        ["Signer", h("span", { class: "mono", id: "receipt-signer" }, signed.signer)],
+        ["Receipt uid", h("span", { class: "mono wrap" }, signed.receipt.uid)],
+        ["Domain", h("span", { class: "small" }, `chain ${signed.receipt.domain.chainId}, registry `, h("span", { class: "mono" }, signed.receipt.domain.verifyingContract))],
+      ]),
+      h("p", {}, h("a", { href: url, target: "_blank", rel: "noopener" }, "Receipt (JSON)"), h("span", { class: "muted small" }, " · once its epoch is claimed: "), h("code", {}, "npm run verify -- --receipt <file>")),
+    );
+  } catch (error) {
+    target.append(h("p", { class: "muted" }, error instanceof ApiFailure ? `No receipt: ${error.message}` : error instanceof Error ? error.message : String(error)));
   }
 }

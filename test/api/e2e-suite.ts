@@ -16,6 +16,7 @@ import { claimsTests } from "./e2e-suite/claims.ts";
 import { SuiteContext, type ApiEndToEndOptions } from "./e2e-suite/context.ts";
 import { grantsTests } from "./e2e-suite/grants.ts";
 import { operationsTests } from "./e2e-suite/operations.ts";
+import { graphqlTests } from "./e2e-suite/graphql.ts";
 import { quorumTests } from "./e2e-suite/quorum.ts";
 
 export type { ApiEndToEndOptions } from "./e2e-suite/context.ts";
@@ -164,6 +165,7 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
   });
 
   claimsTests(ctx);
+  graphqlTests(ctx);
   // Before the grants, which leave the suite's schema sealed to owners' keys.
   if (ctx.quorum > 0) quorumTests(ctx);
   grantsTests(ctx);

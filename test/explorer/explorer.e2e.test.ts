@@ -230,6 +230,10 @@ describe("the explorer", () => {
     await expect(page.locator("#view").textContent()).resolves.toContain("mid");
     // No TLS attestor proved this one: the page says whose word it is.
     await expect(page.locator("#attestor").textContent()).resolves.toBe("not proven: the api's word");
+    // Its receipt, signed by the operator's key the status publishes.
+    await page.locator("#receipt-signer").waitFor();
+    await expect(page.locator("#receipt-signer").textContent()).resolves.toBe((await user.status()).receipts.signer);
+    await expect(page.locator("#receipt-state").textContent()).resolves.toMatch(/^signed by the operator/);
     await expect(page.locator("#view").textContent()).resolves.toMatch(/Input#\d+/);
     await page.locator("#tx-hash").waitFor();
     await expect(page.locator("#tx-hash").textContent()).resolves.toMatch(/^0x[0-9a-f]{64}$/);
