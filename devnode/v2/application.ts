@@ -219,3 +219,37 @@ export class V2Application extends ClaimerClients {
     return getAddress(receipt.contractAddress);
   }
 }
+
+/** Blocks per getLogs call: public endpoints refuse wide ranges. */
+const LOG_RANGE = 10_000;
+
+/**
+ * One claim event of the consensus read forward from block 0, LOG_RANGE blocks a call. Each range's events
+ * are handed over before the cursor moves past it, so a failed read is read again, never skipped.
+ */
+export class ClaimEventCursor {
+  private readThrough = -1;
+
+  constructor(
+    private readonly app: Pick<V2Application, "claimEvents" | "latestBlock">,
+    private readonly name: "ClaimSubmitted" | "ClaimAccepted",
+    /** The application and consensus read from, asked at each read (contracts placed again change it). */
+    private readonly where: () => Pick<V2ApplicationState, "application" | "authority">,
+  ) {}
+
+  /** Reads from block 0 again: the contracts were placed anew. */
+  rewind(): void {
+    this.readThrough = -1;
+  }
+
+  /** Hands `take` every event mined since the last read, in chain order. */
+  async readNew(take: (events: ClaimEvent[]) => void): Promise<void> {
+    const latest = await this.app.latestBlock();
+    while (this.readThrough < latest) {
+      const from = this.readThrough + 1;
+      const to = Math.min(latest, from + LOG_RANGE - 1);
+      take(await this.app.claimEvents(this.where(), this.name, from, to));
+      this.readThrough = to;
+    }
+  }
+}

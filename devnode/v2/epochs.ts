@@ -16,7 +16,7 @@ import type { Hex } from "viem";
 import { messageOf } from "../../common/errors.ts";
 import { EpochSchedule, type EpochStatus } from "../epoch-schedule.ts";
 import type { Log } from "../log.ts";
-import type { V2Application, V2ApplicationState } from "./application.ts";
+import { ClaimEventCursor, type V2Application, type V2ApplicationState } from "./application.ts";
 import type { QuorumVotes } from "./quorum-votes.ts";
 import type { V2Claim, V2EpochSpan, V2Store } from "./record.ts";
 
@@ -34,15 +34,14 @@ const ZERO_HASH: Hex = `0x${"00".repeat(32)}`;
 
 /** How long close() waits for the follower to read the blocks it mined and the dapp to process them (and, under a Quorum, for the members' votes). */
 const CLOSE_WAIT_MS = 10_000;
-/** Blocks per getLogs call: public endpoints refuse wide ranges. */
-const LOG_RANGE = 10_000;
+
 
 export class V2EpochManager {
   /** Claims go one at a time, in order. */
   private readonly schedule: EpochSchedule;
   private claimFailing = false;
-  /** Quorum: the last block read for ClaimAccepted, the epochs this member has voted in, those its key voted in elsewhere. */
-  private acceptedThrough = -1;
+  /** Quorum: where ClaimAccepted is read up to, the epochs this member has voted in, those its key voted in elsewhere. */
+  private readonly accepted: ClaimEventCursor;
   private readonly voted = new Set<number>();
   private readonly votedElsewhere = new Set<number>();
 
@@ -59,6 +58,7 @@ export class V2EpochManager {
     private readonly alarm: Log = log,
   ) {
     store.epochLength = state.epochLength;
+    this.accepted = new ClaimEventCursor(app, "ClaimAccepted", () => this.state);
     this.schedule = new EpochSchedule(
       intervalMs,
       () => this.schedule.serialized(() => this.claimDue()),
@@ -81,7 +81,7 @@ export class V2EpochManager {
       this.store.epochLength = state.epochLength;
       if (state.deployed && this.store.forgetClaims() > 0) this.log("fresh v2 contracts: the record's epochs will be claimed again");
       if (state.deployed) {
-        this.acceptedThrough = -1;
+        this.accepted.rewind();
         this.voted.clear();
         this.votedElsewhere.clear();
         this.votes?.reset(state);
@@ -237,19 +237,15 @@ export class V2EpochManager {
 
   /** Records every root the Quorum accepted since the last look, as its epoch's claim. */
   private async followAccepted(): Promise<V2Epoch[]> {
-    const latest = await this.app.latestBlock();
     const accepted = new Set<number>();
-    while (this.acceptedThrough < latest) {
-      const from = this.acceptedThrough + 1;
-      const to = Math.min(latest, from + LOG_RANGE - 1);
-      for (const event of await this.app.claimEvents(this.state, "ClaimAccepted", from, to)) {
+    await this.accepted.readNew((events) => {
+      for (const event of events) {
         const epochIndex = Math.floor(event.lastBlock / this.state.epochLength);
         if (this.store.claimOf(epochIndex) !== undefined) continue;
         this.store.addClaim({ epochIndex, outputsRoot: event.outputsRoot, claimTx: event.transactionHash, claimedAt: Date.now() });
         accepted.add(epochIndex);
       }
-      this.acceptedThrough = to;
-    }
+    });
     const epochs = this.epochs().filter((e) => accepted.has(e.index));
     for (const epoch of epochs) {
       const own = this.store.epochSpans(epoch.index)[0]?.rootAfter ?? null;

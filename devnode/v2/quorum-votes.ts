@@ -9,12 +9,10 @@
  */
 import type { Address, Hex } from "viem";
 import type { Log } from "../log.ts";
-import type { ClaimEvent, V2Application, V2ApplicationState } from "./application.ts";
+import { ClaimEventCursor, type ClaimEvent, type V2Application, type V2ApplicationState } from "./application.ts";
 import type { V2Store } from "./record.ts";
 import { computedRootAt } from "./validator.ts";
 
-/** Blocks per getLogs call: public endpoints refuse wide ranges. */
-const LOG_RANGE = 10_000;
 /** Epochs `GET /consensus` lists, newest first. */
 const SHOWN_EPOCHS = 20;
 /** Epochs, newest last, among which `waiting` looks. */
@@ -52,19 +50,21 @@ export class QuorumVotes {
   private readonly wrong: WrongVote[] = [];
   /** Votes judged already: a member's vote for one root in one epoch counts once, however often it is sent. */
   private readonly judged = new Set<string>();
-  private scannedThrough = -1;
+  private readonly cursor: ClaimEventCursor;
   private refreshing: Promise<void> | undefined;
 
   constructor(
     private readonly store: V2Store,
-    private readonly app: Pick<V2Application, "claimEvents" | "latestBlock">,
+    app: Pick<V2Application, "claimEvents" | "latestBlock">,
     private state: V2ApplicationState,
     private readonly processedInputs: () => number,
     /** Where a wrong vote is reported (stderr). */
     private readonly alarm: Log,
     /** Whether this node records each epoch's acceptance (the claimer, and every node under a Quorum). */
     private readonly recordsAcceptance: boolean,
-  ) {}
+  ) {
+    this.cursor = new ClaimEventCursor(app, "ClaimSubmitted", () => this.state);
+  }
 
   /** After the contracts were placed again (a fresh chain): the votes read so far were another Quorum's. */
   reset(state: V2ApplicationState): void {
@@ -72,7 +72,7 @@ export class QuorumVotes {
     this.votes.clear();
     this.judged.clear();
     this.wrong.length = 0;
-    this.scannedThrough = -1;
+    this.cursor.rewind();
   }
 
   /** Reads the votes cast since the last call and judges every vote whose epoch this node has computed (joining a refresh under way). */
@@ -84,16 +84,12 @@ export class QuorumVotes {
   }
 
   private async readAndJudge(): Promise<void> {
-    const latest = await this.app.latestBlock();
-    while (this.scannedThrough < latest) {
-      const from = this.scannedThrough + 1;
-      const to = Math.min(latest, from + LOG_RANGE - 1);
-      for (const vote of await this.app.claimEvents(this.state, "ClaimSubmitted", from, to)) {
+    await this.cursor.readNew((votes) => {
+      for (const vote of votes) {
         const index = Math.floor(vote.lastBlock / this.state.epochLength);
         this.votes.set(index, [...(this.votes.get(index) ?? []), vote]);
       }
-      this.scannedThrough = to;
-    }
+    });
     for (const [index, votes] of this.votes) {
       for (const vote of votes) {
         const key = `${vote.submitter}:${vote.lastBlock}:${vote.outputsRoot}`;

@@ -10,11 +10,9 @@
  */
 import type { Address, Hex } from "viem";
 import type { ClaimBook, ClaimOnChain, Judgement } from "../validator.ts";
-import type { V2Application, V2ApplicationState } from "./application.ts";
+import { ClaimEventCursor, type V2Application, type V2ApplicationState } from "./application.ts";
 import type { V2Store } from "./record.ts";
 
-/** Blocks per getLogs call: public endpoints refuse wide ranges. */
-const LOG_RANGE = 10_000;
 
 export interface V2ClaimOnChain extends ClaimOnChain {
   lastBlock: number;
@@ -45,35 +43,29 @@ export function computedRootAt(
 export class ConsensusClaims implements ClaimBook<V2ClaimOnChain> {
   readonly rollups = "v2";
   readonly hashName = "outputs root";
-  /** Every claim read so far, and the last block read for them. */
+  /** Every claim read so far. */
   private readonly seen: V2ClaimOnChain[] = [];
-  private scannedThrough = -1;
+  private readonly cursor: ClaimEventCursor;
 
   constructor(
     private readonly store: V2Store,
-    private readonly app: Pick<V2Application, "claimEvents" | "latestBlock">,
+    app: Pick<V2Application, "claimEvents" | "latestBlock">,
     private readonly state: Pick<V2ApplicationState, "application" | "authority" | "epochLength" | "consensus">,
     /** How many inputs the dapp has finished (in index order). */
     private readonly processedInputs: () => number,
-  ) {}
+  ) {
+    this.cursor = new ClaimEventCursor(app, state.consensus === "quorum" ? "ClaimAccepted" : "ClaimSubmitted", () => state);
+  }
 
   async claim(index: number): Promise<V2ClaimOnChain | undefined> {
     if (index >= this.seen.length) await this.readNewClaims();
     return this.seen[index];
   }
 
-  private async readNewClaims(): Promise<void> {
-    const latest = await this.app.latestBlock();
-    while (this.scannedThrough < latest) {
-      const from = this.scannedThrough + 1;
-      const to = Math.min(latest, from + LOG_RANGE - 1);
-      const event = this.state.consensus === "quorum" ? "ClaimAccepted" : "ClaimSubmitted";
-      for (const claim of await this.app.claimEvents(this.state, event, from, to)) {
-        this.seen.push({ hash: claim.outputsRoot, lastBlock: claim.lastBlock, submitter: claim.submitter ?? this.state.authority });
-      }
-      // Only after the range is read: a failed read is read again, never skipped.
-      this.scannedThrough = to;
-    }
+  private readNewClaims(): Promise<void> {
+    return this.cursor.readNew((claims) => {
+      for (const claim of claims) this.seen.push({ hash: claim.outputsRoot, lastBlock: claim.lastBlock, submitter: claim.submitter ?? this.state.authority });
+    });
   }
 
   async judge(claim: V2ClaimOnChain): Promise<Judgement> {
