@@ -22,6 +22,7 @@ import { attestationDataRoutes } from "./routes/data.ts";
 import { grantRoutes } from "./routes/grants.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { proofRoutes } from "./routes/proofs.ts";
+import { receiptRoutes } from "./routes/receipts.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
 import { validityRoutes } from "./routes/validity.ts";
 import { keyRoutes } from "./routes/keys.ts";
@@ -85,6 +86,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
   app.route("/", attestationRoutes(services, clientOf));
   app.route("/", attestationDataRoutes(services, clientOf));
   app.route("/", proofRoutes(services, clientOf));
+  app.route("/", receiptRoutes(services, clientOf));
   app.route("/", validityRoutes(services, clientOf));
   app.route("/", keyRoutes(services, clientOf));
   app.route("/", grantRoutes(services, clientOf));

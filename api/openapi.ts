@@ -6,7 +6,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { errorResponses, jsonContent } from "./operations.ts";
 import { registerKeyRoute, registerSchemaRoute } from "./routes/admin.ts";
-import { attestationInputRoute, attestationReceiptRoute, attestationRoute, attestationsByOwnerRoute, claimRoute, provenClaimRoute } from "./routes/attestations.ts";
+import { attestationInputRoute, attestationRoute, attestationsByOwnerRoute, claimRoute, provenClaimRoute } from "./routes/attestations.ts";
 import { attestorsRoute, registerAttestorRoute } from "./routes/attestors.ts";
 import { loginRoute, nonceRoute } from "./routes/auth.ts";
 import { graphqlGetRoute, graphqlPostRoute } from "./routes/graphql.ts";
@@ -14,6 +14,7 @@ import { attestationDataRoute } from "./routes/data.ts";
 import { accessRoute, consentDomainRoute, grantRoute, grantsOfRoute, revokeRoute, shareKeysRoute } from "./routes/grants.ts";
 import { healthcheckRoute, healthRoute, statusRoute } from "./routes/health.ts";
 import { batchProofRoute, onChainRoute, proofRoute, revocationBatchProofRoute, revocationProofRoute } from "./routes/proofs.ts";
+import { attestationReceiptRoute, revocationReceiptRoute, verifyReceiptRoute } from "./routes/receipts.ts";
 import { schemaRoute, schemasRoute } from "./routes/schemas.ts";
 import { revokeAttestationRoute, verifyRoute } from "./routes/validity.ts";
 import { ownerKeyRoute, registerOwnerKeyRoute } from "./routes/keys.ts";
@@ -53,7 +54,9 @@ export const API_ROUTES = [
   revocationBatchProofRoute,
   onChainRoute,
   revokeAttestationRoute,
+  revocationReceiptRoute,
   verifyRoute,
+  verifyReceiptRoute,
   attestationsByOwnerRoute,
   grantRoute,
   revokeRoute,

@@ -6,8 +6,8 @@
  */
 import { zeroAddress, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { receiptDomain, signReceipt, type Receipt, type ReceiptSource } from "../common/receipt.ts";
-import type { AttestationView, SchemaDetail } from "../common/wire.ts";
+import { receiptDomain, signReceipt, signRevocationReceipt, type Receipt, type ReceiptSource, type RevocationSource } from "../common/receipt.ts";
+import type { AttestationView, RevocationView, SchemaDetail } from "../common/wire.ts";
 import { ApiError } from "./errors.ts";
 
 export interface SignedReceipt {
@@ -28,6 +28,11 @@ export class ReceiptSigner {
     this.signer = privateKeyToAccount(key).address.toLowerCase() as Address;
   }
 
+  /** The signer, and the chain and registry its receipts name (undefined without a registry). */
+  published(): { signer: Address; where: { chainId: number; registry: Address } | undefined } {
+    return { signer: this.signer, where: this.where };
+  }
+
   /** What a verifier is told: the signer, and the domain its receipts hold in (null without a registry). */
   describe(): { signer: Address; domain: Receipt["domain"] | null } {
     return { signer: this.signer, domain: this.where === undefined ? null : receiptDomain(this.where) };
@@ -35,14 +40,31 @@ export class ReceiptSigner {
 
   /** The receipt of an attestation as the rollup holds it (its view and its schema's detail). */
   async sign(view: AttestationView, schema: SchemaDetail): Promise<SignedReceipt> {
+    return { signer: this.signer, receipt: await signReceipt(this.source(view, schema), this.key, this.signable()) };
+  }
+
+  /** The receipt of the revocation of an attestation the rollup holds revoked (docs/receipts.md). */
+  async signRevocation(view: AttestationView, schema: SchemaDetail): Promise<SignedReceipt> {
+    const source = this.source(view, schema);
+    const { revocation } = view;
+    if (revocation === null) throw new ApiError("NOT_REVOKED", "The attestation has not been revoked", { claim_id: view.attestation_id });
+    return { signer: this.signer, receipt: await signRevocationReceipt(source, revocationSourceOf(view, revocation), this.key, this.signable()) };
+  }
+
+  private signable(): { chainId: number; registry: Address } {
     if (this.where === undefined) {
       throw new ApiError("RECEIPT_UNAVAILABLE", "This api knows no registry for a receipt's domain to name (set REGISTRY_ADDRESS and GATE_ADDRESS)", { reason: "no registry" });
     }
+    return this.where;
+  }
+
+  private source(view: AttestationView, schema: SchemaDetail): ReceiptSource {
+    this.signable();
     const fields = Object.keys(view.bucket_values).length;
     if (fields !== 1) {
       throw new ApiError("RECEIPT_UNAVAILABLE", `The attestation has ${fields} bucketed fields: a receipt's data, as the registry's, holds one`, { reason: "fields", claim_id: view.attestation_id });
     }
-    return { signer: this.signer, receipt: await signReceipt(receiptSourceOf(view, schema), this.key, this.where) };
+    return receiptSourceOf(view, schema);
   }
 }
 
@@ -59,5 +81,18 @@ export function receiptSourceOf(view: AttestationView, schema: SchemaDetail): Re
     expires_at: view.expires_at,
     freshness_half_life: schema.freshness_half_life,
     attestors: view.attestors,
+  };
+}
+
+/** A revoked attestation's revocation as its notice states it, from the rollup's read of the attestation. */
+export function revocationSourceOf(view: AttestationView, revocation: RevocationView): RevocationSource {
+  return {
+    claimId: view.attestation_id,
+    owner: view.owner,
+    schema_id: view.schema_id,
+    revoker: revocation.revoker,
+    revoked_at: revocation.revoked_at,
+    reason: revocation.reason,
+    superseded_by: revocation.superseded_by,
   };
 }

@@ -66,6 +66,7 @@ export type GrantResult = Data<"/api/core/grant", "post">;
 export type AccessCheck = Data<"/api/core/access/{owner}/{requester}", "get">;
 export type AttestationInput = Data<"/api/core/attestation/{claimId}/input", "get">;
 export type SignedReceipt = Data<"/api/core/attestation/{claimId}/receipt", "get">;
+export type ReceiptVerdict = Data<"/api/core/verify/receipt", "post">;
 export type GrantsOf = Data<"/api/core/grants/{address}", "get">;
 /** `enabled` defaults to true (the generated component lists it as the server reads it, defaulted). */
 export type AttestorRegistration = Omit<components["schemas"]["AttestorRegistration"], "enabled"> & { enabled?: boolean };
@@ -339,6 +340,14 @@ export class AttestationClient {
   /** Extension (docs/receipts.md): the attestation's receipt, an EAS off-chain attestation, and its signer. */
   async attestationReceipt(claimId: string): Promise<SignedReceipt> {
     return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/receipt", { params: { path: { claimId: claimId as Hex } } }))).data;
+  }
+  /** Extension (docs/receipts.md): the receipt of the attestation's revocation, and its signer. */
+  async revocationReceipt(claimId: string): Promise<SignedReceipt> {
+    return (await this.ok(this.api.GET("/api/core/attestation/{claimId}/revocation/receipt", { params: { path: { claimId: claimId as Hex } } }))).data;
+  }
+  /** Extension (docs/receipts.md): the api's verdict on a receipt (VALID, REVOKED, SIGNED, MISMATCH, INVALID, REFUSED). */
+  async verifyReceipt(signed: SignedReceipt): Promise<ReceiptVerdict> {
+    return (await this.ok(this.api.POST("/api/core/verify/receipt", { body: signed }))).data;
   }
   /** Extension: grants an address gave, and live grants it received. */
   async grantsOf(address: string): Promise<GrantsOf> {

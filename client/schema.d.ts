@@ -985,7 +985,8 @@ export interface paths {
                                 /** @description 0x-prefixed 32-byte hex id */
                                 txHash: `0x${string}`;
                                 bucket: string;
-                                receipt: components["schemas"]["SignedReceipt"];
+                                /** @description extension: the attestation's receipt, signed once the rollup accepted it; null when none can be (docs/receipts.md) */
+                                receipt: components["schemas"]["SignedReceipt"] | null;
                             };
                         };
                     };
@@ -1136,7 +1137,8 @@ export interface paths {
                                 /** @description 0x-prefixed 32-byte hex id */
                                 txHash: `0x${string}`;
                                 bucket: string;
-                                receipt: components["schemas"]["SignedReceipt"] & unknown;
+                                /** @description extension: the attestation's receipt (docs/receipts.md) */
+                                receipt: components["schemas"]["SignedReceipt"] | null;
                             };
                         };
                     };
@@ -1476,7 +1478,7 @@ export interface paths {
                         "application/json": {
                             /** @enum {boolean} */
                             success: true;
-                            data: components["schemas"]["SignedReceipt"] & unknown;
+                            data: components["schemas"]["SignedReceipt"];
                         };
                     };
                 };
@@ -2460,7 +2462,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Revoked */
+                /** @description Revoked (receipt is an extension) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2485,6 +2487,8 @@ export interface paths {
                                     supersededBy: `0x${string}` | null;
                                     inputIndex: number;
                                 } | null;
+                                /** @description extension: the revocation's receipt, signed once the rollup accepted it; null when none can be (docs/receipts.md) */
+                                receipt: components["schemas"]["SignedReceipt"] | null;
                             };
                         };
                     };
@@ -2581,6 +2585,94 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/attestation/{claimId}/revocation/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension (docs/receipts.md): the receipt of the attestation's revocation, the same signer's EAS off-chain attestation that the attestation's receipt is revoked */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description claim id (= attestation_id) */
+                    claimId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The revocation's receipt and its signer */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: components["schemas"]["SignedReceipt"];
+                        };
+                    };
+                };
+                /** @description Error: ATTESTATION_NOT_FOUND, NOT_REVOKED */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RECEIPT_UNAVAILABLE */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2788,6 +2880,106 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/core/verify/receipt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extension (docs/receipts.md): a receipt checked against the signer and domain this api publishes, then, once its epoch is claimed, field by field against the notices the node proves and the application contract accepts: VALID, REVOKED, SIGNED (not yet provable), MISMATCH (the rollup contradicts it), INVALID or REFUSED */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SignedReceipt"];
+                };
+            };
+            responses: {
+                /** @description The verdict (a receipt that does not hold is a verdict, not an error) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                /** @enum {string} */
+                                verdict: "VALID" | "REVOKED" | "SIGNED" | "MISMATCH" | "INVALID" | "REFUSED";
+                                /**
+                                 * @description an attestation's receipt, or its revocation's
+                                 * @enum {string}
+                                 */
+                                kind: "attestation" | "revocation";
+                                /** @description the attestation it is about (its refUID) */
+                                claimId: `0x${string}`;
+                                /** @description the verdict in one sentence */
+                                reason: string;
+                                /** @description each field the proven notices contradict (MISMATCH) */
+                                mismatches: {
+                                    field: string;
+                                    receipt?: unknown;
+                                    proven?: unknown;
+                                }[];
+                                /** @description when the rollup revoked the attestation (REVOKED, and a revocation receipt's VALID) */
+                                revokedAt: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: INVALID_REQUEST */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE, RPC_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -4077,7 +4269,7 @@ export interface components {
              */
             enabled: boolean;
         };
-        /** @description extension: the attestation's receipt, signed once the rollup accepted it; null when none can be (docs/receipts.md) */
+        /** @description an EAS off-chain attestation (eas-sdk Offchain, version 2) of what the rollup accepted, signed by the operator's receipt key */
         SignedReceipt: {
             /** @description the operator's receipt signer: the attester eas-sdk's verifyOffchainAttestationSignature is given */
             signer: `0x${string}`;
@@ -4091,10 +4283,11 @@ export interface components {
                     name: string;
                     version: string;
                     chainId: number;
-                    verifyingContract: string;
+                    /** @description 0x-prefixed 20-byte hex address */
+                    verifyingContract: `0x${string}`;
                 };
-                /** @description "Attest" */
-                primaryType: string;
+                /** @enum {string} */
+                primaryType: "Attest";
                 types: {
                     Attest: {
                         name: string;
@@ -4103,18 +4296,18 @@ export interface components {
                 };
                 message: {
                     version: number;
-                    /** @description 0x-prefixed 32-byte hex id */
+                    /** @description the attestation's schema id; for a revocation's receipt, EAS's uid of REVOCATION_DATA_SCHEMA */
                     schema: `0x${string}`;
                     /** @description the owner */
-                    recipient: string;
-                    /** @description Unix seconds */
+                    recipient: `0x${string}`;
+                    /** @description the attestation's time; for a revocation's receipt, the revocation's */
                     time: number;
                     /** @description 0: never */
                     expirationTime: number;
                     revocable: boolean;
                     /** @description the rollup's attestation id (its uid in the registry) */
                     refUID: `0x${string}`;
-                    /** @description the registry's DATA_SCHEMA: provider, field, bucket, attestor, halfLife, attestors */
+                    /** @description the registry's DATA_SCHEMA (provider, field, bucket, attestor, halfLife, attestors); for a revocation's receipt REVOCATION_DATA_SCHEMA (receipt, schemaId, revoker, reason, supersededBy) */
                     data: `0x${string}`;
                     /** @description 0x-prefixed 32-byte hex id */
                     salt: `0x${string}`;
@@ -4127,7 +4320,7 @@ export interface components {
                     s: `0x${string}`;
                 };
             };
-        } | null;
+        };
         /** @description an attestor's claim, as attestor-core returns it, and its signature */
         SignedTlsClaim: {
             claim: {

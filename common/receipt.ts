@@ -21,6 +21,7 @@ import {
   recoverTypedDataAddress,
   stringToHex,
   zeroAddress,
+  zeroHash,
   type Address,
   type Hex,
 } from "viem";
@@ -29,12 +30,21 @@ import type { NoticeEvent } from "./wire.ts";
 
 /** What a receipt is made from: the attestation as its `attestation:created` notice says it. */
 export type ReceiptSource = Extract<NoticeEvent, { event: "attestation:created" }>["data"];
+/** What a revocation receipt is made from besides the attestation: its `attestation:revoked` notice. */
+export type RevocationSource = Extract<NoticeEvent, { event: "attestation:revoked" }>["data"];
 
 /** The registry's EAS data layout (AttestationStore.DATA_SCHEMA). */
 export const DATA_SCHEMA = "string provider,string field,string bucket,address attestor,uint64 halfLife,address[] attestors";
 /** eas-sdk's EIP-712 domain name for off-chain attestations, and the EAS version our domain names. */
 export const RECEIPT_DOMAIN_NAME = "EAS Attestation";
 export const RECEIPT_DOMAIN_VERSION = "1.3.0";
+/**
+ * A revocation receipt's data: the receipt it revokes (the uid EAS's `revokeOffchain` would be given), the
+ * revoked attestation's schema, and the revocation's notice. Its schema uid is EAS's for this layout (no
+ * resolver, not revocable), so eas-sdk's SchemaEncoder decodes it like any EAS schema's.
+ */
+export const REVOCATION_DATA_SCHEMA = "bytes32 receipt,bytes32 schemaId,address revoker,string reason,bytes32 supersededBy";
+export const REVOCATION_SCHEMA_UID: Hex = keccak256(encodePacked(["string", "address", "bool"], [REVOCATION_DATA_SCHEMA, zeroAddress, false]));
 /** eas-sdk's OffchainAttestationVersion.Version2. */
 export const RECEIPT_VERSION = 2;
 
@@ -101,6 +111,30 @@ export function receiptMessage(source: ReceiptSource): ReceiptMessage {
   };
 }
 
+/**
+ * The fields a revocation receipt states: an off-chain attestation by the same signer, about the same
+ * attestation (`refUID`, as its receipt's), at the revocation's time, that revokes the attestation's receipt
+ * (`data`). Not revocable: the rollup never undoes a revocation.
+ */
+export function revocationReceiptMessage(attestation: ReceiptSource, revocation: RevocationSource): ReceiptMessage {
+  return {
+    version: RECEIPT_VERSION,
+    schema: REVOCATION_SCHEMA_UID,
+    recipient: getAddress(revocation.owner),
+    time: revocation.revoked_at,
+    expirationTime: 0,
+    revocable: false,
+    refUID: revocation.claimId,
+    data: encodeAbiParameters(REVOCATION_PARAMS, [receiptUid(receiptMessage(attestation)), revocation.schema_id, getAddress(revocation.revoker), revocation.reason, revocation.superseded_by ?? zeroHash]),
+    salt: keccak256(encodePacked(["string", "bytes32"], ["rollup-attestation revocation receipt", revocation.claimId])),
+  };
+}
+
+/** Whether a receipt revokes an attestation's receipt rather than stating an attestation. */
+export function isRevocationReceipt(receipt: Receipt): boolean {
+  return receipt.message.schema.toLowerCase() === REVOCATION_SCHEMA_UID;
+}
+
 /** eas-sdk's `Offchain.getOffchainUID` for version 2 (its schema packed as the UTF-8 of its hex, as eas-sdk does). */
 export function receiptUid(m: ReceiptMessage): Hex {
   return keccak256(
@@ -130,6 +164,7 @@ const separators = new Map<string, Hex>();
 // Parsed once: the write path signs with them on every claim.
 const STRUCT_PARAMS = parseAbiParameters("bytes32, uint16, bytes32, address, uint64, uint64, bool, bytes32, bytes32, bytes32");
 const DATA_PARAMS = parseAbiParameters(DATA_SCHEMA);
+const REVOCATION_PARAMS = parseAbiParameters(REVOCATION_DATA_SCHEMA);
 
 /**
  * The EIP-712 digest of a receipt, hashed by hand with the domain's separator kept: what viem's
@@ -163,7 +198,15 @@ function receiptDigest(domain: Receipt["domain"], m: ReceiptMessage): Hex {
 
 /** Signs the attestation's receipt with `signerKey`. */
 export async function signReceipt(source: ReceiptSource, signerKey: Hex, where: ReceiptDomain): Promise<Receipt> {
-  const message = receiptMessage(source);
+  return signReceiptMessage(receiptMessage(source), signerKey, where);
+}
+
+/** Signs the receipt of the attestation's revocation with `signerKey`. */
+export async function signRevocationReceipt(attestation: ReceiptSource, revocation: RevocationSource, signerKey: Hex, where: ReceiptDomain): Promise<Receipt> {
+  return signReceiptMessage(revocationReceiptMessage(attestation, revocation), signerKey, where);
+}
+
+async function signReceiptMessage(message: ReceiptMessage, signerKey: Hex, where: ReceiptDomain): Promise<Receipt> {
   const domain = receiptDomain(where);
   const { r, s, v, yParity } = await sign({ hash: receiptDigest(domain, message), privateKey: signerKey });
   const types = { Attest: RECEIPT_TYPES.Attest.map((f) => ({ name: f.name, type: f.type })) };
@@ -189,10 +232,15 @@ export async function receiptSignatureProblem(receipt: Receipt, signer: Address,
   return undefined;
 }
 
-/** The receipt's fields that differ from what the proven notice makes of them, by name. */
-export function receiptMismatches(receipt: Receipt, proven: ReceiptSource): { field: keyof ReceiptMessage; receipt: unknown; proven: unknown }[] {
-  const expected = receiptMessage(proven);
-  const out: { field: keyof ReceiptMessage; receipt: unknown; proven: unknown }[] = [];
+export interface FieldMismatch {
+  field: keyof ReceiptMessage;
+  receipt: unknown;
+  proven: unknown;
+}
+
+/** The receipt's fields that differ from `expected` (what the proven notices make of them), by name. */
+export function receiptMismatches(receipt: Receipt, expected: ReceiptMessage): FieldMismatch[] {
+  const out: FieldMismatch[] = [];
   for (const field of Object.keys(expected) as (keyof ReceiptMessage)[]) {
     const a = receipt.message[field];
     const b = expected[field];

@@ -8,19 +8,20 @@
  * `npm run verify -- --receipt <file>` (docs/receipts.md): a receipt as the api served it (`{signer,
  * receipt}`) checked first as signed by the operator's receipt signer for this chain and registry (what
  * `GET /api/core/status` publishes), then, once its epoch is claimed, field by field against the notice the
- * chain proves: VALID (exit 0), REVOKED (exit 4: the rollup revoked it since), MISMATCH naming each field
- * that differs (exit 1: evidence against the operator), INVALID for a signature that does not hold (exit 1),
- * or not yet provable (exit 3).
+ * chain proves (common/receipt-verdict.ts, which the api's POST /api/core/verify/receipt shares): VALID (exit
+ * 0), REVOKED (exit 4: the rollup revoked it since), MISMATCH naming each field that differs (exit 1:
+ * evidence against the operator), INVALID for a signature that does not hold (exit 1), or SIGNED and not yet
+ * provable (exit 3). A revocation's receipt is checked against the proven revocation the same way.
  */
 import { readFileSync } from "node:fs";
-import { createPublicClient, http, type Address, type Hex } from "viem";
+import { createPublicClient, http, type Address, type Hex, type PublicClient } from "viem";
 import { z } from "zod";
 import { AttestationApiError, AttestationClient, isV2Proof, type AttestationProof } from "../client/index.ts";
 import { messageOf } from "../common/errors.ts";
-import { receiptMismatches, receiptSignatureProblem, type Receipt, type ReceiptSource } from "../common/receipt.ts";
-import { CARTESI_DAPP_ABI } from "../devnode/v1/contracts.ts";
-import { contractProof } from "../devnode/v1/proofs.ts";
-import { v2Abi } from "../devnode/v2/contracts.ts";
+import { judgeOf, noticeRefusal } from "../common/notice-check.ts";
+import type { Receipt } from "../common/receipt.ts";
+import { judgeReceipt, VERDICT_EXIT, type ProvenNotice, type ReceiptEvidence } from "../common/receipt-verdict.ts";
+import type { NoticeEvent } from "../common/wire.ts";
 import { loadEndpoints, parseArgs, runScript, UsageError } from "./lib/cli.ts";
 
 const USAGE = "npm run verify -- <claimId> | --receipt <file>    (API_URL, default http://127.0.0.1:8001; RPC_URL or CHAIN_PORT for the chain)";
@@ -51,55 +52,44 @@ const signedReceiptFile = z.object({
   }),
 });
 
-type Proven = { kind: "proven"; found: AttestationProof; where: string } | { kind: "not-yet"; message: string } | { kind: "refused"; where: string; reason: string };
+type Event = NoticeEvent["event"];
+type DataOf<E extends Event> = Extract<NoticeEvent, { event: E }>["data"];
 
-/** The attestation's notice and proof from the api, judged by the application contract on the chain. */
-async function proveOnChain(client: AttestationClient, rpcUrl: string, claimId: string): Promise<Proven> {
+/**
+ * A notice and its proof from the api, judged by the application contract on the chain. `absent` is the
+ * api's answer that the rollup holds no such notice (`absentCodes`).
+ */
+async function proveOnChain<E extends Event>(chain: PublicClient, rpcUrl: string, fetch: () => Promise<AttestationProof>, event: E, absentCodes: readonly string[]): Promise<ProvenNotice<DataOf<E>> & { found?: AttestationProof }> {
   let found: AttestationProof;
   try {
-    found = await client.attestationProof(claimId);
+    found = await fetch();
   } catch (error) {
     if (error instanceof AttestationApiError && error.code === "PROOF_NOT_READY") {
       return { kind: "not-yet", message: `${error.message} (retry in ${String(error.details?.["retry_after"] ?? "a few")} s)` };
     }
+    if (error instanceof AttestationApiError && absentCodes.includes(error.code)) return { kind: "absent", message: `the api answers ${error.code}: ${error.message}` };
     throw error;
   }
-  const chain = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }) });
-  const where = `${isV2Proof(found) ? "Application" : "CartesiDApp"} ${found.applicationAddress} on ${rpcUrl}`;
-  try {
-    if (isV2Proof(found)) {
-      await chain.readContract({
-        address: found.applicationAddress,
-        abi: v2Abi("Application"),
-        functionName: "validateOutput",
-        args: [found.output as Hex, { outputIndex: BigInt(found.proof.outputIndex), outputHashesSiblings: found.proof.outputHashesSiblings }],
-      });
-    } else {
-      await chain.readContract({
-        address: found.applicationAddress,
-        abi: CARTESI_DAPP_ABI(),
-        functionName: "validateNotice",
-        args: [found.notice as Hex, contractProof(found.proof.validity, found.proof.context)],
-      });
-    }
-  } catch (error) {
-    return { kind: "refused", where, reason: messageOf(error).split("\n")[0] ?? "" };
-  }
-  return { kind: "proven", found, where };
+  const where = judgeOf(found, rpcUrl);
+  const refusal = await noticeRefusal(chain, found);
+  if (refusal !== undefined) return { kind: "refused", where, reason: refusal };
+  const notice = JSON.parse(noticeText(found)) as NoticeEvent;
+  if (notice.event !== event) return { kind: "refused", where, reason: `the proven notice is ${notice.event}, not ${event}` };
+  return { kind: "proven", data: notice.data as DataOf<E>, where, found };
 }
 
 function noticeText(found: AttestationProof): string {
   return Buffer.from(found.notice.slice(2), "hex").toString("utf8");
 }
 
-async function verifyClaim(client: AttestationClient, rpcUrl: string, claimId: string): Promise<number> {
-  const proven = await proveOnChain(client, rpcUrl, claimId);
+async function verifyClaim(client: AttestationClient, chain: PublicClient, rpcUrl: string, claimId: string): Promise<number> {
+  const proven = await proveOnChain(chain, rpcUrl, () => client.attestationProof(claimId), "attestation:created", []);
   if (proven.kind === "not-yet") {
     console.log(`not yet provable: ${proven.message}`);
     return 3;
   }
-  if (proven.kind === "refused") {
-    console.log(`REFUSED by ${proven.where}: ${proven.reason}`);
+  if (proven.kind !== "proven" || proven.found === undefined) {
+    console.log(proven.kind === "refused" ? `REFUSED by ${proven.where}: ${proven.reason}` : `REFUSED: ${proven.kind === "absent" ? proven.message : "no notice"}`);
     return 1;
   }
   const { found, where } = proven;
@@ -110,7 +100,7 @@ async function verifyClaim(client: AttestationClient, rpcUrl: string, claimId: s
   return 0;
 }
 
-async function verifyReceipt(client: AttestationClient, rpcUrl: string, file: string): Promise<number> {
+async function verifyReceipt(client: AttestationClient, chain: PublicClient, rpcUrl: string, file: string): Promise<number> {
   let parsed: z.infer<typeof signedReceiptFile>;
   try {
     const result = signedReceiptFile.safeParse(JSON.parse(readFileSync(file, "utf8")));
@@ -119,46 +109,18 @@ async function verifyReceipt(client: AttestationClient, rpcUrl: string, file: st
   } catch (error) {
     throw new UsageError(`--receipt ${file}: not a receipt as the api serves it ({signer, receipt}): ${messageOf(error)}`);
   }
-  const receipt = parsed.receipt as Receipt;
   // The operator's signer and domain, as its api publishes them: a receipt signed by anyone else is no receipt of its.
-  const published = (await client.status()).receipts;
-  if (published.domain === null) {
-    console.log("INVALID: this api publishes no receipt domain (it knows no registry)");
-    return 1;
-  }
-  if (parsed.signer.toLowerCase() !== published.signer.toLowerCase()) {
-    console.log(`INVALID: the file names ${parsed.signer} as its signer; this operator's receipt signer is ${published.signer}`);
-    return 1;
-  }
-  const problem = await receiptSignatureProblem(receipt, published.signer as Address, { chainId: published.domain.chainId, registry: published.domain.verifyingContract as Address });
-  if (problem !== undefined) {
-    console.log(`INVALID: the receipt's signature does not hold: ${problem}`);
-    return 1;
-  }
-  const claimId = receipt.message.refUID;
-  const proven = await proveOnChain(client, rpcUrl, claimId);
-  if (proven.kind === "not-yet") {
-    console.log(`SIGNED by ${published.signer}; not yet provable: ${proven.message}`);
-    return 3;
-  }
-  if (proven.kind === "refused") {
-    console.log(`REFUSED by ${proven.where}: ${proven.reason}`);
-    return 1;
-  }
-  const notice = JSON.parse(noticeText(proven.found)) as { event: string; data: ReceiptSource };
-  const differ = receiptMismatches(receipt, notice.data);
-  if (differ.length > 0) {
-    console.log(`MISMATCH: the receipt of attestation ${claimId}, signed by ${published.signer}, contradicts the notice ${proven.where} proves:`);
-    for (const d of differ) console.log(`  ${d.field}: the receipt says ${JSON.stringify(d.receipt)}, the proven notice ${JSON.stringify(d.proven)}`);
-    return 1;
-  }
-  const standing = await client.attestation(claimId);
-  if (standing.revocation !== null) {
-    console.log(`REVOKED: the receipt of attestation ${claimId} equals its proven notice, and the rollup revoked it at ${standing.revocation.revokedAt} (npm run verify for the revocation's proof: GET /api/core/attestation/${claimId}/revocation/proof)`);
-    return 4;
-  }
-  console.log(`VALID: the receipt of attestation ${claimId} is signed by ${published.signer} and equals, field for field, the notice ${proven.where} proves`);
-  return 0;
+  const { signer, domain } = (await client.status()).receipts;
+  const evidence: ReceiptEvidence = {
+    published: { signer: signer as Address, domain: domain === null ? null : { chainId: domain.chainId, registry: domain.verifyingContract as Address } },
+    attestationNotice: (claimId) => proveOnChain(chain, rpcUrl, () => client.attestationProof(claimId), "attestation:created", ["ATTESTATION_NOT_FOUND"]),
+    revocationNotice: (claimId) => proveOnChain(chain, rpcUrl, () => client.revocationProof(claimId), "attestation:revoked", ["ATTESTATION_NOT_FOUND", "NOT_REVOKED"]),
+    revokedAt: async (claimId) => (await client.attestation(claimId)).revocation?.revokedAt ?? null,
+  };
+  const judged = await judgeReceipt(parsed.signer as Address, parsed.receipt as Receipt, evidence);
+  console.log(`${judged.verdict}: ${judged.reason}`);
+  for (const d of judged.mismatches) console.log(`  ${d.field}: the receipt says ${JSON.stringify(d.receipt)}, the proven notice ${JSON.stringify(d.proven)}`);
+  return VERDICT_EXIT[judged.verdict];
 }
 
 runScript(async () => {
@@ -167,13 +129,14 @@ runScript(async () => {
   if (!apiUrl.success) throw new UsageError(`API_URL: not an http(s) URL: ${process.env.API_URL ?? ""}`);
   const { rpcUrl } = loadEndpoints(process.env);
   const client = new AttestationClient({ baseUrl: apiUrl.data });
+  const chain = createPublicClient({ transport: http(rpcUrl, { retryCount: 0 }) });
   const file = options.get("--receipt");
   if (file !== undefined) {
     if (positional.length > 0) throw new UsageError("--receipt takes the receipt's file alone, no claim id");
-    return verifyReceipt(client, rpcUrl, file);
+    return verifyReceipt(client, chain, rpcUrl, file);
   }
   const [claimId] = positional;
   if (positional.length !== 1 || claimId === undefined) throw new UsageError("expected exactly one claim id");
   if (!/^0x[0-9a-fA-F]{64}$/.test(claimId)) throw new UsageError(`a claim id is 0x and 64 hex digits, not ${claimId}`);
-  return verifyClaim(client, rpcUrl, claimId);
+  return verifyClaim(client, chain, rpcUrl, claimId);
 }, USAGE);

@@ -14,8 +14,8 @@ import { requireRole } from "../auth/middleware.ts";
 import { makeClaim } from "../claims/claim.ts";
 import { relayProvenClaim } from "../claims/relay.ts";
 import { ApiError } from "../errors.ts";
-import type { SignedReceipt } from "../receipts.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
+import { receiptOrNull, receiptOrNullSchema } from "./receipts.ts";
 import type { ApiServices } from "../services.ts";
 import {
   addressOut,
@@ -61,33 +61,6 @@ const claimSchema = z.object({
     }),
 });
 
-const hexBytes = z.string().regex(/^0x(?:[0-9a-fA-F]{2})*$/);
-/** A receipt as the api serves it (docs/receipts.md): eas-sdk's SignedOffchainAttestation (version 2) and its signer. */
-export const signedReceiptSchema = z
-  .object({
-    signer: addressOut.describe("the operator's receipt signer: the attester eas-sdk's verifyOffchainAttestationSignature is given"),
-    receipt: z.object({
-      version: z.number().int().describe("eas-sdk's OffchainAttestationVersion: 2"),
-      uid: id32.describe("the off-chain uid of its fields, as eas-sdk computes it"),
-      domain: z.object({ name: z.string().describe('"EAS Attestation"'), version: z.string(), chainId: z.number().int(), verifyingContract: z.string() }),
-      primaryType: z.string().describe('"Attest"'),
-      types: z.object({ Attest: z.array(z.object({ name: z.string(), type: z.string() })) }),
-      message: z.object({
-        version: z.number().int(),
-        schema: id32,
-        recipient: z.string().describe("the owner"),
-        time: unixSeconds,
-        expirationTime: z.number().int().describe("0: never"),
-        revocable: z.boolean(),
-        refUID: id32.describe("the rollup's attestation id (its uid in the registry)"),
-        data: hexBytes.describe("the registry's DATA_SCHEMA: provider, field, bucket, attestor, halfLife, attestors"),
-        salt: id32,
-      }),
-      signature: z.object({ v: z.number().int(), r: id32, s: id32 }),
-    }),
-  })
-  .openapi("SignedReceipt", { description: "an EAS off-chain attestation (eas-sdk Offchain, version 2) of what the rollup accepted, signed by the operator's receipt key" });
-
 const claimTraits: OperationTraits = {
   group: "attestations",
   auth: "user",
@@ -118,7 +91,7 @@ export const claimRoute = createRoute({
   request: jsonRequest(claimSchema),
   responses: {
     200: jsonContent(
-      envelope(z.object({ claimId: id32, txHash: id32, bucket: z.string(), receipt: signedReceiptSchema.nullable().describe("extension: the attestation's receipt, signed once the rollup accepted it; null when none can be (docs/receipts.md)") })),
+      envelope(z.object({ claimId: id32, txHash: id32, bucket: z.string(), receipt: receiptOrNullSchema("extension: the attestation's receipt, signed once the rollup accepted it; null when none can be (docs/receipts.md)") })),
       "Claimed (receipt is an extension)",
     ),
     ...errorResponses(claimTraits),
@@ -175,7 +148,7 @@ export const provenClaimRoute = createRoute({
   ...operationTraits(provenClaimTraits),
   request: jsonRequest(provenClaimSchema),
   responses: {
-    200: jsonContent(envelope(z.object({ claimId: id32, txHash: id32, bucket: z.string(), receipt: signedReceiptSchema.nullable().describe("extension: the attestation's receipt (docs/receipts.md)") })), "Recorded (receipt is an extension)"),
+    200: jsonContent(envelope(z.object({ claimId: id32, txHash: id32, bucket: z.string(), receipt: receiptOrNullSchema("extension: the attestation's receipt (docs/receipts.md)") })), "Recorded (receipt is an extension)"),
     ...errorResponses(provenClaimTraits),
   },
 });
@@ -209,20 +182,6 @@ export const attestationRoute = createRoute({
       "The attestation (every field after owner is an extension)",
     ),
     ...errorResponses(attestationTraits),
-  },
-});
-
-const receiptTraits: OperationTraits = { group: "attestations", errors: ["ATTESTATION_NOT_FOUND", "ROLLUP_UNAVAILABLE", "RECEIPT_UNAVAILABLE"] };
-
-export const attestationReceiptRoute = createRoute({
-  method: "get",
-  path: "/api/core/attestation/{claimId}/receipt",
-  summary: "Extension (docs/receipts.md): the attestation's receipt, an EAS off-chain attestation signed by the operator, usable before its epoch is claimed",
-  ...operationTraits(receiptTraits),
-  request: claimIdParams,
-  responses: {
-    200: jsonContent(envelope(signedReceiptSchema), "The receipt and its signer"),
-    ...errorResponses(receiptTraits),
   },
 });
 
@@ -330,10 +289,6 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
         200,
       );
     })
-    .openapi({ ...attestationReceiptRoute, middleware: [limited] }, async (c) => {
-      const claimId = attestationIdOf(c.req.valid("param").claimId);
-      return c.json({ success: true as const, data: await receiptOf(services, claimId) }, 200);
-    })
     .openapi({ ...attestationInputRoute, middleware: [limited] }, async (c) => {
       const claimId = attestationIdOf(c.req.valid("param").claimId);
       const view = await services.reader.query("attestation", { attestation_id: claimId });
@@ -373,21 +328,4 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
       }
       return c.json({ success: true as const, data }, 200);
     });
-}
-
-/** The receipt of an attestation the rollup holds (its view and its schema, as the rollup answers them). */
-async function receiptOf(services: ApiServices, claimId: Hex): Promise<SignedReceipt> {
-  const view = await services.reader.query("attestation", { attestation_id: claimId });
-  return services.receipts.sign(view, await services.schemaDetail(view.schema_id));
-}
-
-/** A write's answer carries its receipt when one can be signed; the write stands either way. */
-async function receiptOrNull(services: ApiServices, claimId: Hex): Promise<SignedReceipt | null> {
-  try {
-    return await receiptOf(services, claimId);
-  } catch (error) {
-    if (error instanceof ApiError && error.code === "RECEIPT_UNAVAILABLE") return null;
-    services.logger.warn({ claimId, error: messageOf(error) }, "no receipt for the claim's answer (GET /attestation/{id}/receipt will try again)");
-    return null;
-  }
 }

@@ -19,6 +19,7 @@ import { attestationIdOf, HEX32_RE, hex32Schema, invalidParameter, jsonBody } fr
 import { validityFields, validityOf } from "../validity.ts";
 import { bucketLabel } from "./attestations.ts";
 import { noticeProof, noticeProofSchema, type NoticeProof } from "./proofs.ts";
+import { receiptOrNull, receiptOrNullSchema } from "./receipts.ts";
 
 const WRITE_ERRORS = ["ROLLUP_REJECTED", "ROLLUP_UNAVAILABLE", "INPUT_TX_FAILED", "RPC_UNAVAILABLE", "INSUFFICIENT_FUNDS", "NONCE_TOO_LOW"] as const;
 const revokeTraits: OperationTraits = { group: "attestations", auth: "user", body: true, errors: ["ATTESTATION_NOT_FOUND", "NOT_OWNER", "ALREADY_REVOKED", ...WRITE_ERRORS] };
@@ -42,7 +43,17 @@ export const revokeAttestationRoute = createRoute({
   ...operationTraits(revokeTraits),
   request: { ...claimIdParams, ...jsonRequest(revocationSchema) },
   responses: {
-    200: jsonContent(envelope(z.object({ claimId: id32, txHash: id32, revocation: validityFields.revocation })), "Revoked"),
+    200: jsonContent(
+      envelope(
+        z.object({
+          claimId: id32,
+          txHash: id32,
+          revocation: validityFields.revocation,
+          receipt: receiptOrNullSchema("extension: the revocation's receipt, signed once the rollup accepted it; null when none can be (docs/receipts.md)"),
+        }),
+      ),
+      "Revoked (receipt is an extension)",
+    ),
     ...errorResponses(revokeTraits),
   },
 });
@@ -161,7 +172,8 @@ export function validityRoutes(services: ApiServices, clientOf: ClientAddressOf)
         ...(supersededBy === undefined ? {} : { superseded_by: supersededBy.toLowerCase() as Hex }),
       });
       const after = await services.reader.query("attestation", { attestation_id: claimId, at: services.now() });
-      return c.json({ success: true as const, data: { claimId, txHash: submitted.txHash, revocation: validityOf(after).revocation } }, 200);
+      const receipt = await receiptOrNull(services, claimId, "revocation");
+      return c.json({ success: true as const, data: { claimId, txHash: submitted.txHash, revocation: validityOf(after).revocation, receipt } }, 200);
     })
     .openapi({ ...verifyRoute, middleware: [limited] }, async (c) => {
       const params = verifyParams(c.req.valid("query"), services.now());

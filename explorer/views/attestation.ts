@@ -1,5 +1,5 @@
 /** One attestation: what the rollup holds about it, and whether its epoch is claimed on the base layer (its proof). */
-import { ApiFailure, get } from "../api.ts";
+import { ApiFailure, get, send } from "../api.ts";
 import { addressLink, attestationLink, badge, card, facts, freshnessText, h, ID_RE, problem, when, ago, schemaLink, statusBadge, type Child } from "../dom.ts";
 
 interface Attestation {
@@ -203,6 +203,24 @@ interface SignedReceipt {
   receipt: { uid: string; domain: { chainId: number; verifyingContract: string }; message: { refUID: string; time: number } };
 }
 
+interface ReceiptVerdict {
+  verdict: "VALID" | "REVOKED" | "SIGNED" | "MISMATCH" | "INVALID" | "REFUSED";
+  reason: string;
+}
+
+/** The api's verdict on a receipt, in the card's words: signed (not yet provable), proven, or against it. */
+function verdictState(judged: ReceiptVerdict): HTMLElement {
+  const [text, tone, note] =
+    judged.verdict === "VALID"
+      ? (["proven", "ok", " equal, field for field, to the notice the chain proves"] as const)
+      : judged.verdict === "SIGNED"
+        ? (["signed", "ok", " by the operator, verifiable at once with eas-sdk's verifyOffchainAttestationSignature; its epoch is not claimed yet"] as const)
+        : judged.verdict === "REVOKED"
+          ? (["revoked", "bad", " proven, and revoked by the rollup since"] as const)
+          : ([judged.verdict === "MISMATCH" ? "contradicted" : judged.verdict.toLowerCase(), "bad", ` ${judged.reason}`] as const);
+  return h("span", { id: "receipt-state", "data-verdict": judged.verdict }, badge(text, tone), h("span", { class: "muted small" }, note));
+}
+
 /**
  * The receipt the operator signed once the rollup accepted it (docs/receipts.md): usable at once, checked
  * against the proven notice by `npm run verify -- --receipt` (the cards below say whether it is proven
@@ -223,6 +241,13 @@ async function showReceipt(target: HTMLElement, claimId: string): Promise<void> 
       ]),
       h("p", {}, h("a", { href: url, target: "_blank", rel: "noopener" }, "Receipt (JSON)"), h("span", { class: "muted small" }, " · once its epoch is claimed: "), h("code", {}, "npm run verify -- --receipt <file>")),
     );
+    // The api's verdict (POST /api/core/verify/receipt) replaces "signed" once the rollup backs the receipt.
+    const judged = await send<ReceiptVerdict>("POST", "/api/core/verify/receipt", { body: signed });
+    if (judged !== undefined) target.querySelector("#receipt-state")?.replaceWith(verdictState(judged));
+    if (judged?.verdict === "REVOKED") {
+      const revocation = `/api/core/attestation/${claimId}/revocation/receipt`;
+      target.append(h("p", {}, h("a", { href: revocation, target: "_blank", rel: "noopener" }, "Revocation receipt (JSON)"), h("span", { class: "muted small" }, " · the same signer's off-chain attestation that this receipt is revoked")));
+    }
   } catch (error) {
     target.append(h("p", { class: "muted" }, error instanceof ApiFailure ? `No receipt: ${error.message}` : error instanceof Error ? error.message : String(error)));
   }

@@ -21,9 +21,9 @@ describe("GET /api/core/openapi.json", () => {
     // The 13 endpoints of the specification, the two auth endpoints, the attestation-data, proof, input,
     // grants-of-an-address, attestor (register, list) and user-proven claim extensions, the validity ones
     // (revoke, revocation proof, verify), the consent domain, the on-chain state (registry and gate), the
-    // batch notices with their proofs (of the attestation's input and of its revocation's), the receipt,
+    // batch notices with their proofs (of the attestation's input and of its revocation's), the receipts (an attestation's, its revocation's, and their verify),
     // EAS's GraphQL (GET and POST) and the document.
-    expect(new Set(served).size).toBe(36);
+    expect(new Set(served).size).toBe(38);
     for (const route of served) {
       const [method, path] = route.split(" ") as [string, string];
       expect(doc.paths[path]?.[method], route).toBeDefined();

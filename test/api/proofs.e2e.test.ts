@@ -12,8 +12,8 @@ import { join } from "node:path";
 import nacl from "tweetnacl";
 import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AttestationClient, isV2Proof, type AttestationProof } from "../../client/index.ts";
-import { signReceipt, type Receipt } from "../../common/receipt.ts";
+import { AttestationClient, isV2Proof, type AttestationProof, type SignedReceipt } from "../../client/index.ts";
+import { signReceipt, signRevocationReceipt, type Receipt } from "../../common/receipt.ts";
 import { DEFAULTS, V2_DEFAULTS } from "../../devnode/config.ts";
 import { CARTESI_DAPP_ABI } from "../../devnode/v1/contracts.ts";
 import { contractProof } from "../../devnode/v1/proofs.ts";
@@ -111,7 +111,9 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
       // Its receipt is good at once: signed by the operator, waiting for the rollup to back it.
       const signed = await verifyReceipt(receiptFile);
       expect(signed.status, signed.stderr).toBe(3);
-      expect(signed.stdout).toMatch(/^SIGNED by 0x[0-9a-f]{40}; not yet provable: /);
+      expect(signed.stdout).toMatch(new RegExp(`^SIGNED: the receipt of attestation ${claimId} is signed by 0x[0-9a-f]{40}; not yet provable: `));
+      // The api's verify says the same.
+      expect(await user.verifyReceipt(JSON.parse(readFileSync(receiptFile, "utf8")) as SignedReceipt)).toMatchObject({ verdict: "SIGNED", kind: "attestation", claimId, mismatches: [], revokedAt: null });
     });
 
     it("an unknown claim is ATTESTATION_NOT_FOUND", async () => {
@@ -187,9 +189,9 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
         const forged = await receiptVariant("forged", (signed) => void (signed.receipt.message.time += 1));
         const invalid = await verifyReceipt(forged);
         expect(invalid.status, invalid.stderr).toBe(1);
-        expect(invalid.stdout).toMatch(/^INVALID: the receipt's signature does not hold: its uid 0x[0-9a-f]{64} is not the uid of its fields/);
+        expect(invalid.stdout).toMatch(/^INVALID: its signature does not hold: its uid 0x[0-9a-f]{64} is not the uid of its fields/);
         const stranger = await receiptVariant("stranger", (signed) => void (signed.signer = "0x000000000000000000000000000000000000dead"));
-        expect((await verifyReceipt(stranger)).stdout).toMatch(/^INVALID: the file names 0x000000000000000000000000000000000000dead as its signer; this operator's receipt signer is 0x/);
+        expect((await verifyReceipt(stranger)).stdout).toMatch(/^INVALID: the receipt names 0x000000000000000000000000000000000000dead as its signer; this operator's receipt signer is 0x/);
         const notAReceipt = await verifyReceipt(join(PROJECT_ROOT, "package.json"));
         expect(notAReceipt.status).toBe(2);
         expect(notAReceipt.stderr).toMatch(/--receipt .*package\.json: not a receipt as the api serves it \(\{signer, receipt\}\): signer: /);
@@ -197,11 +199,43 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
         const second = await user.claim(claimBody());
         const secondFile = join(stack.dataDir, "receipt-second.json");
         writeFileSync(secondFile, JSON.stringify(second.receipt));
-        await user.revokeAttestation(second.claimId, { reason: "closed" });
+        const revocation = await user.revokeAttestation(second.claimId, { reason: "closed" });
+        // The revocation's answer carries its receipt: the same signer's, about the same attestation.
+        expect(revocation.receipt?.receipt.message).toMatchObject({ refUID: second.claimId, revocable: false, time: revocation.revocation?.revokedAt });
+        const revocationFile = join(stack.dataDir, "receipt-revocation.json");
+        writeFileSync(revocationFile, JSON.stringify(revocation.receipt));
+        const early = await verifyReceipt(revocationFile);
+        expect(early.status, early.stdout + early.stderr).toBe(3);
+        expect(early.stdout).toMatch(new RegExp(`^SIGNED: the receipt of the revocation of attestation ${second.claimId} is signed by`));
         expect((await fetch(`${stack.urls.node}/epoch/close`, { method: "POST" })).status).toBe(200);
         const revoked = await verifyReceipt(secondFile);
         expect(revoked.status, revoked.stdout + revoked.stderr).toBe(4);
         expect(revoked.stdout).toMatch(new RegExp(`^REVOKED: the receipt of attestation ${second.claimId} equals its proven notice, and the rollup revoked it at \\d+`));
+        const revocationValid = await verifyReceipt(revocationFile);
+        expect(revocationValid.status, revocationValid.stdout + revocationValid.stderr).toBe(0);
+        expect(revocationValid.stdout).toMatch(new RegExp(`^VALID: the receipt of the revocation of attestation ${second.claimId} is signed by 0x[0-9a-f]{40} and equals, field for field, the revocation`));
+
+        // The api's verify gives the same verdicts as the command, from its own reads and the chain's judgement.
+        const read = (file: string) => JSON.parse(readFileSync(file, "utf8")) as SignedReceipt;
+        expect(await user.verifyReceipt(read(receiptFile))).toMatchObject({ verdict: "VALID", kind: "attestation", claimId, revokedAt: null });
+        expect(await user.verifyReceipt(read(lie))).toMatchObject({ verdict: "MISMATCH", mismatches: [{ field: "data" }] });
+        expect(await user.verifyReceipt(read(forged))).toMatchObject({ verdict: "INVALID", reason: expect.stringMatching(/a field was changed$/) });
+        expect(await user.verifyReceipt(read(secondFile))).toMatchObject({ verdict: "REVOKED", revokedAt: revocation.revocation?.revokedAt });
+        expect(await user.verifyReceipt(read(revocationFile))).toMatchObject({ verdict: "VALID", kind: "revocation", claimId: second.claimId });
+        expect(await user.revocationReceipt(second.claimId)).toEqual(revocation.receipt);
+        // A revocation the operator signs for an attestation the rollup never revoked: the rollup contradicts it.
+        const attestation = await user.attestation(claimId);
+        const { domain: signedIn } = read(receiptFile).receipt;
+        const domain = { chainId: signedIn.chainId, registry: signedIn.verifyingContract as Hex };
+        const source = { claimId, owner: attestation.owner as Hex, provider: "http", schema_id: schemaId, bucket_values: { [FIELD]: "mid" }, attester: attestation.attester as Hex, timestamp: attestation.timestamp, expires_at: null, freshness_half_life: 3600, attestors: [] };
+        const made = { claimId, owner: attestation.owner as Hex, schema_id: schemaId, revoker: attestation.owner as Hex, revoked_at: attestation.timestamp + 1, reason: "", superseded_by: null };
+        const fabricated = { signer: read(receiptFile).signer, receipt: await signRevocationReceipt(source, made, operatorKey, domain) };
+        expect(await user.verifyReceipt(fabricated as SignedReceipt)).toMatchObject({ verdict: "MISMATCH", kind: "revocation", reason: expect.stringMatching(/the rollup holds no revocation of attestation/) });
+        const fabricatedFile = join(stack.dataDir, "receipt-fabricated.json");
+        writeFileSync(fabricatedFile, JSON.stringify(fabricated));
+        const contradicted = await verifyReceipt(fabricatedFile);
+        expect(contradicted.status, contradicted.stdout + contradicted.stderr).toBe(1);
+        expect(contradicted.stdout).toMatch(/^MISMATCH: the receipt of the revocation of attestation 0x[0-9a-f]{64} is signed by 0x[0-9a-f]{40}, but the api answers NOT_REVOKED/);
       });
 
       it("npm run verify prints the contract's verdict", async () => {

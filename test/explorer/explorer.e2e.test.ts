@@ -233,7 +233,9 @@ describe("the explorer", () => {
     // Its receipt, signed by the operator's key the status publishes.
     await page.locator("#receipt-signer").waitFor();
     await expect(page.locator("#receipt-signer").textContent()).resolves.toBe((await user.status()).receipts.signer);
-    await expect(page.locator("#receipt-state").textContent()).resolves.toMatch(/^signed by the operator/);
+    // Then the api's verdict on it: signed while its epoch is open, proven once the chain backs it.
+    await page.locator("#receipt-state[data-verdict]").waitFor();
+    await expect(page.locator("#receipt-state").textContent()).resolves.toMatch(/^(signed by the operator|proven equal, field for field, to the notice the chain proves)/);
     await expect(page.locator("#view").textContent()).resolves.toMatch(/Input#\d+/);
     await page.locator("#tx-hash").waitFor();
     await expect(page.locator("#tx-hash").textContent()).resolves.toMatch(/^0x[0-9a-f]{64}$/);

@@ -30,7 +30,9 @@ export interface SdkSignedOffchain {
 
 export interface Sdk {
   EAS: new (address: string) => { connect(provider: unknown): void; getAttestation(uid: string): Promise<SdkAttestation>; isAttestationValid(uid: string): Promise<boolean> };
-  SchemaRegistry: new (address: string) => { connect(provider: unknown): void; getSchema(args: { uid: string }): Promise<{ uid: string; schema: string; revocable: boolean }> };
+  SchemaRegistry: (new (address: string) => { connect(provider: unknown): void; getSchema(args: { uid: string }): Promise<{ uid: string; schema: string; revocable: boolean }> }) & {
+    getSchemaUID(schema: string, resolverAddress: string, revocable: boolean): string;
+  };
   SchemaEncoder: new (schema: string) => { decodeData(data: string): { name: string; value: { value: unknown } }[] };
   Offchain: new (config: { address: string; version: string; chainId: bigint }, version: number) => { verifyOffchainAttestationSignature(attester: string, attestation: SdkSignedOffchain): boolean };
 }
