@@ -95,5 +95,7 @@ export const PROFILES: Record<BenchSize, Profile> = {
 /** The attestor run (`npm run bench -- --attestor`, bench/sections/attestor.ts): claims per mode, and claims per load run (relayed, plain). */
 export const ATTESTOR_PROFILES: Record<BenchSize, { claims: number; loadClaims: number }> = {
   full: { claims: 40, loadClaims: 1024 },
-  ci: { claims: 4, loadClaims: 16 },
+  // ci checks that every figure comes out (test/bench/attestor-bench.test.ts), not what it is: two claims
+  // per mode (each zk one is seconds of proving) keep that test within CI's minutes.
+  ci: { claims: 2, loadClaims: 16 },
 };

@@ -11,6 +11,7 @@ import { namedContent } from "../../../common/sealed-content.ts";
 import { AttestationClient } from "../../../client/index.ts";
 import { hexToUtf8 } from "../../../common/hex.ts";
 import { canonicalJson } from "../../../common/canonical.ts";
+import { REVOCATION_DATA_SCHEMA, REVOCATION_SCHEMA_UID } from "../../../common/receipt.ts";
 import { schemaIdOf } from "../../../common/ids.ts";
 import { binRange } from "../../../common/range-pattern.ts";
 import { claimContext, claimIdentifier, claimParameters, claimSignText } from "../../../common/tls-claim.ts";
@@ -37,6 +38,12 @@ export function claimsTests(ctx: SuiteContext): void {
     const attestation = await ctx.asClient(ctx.anon).attestation(result.claimId);
     expect(receipt.message).toMatchObject({ schema: attestation.schemaId, recipient: getAddress(attestation.owner), time: attestation.timestamp, expirationTime: 0, revocable: true, refUID: result.claimId });
     expect(await ctx.asClient(ctx.anon).attestationReceipt(result.claimId)).toEqual(result.receipt);
+    // The api's verdict on it: signed, or already proven if its epoch closed meanwhile; a field changed, invalid.
+    const judged = await ctx.asClient(ctx.anon).verifyReceipt({ signer, receipt });
+    expect(judged).toMatchObject({ kind: "attestation", claimId: result.claimId, mismatches: [] });
+    expect(["SIGNED", "VALID"]).toContain(judged.verdict);
+    const forged = await ctx.asClient(ctx.anon).verifyReceipt({ signer, receipt: { ...receipt, message: { ...receipt.message, time: receipt.message.time + 1 } } });
+    expect(forged).toMatchObject({ verdict: "INVALID", reason: expect.stringMatching(/a field was changed$/) });
     const unknown = await failure(ctx.asClient(ctx.anon).attestationReceipt(`0x${"00".repeat(32)}`));
     expect([unknown.status, unknown.code]).toEqual([404, "ATTESTATION_NOT_FOUND"]);
   };
@@ -270,7 +277,18 @@ export function claimsTests(ctx: SuiteContext): void {
         claimId: first.claimId,
         txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
         revocation: { revokedAt: expect.any(Number), revoker: expect.stringMatching(/^0x[0-9a-f]{40}$/), reason: "account closed", supersededBy: null, inputIndex: expect.any(Number) },
+        receipt: expect.objectContaining({ signer: expect.any(String) }),
       });
+      // Its receipt: the same signer's EAS off-chain attestation, revoking the attestation's receipt, which eas-sdk verifies.
+      const { signer, receipt } = revoked.receipt as NonNullable<typeof revoked.receipt>;
+      const offchain = new sdk.Offchain({ address: receipt.domain.verifyingContract, version: receipt.domain.version, chainId: BigInt(receipt.domain.chainId) }, 2);
+      expect(offchain.verifyOffchainAttestationSignature(signer, receipt as unknown as SdkSignedOffchain)).toBe(true);
+      expect(receipt.message).toMatchObject({ schema: REVOCATION_SCHEMA_UID, recipient: getAddress(owner.address), time: revoked.revocation?.revokedAt, revocable: false, refUID: first.claimId });
+      const revokes = new sdk.SchemaEncoder(REVOCATION_DATA_SCHEMA).decodeData(receipt.message.data).find((d) => d.name === "receipt");
+      expect(revokes?.value.value).toBe((await ctx.asClient(ctx.anon).attestationReceipt(first.claimId)).receipt.uid);
+      expect(await ctx.asClient(ctx.anon).revocationReceipt(first.claimId)).toEqual(revoked.receipt);
+      expect(["SIGNED", "VALID"]).toContain((await ctx.asClient(ctx.anon).verifyReceipt({ signer, receipt })).verdict);
+
       const event = await ctx.events.waitFor((e) => e.event === "attestation:revoked" && e.data.claimId === first.claimId);
       expect(event.data).toMatchObject({ claimId: first.claimId, owner: owner.address, schema_id: ctx.schemaId, reason: "account closed", superseded_by: null });
       // Still readable, marked.
@@ -285,6 +303,8 @@ export function claimsTests(ctx: SuiteContext): void {
 
       const second = await ctx.asClient(owner.client).claim(ctx.claimFor("/balance"));
       expect(await ctx.asClient(ctx.anon).verify({ owner: owner.address, schemaId: ctx.schemaId })).toMatchObject({ valid: true, checked: 1, attestation: { claimId: second.claimId } });
+      const notRevoked = await failure(ctx.asClient(ctx.anon).revocationReceipt(second.claimId));
+      expect([notRevoked.status, notRevoked.code]).toEqual([404, "NOT_REVOKED"]);
       // An admin revokes anyone's, naming its successor.
       const third = await ctx.asClient(owner.client).claim(ctx.claimFor("/balance"));
       expect(await ctx.asClient(ctx.admin).revokeAttestation(second.claimId, { supersededBy: third.claimId })).toMatchObject({ revocation: { supersededBy: third.claimId } });
