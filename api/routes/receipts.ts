@@ -193,6 +193,6 @@ export function receiptRoutes(services: ApiServices, clientOf: ClientAddressOf) 
     .openapi({ ...verifyReceiptRoute, middleware: [limited, jsonBody] }, async (c) => {
       const { signer, receipt } = c.req.valid("json");
       const judged = await judgeReceipt(signer as Address, receipt as Receipt, evidenceOf(services));
-      return c.json({ success: true as const, data: { ...judged, mismatches: judged.mismatches.map((m) => ({ ...m })) } }, 200);
+      return c.json({ success: true as const, data: judged }, 200);
     });
 }

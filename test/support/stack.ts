@@ -161,25 +161,44 @@ export interface TestStack {
   stop(options?: StopOptions): Promise<void>;
 }
 
+/**
+ * Where test ports are picked: below the kernel's ephemeral range. A port the kernel hands out for port 0 is
+ * in that range, and so is the source port of every outgoing connection: between the pick and the piece's
+ * listen, one of the stack's own connections could take it (EADDRINUSE, seen in CI).
+ */
+function pickRange(): [number, number] {
+  try {
+    const [low] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    if (low !== undefined && low > 11_000) return [10_000, low - 1];
+  } catch {
+    // Not Linux: the usual range starts at 32768 (49152 on others), so this stays below it.
+  }
+  return [20_000, 32_767];
+}
+
+function listenOn(port: number): Promise<ReturnType<typeof createServer> | undefined> {
+  return new Promise((resolveServer) => {
+    const server = createServer();
+    server.once("error", () => resolveServer(undefined));
+    server.listen(port, "127.0.0.1", () => resolveServer(server));
+  });
+}
+
 /** Free TCP ports on 127.0.0.1, distinct from each other (held together while they are picked). */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolveServer, reject) => {
-          const server = createServer();
-          server.once("error", reject);
-          server.listen(0, "127.0.0.1", () => resolveServer(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => {
-    const address = server.address();
-    if (address === null || typeof address === "string") throw new Error("no port");
-    return address.port;
-  });
-  await Promise.all(servers.map((server) => new Promise<void>((r) => server.close(() => r()))));
+  const [low, high] = pickRange();
+  const held: ReturnType<typeof createServer>[] = [];
+  const ports: number[] = [];
+  for (let tries = 0; ports.length < count; tries += 1) {
+    if (tries > count * 50) throw new Error(`no ${count} free ports between ${low} and ${high}`);
+    const port = low + Math.floor(Math.random() * (high - low + 1));
+    if (ports.includes(port)) continue;
+    const server = await listenOn(port);
+    if (server === undefined) continue;
+    held.push(server);
+    ports.push(port);
+  }
+  await Promise.all(held.map((server) => new Promise<void>((r) => server.close(() => r()))));
   return ports;
 }
 
