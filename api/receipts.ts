@@ -40,15 +40,17 @@ export class ReceiptSigner {
 
   /** The receipt of an attestation as the rollup holds it (its view and its schema's detail). */
   async sign(view: AttestationView, schema: SchemaDetail): Promise<SignedReceipt> {
-    return { signer: this.signer, receipt: await signReceipt(this.source(view, schema), this.key, this.signable()) };
+    const where = this.signable();
+    return { signer: this.signer, receipt: await signReceipt(this.source(view, schema), this.key, where) };
   }
 
   /** The receipt of the revocation of an attestation the rollup holds revoked (docs/receipts.md). */
   async signRevocation(view: AttestationView, schema: SchemaDetail): Promise<SignedReceipt> {
+    const where = this.signable();
     const source = this.source(view, schema);
     const { revocation } = view;
     if (revocation === null) throw new ApiError("NOT_REVOKED", "The attestation has not been revoked", { claim_id: view.attestation_id });
-    return { signer: this.signer, receipt: await signRevocationReceipt(source, revocationSourceOf(view, revocation), this.key, this.signable()) };
+    return { signer: this.signer, receipt: await signRevocationReceipt(source, revocationSourceOf(view, revocation), this.key, where) };
   }
 
   private signable(): { chainId: number; registry: Address } {
@@ -59,7 +61,6 @@ export class ReceiptSigner {
   }
 
   private source(view: AttestationView, schema: SchemaDetail): ReceiptSource {
-    this.signable();
     const fields = Object.keys(view.bucket_values).length;
     if (fields !== 1) {
       throw new ApiError("RECEIPT_UNAVAILABLE", `The attestation has ${fields} bucketed fields: a receipt's data, as the registry's, holds one`, { reason: "fields", claim_id: view.attestation_id });

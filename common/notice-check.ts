@@ -33,10 +33,22 @@ function abiOf(file: string): Abi {
 
 const V1 = "@cartesi/rollups/export/artifacts/contracts";
 
-/** CartesiDApp's ABI with the errors of the history and library its validateNotice reverts from. */
-function v1Abi(): Abi {
+/**
+ * CartesiDApp's ABI plus the errors its calls can revert with from the history and library it asks
+ * (`InvalidClaimIndex` from History.getClaim, `InputIndexOutOfClaimBounds` from the validation library), so a
+ * refused proof decodes to a named error. The devnode's v1 contracts use it too.
+ */
+export function cartesiDAppAbi(): Abi {
   const errors = [`${V1}/history/History.sol/History.json`, `${V1}/library/LibOutputValidation.sol/LibOutputValidation.json`].flatMap((file) => abiOf(file).filter((item) => item.type === "error"));
   return [...abiOf(`${V1}/dapp/CartesiDApp.sol/CartesiDApp.json`), ...errors];
+}
+
+/** A v1 proof as `CartesiDApp.validateNotice(notice, proof)` takes it through viem (uint64 fields as bigint). */
+export function v1ContractProof(validity: OutputValidityProof, context: Hex) {
+  return {
+    validity: { ...validity, inputIndexWithinEpoch: BigInt(validity.inputIndexWithinEpoch), outputIndexWithinInput: BigInt(validity.outputIndexWithinInput) },
+    context,
+  };
 }
 
 /** Where the judgement was asked, in words: "CartesiDApp 0x… on http://…". */
@@ -55,12 +67,12 @@ export async function noticeRefusal(chain: PublicClient, found: NoticeWithProof)
         args: [found.output as Hex, { outputIndex: BigInt(found.proof.outputIndex), outputHashesSiblings: found.proof.outputHashesSiblings as Hex[] }],
       });
     } else {
-      const { validity, context } = found.proof;
       await chain.readContract({
         address: found.applicationAddress as Address,
-        abi: v1Abi(),
+        abi: cartesiDAppAbi(),
         functionName: "validateNotice",
-        args: [found.notice as Hex, { validity: { ...(validity as OutputValidityProof), inputIndexWithinEpoch: BigInt(validity.inputIndexWithinEpoch), outputIndexWithinInput: BigInt(validity.outputIndexWithinInput) }, context: context as Hex }],
+        // JSON carries the proof's hashes as strings; they are the contract's bytes32 values.
+        args: [found.notice as Hex, v1ContractProof(found.proof.validity as OutputValidityProof, found.proof.context as Hex)],
       });
     }
   } catch (error) {

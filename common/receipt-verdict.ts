@@ -73,7 +73,7 @@ export async function judgeReceipt(signer: Address, receipt: Receipt, evidence: 
   // Lower case, as the api serves every address.
   const by = published.signer.toLowerCase();
   if (published.domain === null) return verdict("INVALID", "this operator publishes no receipt domain (its api knows no registry)");
-  if (signer.toLowerCase() !== published.signer.toLowerCase()) {
+  if (signer.toLowerCase() !== by) {
     return verdict("INVALID", `the receipt names ${signer} as its signer; this operator's receipt signer is ${by}`);
   }
   const problem = await receiptSignatureProblem(receipt, published.signer, published.domain);

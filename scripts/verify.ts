@@ -54,12 +54,14 @@ const signedReceiptFile = z.object({
 
 type Event = NoticeEvent["event"];
 type DataOf<E extends Event> = Extract<NoticeEvent, { event: E }>["data"];
+/** A notice as the chain judged it; a proven one keeps what the api served, for `verify <claimId>` to print. */
+type Proven<E extends Event> = Exclude<ProvenNotice<DataOf<E>>, { kind: "proven" }> | { kind: "proven"; data: DataOf<E>; where: string; found: AttestationProof };
 
 /**
  * A notice and its proof from the api, judged by the application contract on the chain. `absent` is the
  * api's answer that the rollup holds no such notice (`absentCodes`).
  */
-async function proveOnChain<E extends Event>(chain: PublicClient, rpcUrl: string, fetch: () => Promise<AttestationProof>, event: E, absentCodes: readonly string[]): Promise<ProvenNotice<DataOf<E>> & { found?: AttestationProof }> {
+async function proveOnChain<E extends Event>(chain: PublicClient, rpcUrl: string, fetch: () => Promise<AttestationProof>, event: E, absentCodes: readonly string[]): Promise<Proven<E>> {
   let found: AttestationProof;
   try {
     found = await fetch();
@@ -88,8 +90,9 @@ async function verifyClaim(client: AttestationClient, chain: PublicClient, rpcUr
     console.log(`not yet provable: ${proven.message}`);
     return 3;
   }
-  if (proven.kind !== "proven" || proven.found === undefined) {
-    console.log(proven.kind === "refused" ? `REFUSED by ${proven.where}: ${proven.reason}` : `REFUSED: ${proven.kind === "absent" ? proven.message : "no notice"}`);
+  // No code is taken as absent here: an unknown claim id is the api's error, printed as such.
+  if (proven.kind !== "proven") {
+    console.log(proven.kind === "refused" ? `REFUSED by ${proven.where}: ${proven.reason}` : `REFUSED: ${proven.message}`);
     return 1;
   }
   const { found, where } = proven;

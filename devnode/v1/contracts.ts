@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import type { Abi, Account, Address, Chain, Hex, PublicClient, Transport, WalletClient } from "viem";
+import { cartesiDAppAbi } from "../../common/notice-check.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -98,15 +99,8 @@ export interface V1Application {
 
 export const HISTORY_ABI = (): Abi => loadArtifact("History").abi;
 export const AUTHORITY_ABI = (): Abi => loadArtifact("Authority").abi;
-/**
- * CartesiDApp's ABI plus the errors its calls can revert with from the consensus and history it asks
- * (`InvalidClaimIndex` comes from History.getClaim, `InputIndexOutOfClaimBounds` from the validation library), so a refused proof decodes to a named error.
- */
-export const CARTESI_DAPP_ABI = (): Abi => [
-  ...loadArtifact("CartesiDApp").abi,
-  ...HISTORY_ABI().filter((item) => item.type === "error"),
-  ...loadArtifact("LibOutputValidation").abi.filter((item) => item.type === "error"),
-];
+/** CartesiDApp's ABI with the errors its validateNotice reverts from (common/notice-check.ts, which the api and `npm run verify` judge with). */
+export const CARTESI_DAPP_ABI = cartesiDAppAbi;
 
 /**
  * Deploys an Authority and a History owned by `owner` (the Authority owns the History, as v1 wires them:

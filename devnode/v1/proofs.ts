@@ -184,14 +184,5 @@ export function encodeProofContext(claimIndex: number): Hex {
   return encodeAbiParameters([{ type: "uint256" }], [BigInt(claimIndex)]);
 }
 
-/** A proof as `CartesiDApp.validateNotice(notice, proof)` takes it through viem (uint64 fields as bigint). */
-export function contractProof(validity: OutputValidityProof, context: Hex) {
-  return {
-    validity: {
-      ...validity,
-      inputIndexWithinEpoch: BigInt(validity.inputIndexWithinEpoch),
-      outputIndexWithinInput: BigInt(validity.outputIndexWithinInput),
-    },
-    context,
-  };
-}
+/** A proof as `CartesiDApp.validateNotice(notice, proof)` takes it through viem (common/notice-check.ts). */
+export { v1ContractProof as contractProof } from "../../common/notice-check.ts";

@@ -44,6 +44,9 @@ export function claimsTests(ctx: SuiteContext): void {
     expect(["SIGNED", "VALID"]).toContain(judged.verdict);
     const forged = await ctx.asClient(ctx.anon).verifyReceipt({ signer, receipt: { ...receipt, message: { ...receipt.message, time: receipt.message.time + 1 } } });
     expect(forged).toMatchObject({ verdict: "INVALID", reason: expect.stringMatching(/a field was changed$/) });
+    // Not a receipt at all: refused as a request, naming the field, before any read.
+    const notReceipt = await ctx.asClient(ctx.anon).raw("POST", "/api/core/verify/receipt", { signer, receipt: { ...receipt, uid: "0x12" } });
+    expect([notReceipt.status, notReceipt.body]).toMatchObject([400, { error: { code: "INVALID_REQUEST", details: { field: "receipt.uid" } } }]);
     const unknown = await failure(ctx.asClient(ctx.anon).attestationReceipt(`0x${"00".repeat(32)}`));
     expect([unknown.status, unknown.code]).toEqual([404, "ATTESTATION_NOT_FOUND"]);
   };
