@@ -1,163 +1,226 @@
 /**
- * The answers to EAS's GraphQL queries (api/graphql/schema.ts) from the rollup's reads, the same reads REST
- * makes (through the readers when there are any), so a field says what REST says to anyone: the bucket,
- * never the sealed value, which no field carries. `txid` and `schema` are read only when asked.
+ * The answers to EAS's GraphQL queries (api/graphql/schema.ts) from the index of the rollup's notices
+ * (api/index/): each list one SQL query with its filters, order and page bound as parameters, each
+ * attestation's `schema` one query per answer (batched), counts without a filter from the index's counters.
+ * The index holds only what notices say to anyone: the bucket, never the sealed value.
  */
-import { GraphQLError } from "graphql";
-import { decodeAbiParameters, getAddress, parseAbiParameters, zeroHash, type Hex } from "viem";
-import { DATA_SCHEMA, receiptMessage } from "../../common/receipt.ts";
-import type { AttestationView, SchemaDetail, SchemaSummary } from "../../common/wire.ts";
-import { ApiError } from "../errors.ts";
-import { receiptSourceOf } from "../receipts.ts";
-import { inputTransaction } from "../rollup/chain-reader.ts";
-import type { ApiServices } from "../services.ts";
-import { MAX_TAKE } from "./schema.ts";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { GraphQLResolveInfo } from "graphql";
+import { keccak256, stringToHex } from "viem";
+import type { IndexDb } from "../index/db.ts";
+import { attestations, indexState, schemata } from "../index/schema.ts";
+import { MAX_SKIP, MAX_TAKE } from "./schema.ts";
+import { attestationColumns, badInput, fromCursor, orderKeys, orderSql, whereSql, type Where } from "./where.ts";
 
-interface StringFilter {
-  equals?: string | null;
-  in?: string[] | null;
+const BOOL_FIELDS = new Set(["revocable", "revoked", "isOffchain", "proven"]);
+
+/** How the resolvers reach the index: each read under the reads' statement timeout. */
+export interface IndexReads {
+  read<T>(read: (db: IndexDb) => Promise<T>): Promise<T>;
 }
-interface AttestationWhere {
-  id?: StringFilter | null;
-  recipient?: StringFilter | null;
-  schemaId?: StringFilter | null;
-  attester?: StringFilter | null;
-  revoked?: { equals?: boolean | null } | null;
-}
+
 interface ListArgs {
-  where?: AttestationWhere | null;
-  orderBy?: { time?: "asc" | "desc" | null }[] | null;
+  where?: Where | null;
+  orderBy?: unknown;
+  cursor?: { id: string } | null;
   take?: number | null;
   skip?: number | null;
 }
 
-const DATA_PARAMS = parseAbiParameters(DATA_SCHEMA);
-const DATA_FIELDS = DATA_SCHEMA.split(",").map((f) => f.trim().split(" ") as [string, string]);
-
-/** EAS's decodedDataJson: SchemaEncoder.decodeData's items, a uint as ethers' BigNumber JSON, as the indexer stores them. */
-function decodedDataJson(data: Hex): string {
-  const values = decodeAbiParameters(DATA_PARAMS, data);
-  return JSON.stringify(
-    DATA_FIELDS.map(([type, name], i) => {
-      const raw = values[i] as unknown;
-      const value = typeof raw === "bigint" ? { type: "BigNumber", hex: `0x${raw.toString(16)}` } : raw;
-      return { name, type, signature: `${type} ${name}`, value: { name, type, value } };
-    }),
-  );
-}
-
-function schemaObject(s: SchemaSummary) {
-  return { id: s.schema_id, schema: DATA_SCHEMA, resolver: "0x0000000000000000000000000000000000000000", revocable: true, index: String(s.schema_index ?? ""), name: s.name, provider: s.provider_type };
-}
+type AttestationRow = typeof attestations.$inferSelect;
+type SchemaRow = typeof schemata.$inferSelect;
 
 /** Checks a list's paging before any read: a variable's `take` is only known here. */
 function paging(args: ListArgs): { take: number; skip: number } {
   const take = args.take ?? MAX_TAKE;
   const skip = args.skip ?? 0;
-  if (take < 0 || take > MAX_TAKE) throw new GraphQLError(`take: ${take} is out of range (0..${MAX_TAKE})`, { extensions: { code: "BAD_USER_INPUT" } });
-  if (skip < 0) throw new GraphQLError(`skip: ${skip} is out of range (0 or more)`, { extensions: { code: "BAD_USER_INPUT" } });
+  if (take < 0 || take > MAX_TAKE) throw badInput(`take: ${take} is out of range (0..${MAX_TAKE})`);
+  if (skip < 0 || skip > MAX_SKIP) throw badInput(`skip: ${skip} is out of range (0..${MAX_SKIP}); page further with cursor`);
   return { take, skip };
 }
 
-const matches = (filter: StringFilter | null | undefined, value: string): boolean =>
-  filter == null || ((filter.equals == null || filter.equals.toLowerCase() === value.toLowerCase()) && (filter.in == null || filter.in.some((v) => v.toLowerCase() === value.toLowerCase())));
+const lowerId = (id: string): string => (/^0x[0-9a-fA-F]*$/.test(id) ? id.toLowerCase() : id);
 
-export function graphqlRoot(services: ApiServices) {
-  const schemaOf = (id: Hex): Promise<SchemaDetail> => services.schemaDetail(id);
+/** The names of the fields `info` selects under its field, fragments included. */
+function selected(info: GraphQLResolveInfo): Set<string> {
+  const names = new Set<string>();
+  const visit = (set: { selections: readonly unknown[] } | undefined): void => {
+    for (const node of (set?.selections ?? []) as { kind: string; name: { value: string }; selectionSet?: { selections: readonly unknown[] } }[]) {
+      if (node.kind === "Field") names.add(node.name.value);
+      else if (node.kind === "InlineFragment") visit(node.selectionSet);
+      else if (node.kind === "FragmentSpread") visit(info.fragments[node.name.value]?.selectionSet);
+    }
+  };
+  for (const field of info.fieldNodes) visit(field.selectionSet);
+  return names;
+}
 
-  const attestationObject = async (view: AttestationView, blockNumber?: number) => {
-    const detail = await schemaOf(view.schema_id);
-    const data = Object.keys(view.bucket_values).length === 1 ? receiptMessage(receiptSourceOf(view, detail)).data : "0x";
-    return {
-      id: view.attestation_id,
-      schemaId: view.schema_id,
-      attester: getAddress(view.attester ?? "0x0000000000000000000000000000000000000000"),
-      recipient: getAddress(view.owner),
-      refUID: zeroHash,
-      revocable: true,
-      revocationTime: view.revocation?.revoked_at ?? 0,
-      expirationTime: view.expires_at ?? 0,
-      time: view.timestamp,
-      timeCreated: view.timestamp,
-      data,
-      decodedDataJson: data === "0x" ? "[]" : decodedDataJson(data),
-      isOffchain: false,
-      revoked: view.revocation !== null,
-      schema: () => schemaObject(detail),
-      txid: async () => {
-        const block = blockNumber ?? (await services.node.inputBlock(view.input_index));
-        const { inputBoxAddress, dappAddress, rollups } = services.config;
-        return (await inputTransaction(services.submitter.publicClient, inputBoxAddress, dappAddress, view.input_index, block, rollups)) ?? "";
-      },
-    };
+/** The root value of one request: its schema loads are batched into one query per tick. */
+export function indexRoot(index: IndexReads) {
+  // Schemas asked in one tick (every attestation of a list asks its own) are read in one query.
+  let wave: { ids: Set<string>; rows: Promise<Map<string, SchemaRow>> } | undefined;
+  const loadSchema = (id: string): Promise<SchemaRow | undefined> => {
+    if (wave === undefined) {
+      const ids = new Set<string>();
+      const rows = Promise.resolve().then(async () => {
+        wave = undefined;
+        const found = await index.read((db) => db.select().from(schemata).where(inArray(schemata.id, [...ids])));
+        return new Map(found.map((r) => [r.id, r]));
+      });
+      wave = { ids, rows };
+    }
+    wave.ids.add(id);
+    return wave.rows.then((m) => m.get(id));
   };
 
-  /** The attestations `where` names, in creation order: an owner's list, or the ids asked for. */
-  const selected = async (where: AttestationWhere | null | undefined): Promise<{ view: AttestationView; block?: number }[]> => {
-    const owner = where?.recipient?.equals;
-    const ids = where?.id?.equals != null ? [where.id.equals] : (where?.id?.in ?? undefined);
-    let found: { view: AttestationView; block?: number }[];
-    if (owner != null) {
-      found = (await services.reader.queryAll("attestations_by_owner", { owner: owner.toLowerCase(), at: services.now() })).map((item) => ({ view: item, block: item.block_number }));
-    } else if (ids !== undefined) {
-      if (ids.length > MAX_TAKE) throw new GraphQLError(`id.in: ${ids.length} ids; at most ${MAX_TAKE}`, { extensions: { code: "BAD_USER_INPUT" } });
-      found = [];
-      for (const id of ids) {
-        const view = await one(id);
-        if (view !== null) found.push({ view });
+  const attestationObject = (row: AttestationRow) => ({
+    ...row,
+    schema: async () => {
+      const schema = await loadSchema(row.schemaId);
+      if (schema === undefined) throw new Error(`the index has no schema ${row.schemaId}`);
+      return schemaObject(schema);
+    },
+  });
+
+  const schemaObject = (row: SchemaRow) => ({
+    ...row,
+    attestations: (args: ListArgs) => listAttestations(args, eq(attestations.schemaId, row.id)),
+    schemaNames: row.name === "" ? [] : [{ id: keccak256(stringToHex(`${row.id}:${row.name}`)), schemaId: row.id, attesterAddress: row.creator, name: row.name, time: row.time, isCreator: true }],
+    _count: { attestations: row.attestationCount, schemaNames: row.name === "" ? 0 : 1 },
+  });
+
+  async function listAttestations(args: ListArgs, scope?: SQL): Promise<ReturnType<typeof attestationObject>[]> {
+    const { take, skip } = paging(args);
+    const keys = orderKeys("attestation", args.orderBy);
+    const filter = whereSql("attestation", args.where);
+    if (take === 0) return [];
+    const rows = await index.read(async (db) => {
+      let from: SQL | undefined;
+      if (args.cursor != null) {
+        const [at] = await db.select({ values: sql<unknown[]>`json_build_array(${sql.join(keys.map((k) => k.expr), sql`, `)})` }).from(attestations).where(eq(attestations.id, lowerId(args.cursor.id)));
+        if (at === undefined) return [];
+        from = fromCursor(keys, at.values);
       }
-    } else {
-      throw new GraphQLError("attestations: where.recipient.equals (or where.id) is required: the rollup lists attestations by their owner", { extensions: { code: "BAD_USER_INPUT" } });
-    }
-    return found.filter(
-      ({ view }) =>
-        matches(where?.recipient, view.owner) &&
-        matches(where?.schemaId, view.schema_id) &&
-        matches(where?.attester, view.attester ?? "") &&
-        matches(where?.id, view.attestation_id) &&
-        (where?.revoked?.equals == null || where.revoked.equals === (view.revocation !== null)),
-    );
-  };
+      return db.select().from(attestations).where(and(scope, filter, from)).orderBy(...orderSql(keys)).limit(take).offset(skip);
+    });
+    return rows.map(attestationObject);
+  }
 
-  /** One attestation by id, or null when the rollup has none (any other failure is the query's error). */
-  const one = async (id: string): Promise<AttestationView | null> => {
-    if (!/^0x[0-9a-fA-F]{64}$/.test(id)) return null;
-    try {
-      return await services.reader.query("attestation", { attestation_id: id.toLowerCase(), at: services.now() });
-    } catch (error) {
-      if (error instanceof ApiError && error.code === "ATTESTATION_NOT_FOUND") return null;
-      throw error;
+  async function listSchemata(args: ListArgs): Promise<ReturnType<typeof schemaObject>[]> {
+    const { take, skip } = paging(args);
+    const keys = orderKeys("schema", args.orderBy);
+    const filter = whereSql("schema", args.where);
+    if (take === 0) return [];
+    const rows = await index.read(async (db) => {
+      let from: SQL | undefined;
+      if (args.cursor != null) {
+        const [at] = await db.select({ values: sql<unknown[]>`json_build_array(${sql.join(keys.map((k) => k.expr), sql`, `)})` }).from(schemata).where(eq(schemata.id, lowerId(args.cursor.id)));
+        if (at === undefined) return [];
+        from = fromCursor(keys, at.values);
+      }
+      return db.select().from(schemata).where(and(filter, from)).orderBy(...orderSql(keys)).limit(take).offset(skip);
+    });
+    return rows.map(schemaObject);
+  }
+
+  /** How many attestations match: from the counters when no filter (or a schema's alone) needs a scan. */
+  async function countAttestations(where: Where | null | undefined): Promise<number> {
+    const entries = Object.entries(where ?? {}).filter(([, v]) => v != null);
+    if (entries.length === 0) {
+      const [state] = await index.read((db) => db.select({ n: indexState.attestationCount }).from(indexState).where(eq(indexState.id, 1)));
+      return state?.n ?? 0;
     }
-  };
+    const schemaId = (where?.schemaId as { equals?: unknown } | undefined)?.equals;
+    if (entries.length === 1 && typeof where?.schemaId === "object" && Object.keys(where.schemaId as object).length === 1 && typeof schemaId === "string") {
+      const [schema] = await index.read((db) => db.select({ n: schemata.attestationCount }).from(schemata).where(eq(schemata.id, lowerId(schemaId))));
+      return schema?.n ?? 0;
+    }
+    const filter = whereSql("attestation", where);
+    const [row] = await index.read((db) => db.select({ n: sql<number>`count(*)::int` }).from(attestations).where(filter));
+    return row?.n ?? 0;
+  }
+
+  const countsOf = (fields: string[], n: number): Record<string, number> => Object.fromEntries([...fields.map((f) => [f, n]), ["_all", n]]);
 
   return {
     async attestation(args: { where: { id: string } }) {
-      const view = await one(args.where.id);
-      return view === null ? null : attestationObject(view);
+      const [row] = await index.read((db) => db.select().from(attestations).where(eq(attestations.id, lowerId(args.where.id))));
+      return row === undefined ? null : attestationObject(row);
     },
-    async attestations(args: ListArgs) {
+    attestations: (args: ListArgs) => listAttestations(args),
+    async findFirstAttestation(args: ListArgs) {
+      return (await listAttestations({ ...args, take: 1 }))[0] ?? null;
+    },
+    async aggregateAttestation(args: { where?: Where | null }, _context: unknown, info: GraphQLResolveInfo) {
+      const asked = selected(info);
+      const out: Record<string, unknown> = {};
+      if (asked.has("_count")) out._count = countsOf(Object.keys(attestationColumns), await countAttestations(args.where));
+      const extremes = ["_min", "_max", "_avg", "_sum"].filter((a) => asked.has(a));
+      if (extremes.length > 0) {
+        const filter = whereSql("attestation", args.where);
+        const parts: SQL[] = [];
+        for (const [field, column] of Object.entries(attestationColumns)) {
+          // Booleans have no min or max in PostgreSQL: false < true, so bool_and and bool_or are theirs.
+          const bool = BOOL_FIELDS.has(field);
+          parts.push(bool ? sql`${field + ":min"}::text, bool_and(${column})` : sql`${field + ":min"}::text, min(${column})`);
+          parts.push(bool ? sql`${field + ":max"}::text, bool_or(${column})` : sql`${field + ":max"}::text, max(${column})`);
+        }
+        for (const field of ["time", "timeCreated", "expirationTime", "revocationTime", "inputIndex"]) {
+          const column = attestationColumns[field];
+          parts.push(sql`${field + ":avg"}::text, avg(${column})::float8`, sql`${field + ":sum"}::text, sum(${column})::float8`);
+        }
+        const [row] = await index.read((db) =>
+          db.select({ all: sql<Record<string, unknown>>`json_build_object(${sql.join(parts, sql`, `)})`.mapWith((v: unknown) => v as Record<string, unknown>) }).from(attestations).where(filter),
+        );
+        for (const agg of extremes) {
+          const suffix = agg.slice(1);
+          out[agg] = Object.fromEntries(Object.entries(row?.all ?? {}).filter(([k]) => k.endsWith(`:${suffix}`)).map(([k, v]) => [k.slice(0, -suffix.length - 1), v]));
+        }
+      }
+      return out;
+    },
+    async groupByAttestation(args: ListArgs & { by: string[] }) {
       const { take, skip } = paging(args);
-      const found = await selected(args.where);
-      if (args.orderBy?.some((o) => o.time === "desc") === true) found.sort((a, b) => b.view.timestamp - a.view.timestamp);
-      else if (args.orderBy?.some((o) => o.time === "asc") === true) found.sort((a, b) => a.view.timestamp - b.view.timestamp);
-      return Promise.all(found.slice(skip, skip + take).map(({ view, block }) => attestationObject(view, block)));
-    },
-    async aggregateAttestation(args: { where?: AttestationWhere | null }) {
-      return { _count: { _all: (await selected(args.where)).length } };
+      if (args.by.length === 0) throw badInput("by: name at least one field");
+      const columns = args.by.map((f) => [f, attestationColumns[f]] as const);
+      const filter = whereSql("attestation", args.where);
+      const orders: SQL[] = [];
+      for (const item of (Array.isArray(args.orderBy) ? args.orderBy : args.orderBy == null ? [] : [args.orderBy]) as Record<string, unknown>[]) {
+        for (const [field, dir] of Object.entries(item)) {
+          if (dir == null) continue;
+          if (field === "_count") {
+            for (const d of Object.values(dir as Record<string, unknown>)) if (d != null) orders.push(d === "desc" ? sql`count(*) desc` : sql`count(*) asc`);
+            continue;
+          }
+          if (!args.by.includes(field)) throw badInput(`orderBy: ${field} is not among by`);
+          orders.push(dir === "desc" ? sql`${attestationColumns[field]} desc` : sql`${attestationColumns[field]} asc`);
+        }
+      }
+      const groups = sql.join(columns.map(([, c]) => sql`${c}`), sql`, `);
+      const rows = await index.read((db) =>
+        db
+          .select({ key: sql<unknown[]>`json_build_array(${groups})`, n: sql<number>`count(*)::int` })
+          .from(attestations)
+          .where(filter)
+          .groupBy(...columns.map(([, c]) => sql`${c}`))
+          .orderBy(...orders, ...columns.map(([, c]) => sql`${c}`))
+          .limit(take)
+          .offset(skip),
+      );
+      return rows.map((r) => ({ ...Object.fromEntries(columns.map(([f], i) => [f, r.key[i]])), _count: countsOf(Object.keys(attestationColumns), r.n) }));
     },
     async schema(args: { where: { id: string } }) {
-      if (!/^0x[0-9a-fA-F]{64}$/.test(args.where.id)) return null;
-      try {
-        return schemaObject(await schemaOf(args.where.id.toLowerCase() as Hex));
-      } catch (error) {
-        if (error instanceof ApiError && error.code === "SCHEMA_NOT_FOUND") return null;
-        throw error;
-      }
+      const [row] = await index.read((db) => db.select().from(schemata).where(eq(schemata.id, lowerId(args.where.id))));
+      return row === undefined ? null : schemaObject(row);
     },
-    async schemata(args: { where?: { id?: StringFilter | null } | null; take?: number | null; skip?: number | null }) {
-      const { take, skip } = paging(args);
-      const all = await services.reader.queryAll("all_provider_schemas", { include_index: true });
-      return all.filter((s) => matches(args.where?.id, s.schema_id)).slice(skip, skip + take).map(schemaObject);
+    schemata: (args: ListArgs) => listSchemata(args),
+    async findFirstSchema(args: ListArgs) {
+      return (await listSchemata({ ...args, take: 1 }))[0] ?? null;
+    },
+    async aggregateSchema(args: { where?: Where | null }) {
+      const filter = whereSql("schema", args.where);
+      const [row] = await index.read((db) => db.select({ n: sql<number>`count(*)::int` }).from(schemata).where(filter));
+      return { _count: countsOf(["id", "schema", "creator", "resolver", "revocable", "index", "txid", "time", "name", "provider"], row?.n ?? 0) };
     },
   };
 }

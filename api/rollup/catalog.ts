@@ -88,18 +88,12 @@ export class RegistryCatalog {
       return;
     }
     if (!RegistryCatalog.needsInput(event) || inputPayload === undefined) return;
-    let envelope: unknown;
-    try {
-      envelope = JSON.parse(hexToUtf8(inputPayload));
-    } catch {
+    if (event.event === "schema:registered") {
+      const registration = announcedSchema(inputPayload, event.data.schema_id);
+      if (registration !== undefined) this.learnSchema(schemaContentOf(registration));
       return;
     }
-    const candidates = isEnvelope(envelope) && envelope.type === "batch" ? batchItems(envelope.params) : [envelope];
-    for (const candidate of candidates) {
-      if (!isEnvelope(candidate)) continue;
-      if (event.event === "schema:registered" && candidate.type === "register_schema") {
-        if (this.learnAnnouncedSchema(candidate.params as InputParams["register_schema"], event.data.schema_id)) return;
-      }
+    for (const candidate of registrationsIn(inputPayload)) {
       if (event.event === "key:registered" && candidate.type === "register_encryption_key") {
         if (this.learnAnnouncedKey(candidate.params as InputParams["register_encryption_key"], event.data.keyId, inputIndex)) return;
       }
@@ -138,27 +132,6 @@ export class RegistryCatalog {
     }
   }
 
-  private learnAnnouncedSchema(p: InputParams["register_schema"], announced: string): boolean {
-    const content: SchemaContent = {
-      provider: p.provider,
-      flowType: p.flowType,
-      domain: p.domain,
-      bucketDefinitions: p.bucketDefinitions,
-      dataKeys: p.dataKeys,
-      freshnessHalfLife: p.freshnessHalfLife,
-      ...(p.proof === "attestor" ? { proof: "attestor" as const } : {}),
-      ...(p.proof === "attestor" && p.attestorQuorum !== undefined && p.attestorQuorum > 1 ? { attestorQuorum: p.attestorQuorum } : {}),
-    };
-    try {
-      if (schemaIdOf(content) !== announced.toLowerCase()) return false;
-    } catch {
-      // Content that cannot be hashed canonically was not what the dapp registered.
-      return false;
-    }
-    this.learnSchema(content);
-    return true;
-  }
-
   private learnAnnouncedKey(p: InputParams["register_encryption_key"], announced: string, inputIndex: number): boolean {
     if (typeof p.publicKey !== "string") return false;
     const bytes = Buffer.from(p.publicKey, "base64");
@@ -166,6 +139,52 @@ export class RegistryCatalog {
     this.learnKey(p.publicKey, inputIndex);
     return true;
   }
+}
+
+/** A schema's registration content, as its id is computed from it. */
+function schemaContentOf(p: InputParams["register_schema"]): SchemaContent {
+  return {
+    provider: p.provider,
+    flowType: p.flowType,
+    domain: p.domain,
+    bucketDefinitions: p.bucketDefinitions,
+    dataKeys: p.dataKeys,
+    freshnessHalfLife: p.freshnessHalfLife,
+    ...(p.proof === "attestor" ? { proof: "attestor" as const } : {}),
+    ...(p.proof === "attestor" && p.attestorQuorum !== undefined && p.attestorQuorum > 1 ? { attestorQuorum: p.attestorQuorum } : {}),
+    ...(p.validityPeriod !== undefined ? { validityPeriod: p.validityPeriod } : {}),
+    ...(p.requireSignedConsent === true ? { requireSignedConsent: true } : {}),
+    ...(p.sealing !== undefined ? { sealing: p.sealing } : {}),
+  };
+}
+
+/** The `{type, params}` envelopes of an input: itself, or a `batch` input's items; none when it is not JSON. */
+function registrationsIn(inputPayload: Hex): { type: unknown; params: Record<string, unknown> }[] {
+  let envelope: unknown;
+  try {
+    envelope = JSON.parse(hexToUtf8(inputPayload));
+  } catch {
+    return [];
+  }
+  const candidates = isEnvelope(envelope) && envelope.type === "batch" ? batchItems(envelope.params) : [envelope];
+  return candidates.filter(isEnvelope);
+}
+
+/**
+ * The registration in an input (alone or a batch's item) whose content hashes to the id the dapp announced:
+ * an input payload is trusted only that far (the node is outside the api).
+ */
+export function announcedSchema(inputPayload: Hex, announced: string): InputParams["register_schema"] | undefined {
+  for (const candidate of registrationsIn(inputPayload)) {
+    if (candidate.type !== "register_schema") continue;
+    const p = candidate.params as InputParams["register_schema"];
+    try {
+      if (schemaIdOf(schemaContentOf(p)) === announced.toLowerCase()) return p;
+    } catch {
+      // Content that cannot be hashed canonically was not what the dapp registered.
+    }
+  }
+  return undefined;
 }
 
 function isEnvelope(value: unknown): value is { type: unknown; params: Record<string, unknown> } {

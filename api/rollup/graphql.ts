@@ -2,18 +2,14 @@
  * The node's GraphQL reader (Cartesi Rollups Node v1 schema): the verdict of one input, and the notices
  * after a cursor. Only standard v1 fields are used, so any v1 node works (DECISIONS.md section 1).
  */
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
 import type { CompletionStatus } from "../../common/wire.ts";
 import { networkMessage } from "./inspect.ts";
-import { NodeQueryError, NodeUnavailableError, type InputVerdict, type NodeReader, type NoticePage, type ProvedNotice } from "./node-reader.ts";
+import { NodeQueryError, NodeUnavailableError, type InputOrigin, type InputVerdict, type NodeReader, type NoticePage, type ProvedNotice } from "./node-reader.ts";
 
 export type { InputVerdict, NoticePage, NoticeRecord, ProvedNotice } from "./node-reader.ts";
 
 export type { CompletionStatus };
-
-
-
-
 
 const NOTICES_WITH_PROOFS = `query InputNotices($index: Int!, $after: String) {
   input(index: $index) {
@@ -25,7 +21,6 @@ const NOTICES_WITH_PROOFS = `query InputNotices($index: Int!, $after: String) {
     }
   }
 }`;
-
 
 export { NodeQueryError as GraphqlQueryError, NodeUnavailableError as GraphqlUnavailableError };
 
@@ -65,6 +60,16 @@ export class GraphqlReader implements NodeReader {
     const data = await this.request<{ input: { blockNumber: string | number } | null }>("query Block($index: Int!) { input(index: $index) { blockNumber } }", { index });
     if (data.input === null) throw new NodeQueryError("input not found");
     return Number(data.input.blockNumber);
+  }
+
+  /** Who sent an input, in which block, at what time (v1 has no transaction hash: `txid` is null). */
+  async inputOrigin(index: number): Promise<InputOrigin> {
+    const data = await this.request<{ input: { msgSender: Address; blockNumber: string | number; timestamp: string | number } | null }>(
+      "query Origin($index: Int!) { input(index: $index) { msgSender blockNumber timestamp } }",
+      { index },
+    );
+    if (data.input === null) throw new NodeQueryError("input not found");
+    return { sender: data.input.msgSender, blockNumber: Number(data.input.blockNumber), timestamp: Number(data.input.timestamp), txid: null };
   }
 
   /** An input's payload (hex of its `{type, params}` JSON). */

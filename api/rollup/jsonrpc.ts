@@ -8,7 +8,7 @@ import { type Address, type Hex } from "viem";
 import type { CompletionStatus } from "../../common/wire.ts";
 import type { LatestClaim } from "./chain-reader.ts";
 import { networkMessage } from "./inspect.ts";
-import { NodeQueryError, NodeUnavailableError, type InputVerdict, type NodeReader, type NoticePage, type V2ProvedNotice } from "./node-reader.ts";
+import { NodeQueryError, NodeUnavailableError, type InputOrigin, type InputVerdict, type NodeReader, type NoticePage, type V2ProvedNotice } from "./node-reader.ts";
 
 /** `Notice(bytes)`'s selector: the output type a notice is listed under. */
 const NOTICE_TYPE = "0xc258d6e5";
@@ -20,7 +20,8 @@ const NOT_FOUND_CODES = new Set([-32001, -31001, -31002]);
 interface RpcInput {
   status: string;
   block_number: Hex;
-  decoded_data?: { block_timestamp: Hex; payload: Hex } | null;
+  decoded_data?: { block_timestamp: Hex; payload: Hex; sender: Address } | null;
+  transaction_hash?: Hex | null;
 }
 
 interface RpcOutput {
@@ -110,6 +111,18 @@ export class JsonRpcReader implements NodeReader {
     const input = await this.input(index);
     if (input.decoded_data == null) throw new NodeQueryError(`input ${index} has no decoded payload`);
     return input.decoded_data.payload;
+  }
+
+  /** Who sent an input, in which block and transaction, at what time. */
+  async inputOrigin(index: number): Promise<InputOrigin> {
+    const input = await this.input(index);
+    if (input.decoded_data == null) throw new NodeQueryError(`input ${index} has no decoded data`);
+    return {
+      sender: input.decoded_data.sender,
+      blockNumber: Number(input.block_number),
+      timestamp: Number(input.decoded_data.block_timestamp),
+      txid: input.transaction_hash ?? null,
+    };
   }
 
   async inputBlock(index: number): Promise<number> {

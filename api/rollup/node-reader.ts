@@ -4,12 +4,21 @@
  * notices with their proofs. A v1 node answers through GraphQL (api/rollup/graphql.ts), a v2 node through
  * its JSON-RPC (api/rollup/jsonrpc.ts); ROLLUPS says which.
  */
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
 import type { CompletionStatus, OutputValidityProof } from "../../common/wire.ts";
 
 export interface InputVerdict {
   status: CompletionStatus;
   reports: Hex[];
+}
+
+/** Who sent an input, where and when: what the index keeps of an input beside its notices. */
+export interface InputOrigin {
+  sender: Address;
+  blockNumber: number;
+  timestamp: number;
+  /** The transaction that added it, when the node says (v2); null where only the chain does (v1). */
+  txid: Hex | null;
 }
 
 export interface NoticeRecord {

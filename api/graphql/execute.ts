@@ -1,0 +1,76 @@
+/**
+ * One GraphQL request against the index, as both the indexer's `/graphql` and the api's (reading a
+ * PostgreSQL server itself) answer it: parse, validate with the spec's rules and the limits
+ * (api/graphql/schema.ts), execute (api/graphql/resolve.ts). A query refused by any of them is answered 400
+ * before anything is read. A document seen before skips parsing and validation: EAS's applications send the
+ * same few queries with other variables.
+ */
+import { execute, GraphQLError, parse, specifiedRules, validate, type DocumentNode } from "graphql";
+import { indexRoot, type IndexReads } from "./resolve.ts";
+import { limitsRule, schema } from "./schema.ts";
+
+/** Longest query text taken, and most tokens parsed: a huge document is refused before it costs anything. */
+export const MAX_QUERY_BYTES = 16 * 1024;
+const MAX_TOKENS = 2_000;
+/** Validated documents kept, by their text. */
+const CACHED_DOCUMENTS = 256;
+
+const READ_FAILURES = new Set(["QUERY_TIMEOUT", "INDEX_UNAVAILABLE"]);
+
+export interface GraphqlRequest {
+  query: string;
+  variables?: Record<string, unknown> | null | undefined;
+  operationName?: string | null | undefined;
+}
+
+export interface GraphqlBody {
+  data?: Record<string, unknown> | null;
+  errors?: { message: string; [key: string]: unknown }[];
+  extensions?: Record<string, unknown>;
+}
+
+export interface GraphqlAnswer {
+  status: 200 | 400;
+  body: GraphqlBody;
+}
+
+/** An error as GraphQL says it; a read's failure carries a code, never the SQL. */
+export function formatted(error: GraphQLError): { message: string; [key: string]: unknown } {
+  const original = error.originalError;
+  if (original !== undefined && !(original instanceof GraphQLError) && error.extensions.code === undefined) {
+    const timeout = /statement timeout/i.test(original.message);
+    const message = timeout ? "the query took longer than the index allows (its statement timeout): narrow it" : "the index could not answer";
+    return { message, ...(error.locations === undefined ? {} : { locations: error.locations }), ...(error.path === undefined ? {} : { path: error.path }), extensions: { code: timeout ? "QUERY_TIMEOUT" : "INDEX_UNAVAILABLE" } };
+  }
+  return error.toJSON() as { message: string };
+}
+
+export function graphqlExecutor(index: IndexReads): (request: GraphqlRequest) => Promise<GraphqlAnswer> {
+  const documents = new Map<string, DocumentNode>();
+  const documentOf = (query: string): DocumentNode | GraphqlAnswer => {
+    const cached = documents.get(query);
+    if (cached !== undefined) return cached;
+    let document: DocumentNode;
+    try {
+      document = parse(query, { maxTokens: MAX_TOKENS });
+    } catch (error) {
+      return { status: 400, body: { errors: [formatted(error instanceof GraphQLError ? error : new GraphQLError(String(error)))] } };
+    }
+    const invalid = validate(schema, document, [...specifiedRules, limitsRule]);
+    if (invalid.length > 0) return { status: 400, body: { errors: invalid.map(formatted) } };
+    if (documents.size >= CACHED_DOCUMENTS) documents.delete(documents.keys().next().value as string);
+    documents.set(query, document);
+    return document;
+  };
+  return async (request) => {
+    if (request.query.length > MAX_QUERY_BYTES) return { status: 400, body: { errors: [{ message: `the query is ${request.query.length} bytes; at most ${MAX_QUERY_BYTES}` }] } };
+    const document = documentOf(request.query);
+    if (!("kind" in document)) return document;
+    const result = await execute({ schema, document, rootValue: indexRoot(index), variableValues: request.variables ?? undefined, operationName: request.operationName ?? undefined });
+    const errors = result.errors?.map(formatted);
+    // No data and no failed read: the request itself was wrong (a variable of the wrong type, take out of range...).
+    const readFailed = errors?.some((e) => READ_FAILURES.has(String((e.extensions as { code?: unknown } | undefined)?.code))) === true;
+    if (result.data == null && !readFailed) return { status: 400, body: { errors: errors ?? [] } };
+    return { status: 200, body: { data: (result.data ?? null) as Record<string, unknown> | null, ...(errors === undefined ? {} : { errors }) } };
+  };
+}

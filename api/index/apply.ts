@@ -1,0 +1,185 @@
+/**
+ * One input's notices into the index, in one transaction with the index's progress (docs/index.md): a crash
+ * before its commit leaves neither its rows nor the cursor past it, so the input is read again and applied
+ * once. Notices are the dapp's own words; a node is outside the api, so a notice that is not what the dapp
+ * writes is skipped rather than believed.
+ */
+import { eq, sql } from "drizzle-orm";
+import { decodeAbiParameters, getAddress, isAddress, keccak256, concatHex, parseAbiParameters, zeroAddress, zeroHash, type Hex } from "viem";
+import { hexToUtf8 } from "../../common/hex.ts";
+import { DATA_SCHEMA, receiptMessage } from "../../common/receipt.ts";
+import type { NoticeEvent } from "../../common/wire.ts";
+import { announcedSchema } from "../rollup/catalog.ts";
+import type { InputOrigin, NoticeRecord } from "../rollup/node-reader.ts";
+import type { IndexDb } from "./db.ts";
+import { attestations, indexState, inputs, schemata } from "./schema.ts";
+
+/** An input's place in `position`: notices per input stay far below 2^20 (a batch holds 256 items). */
+export const POSITION_SHIFT = 2 ** 20;
+
+/** One input as the indexer read it: its notices in order, who sent it, and its payload when a notice needs it. */
+export interface IndexedInput {
+  index: number;
+  origin: InputOrigin;
+  txid: string;
+  notices: NoticeRecord[];
+  /** Read only when a notice is a schema's registration, whose content only the input carries. */
+  payload?: Hex;
+}
+
+const DATA_PARAMS = parseAbiParameters(DATA_SCHEMA);
+const DATA_FIELDS = DATA_SCHEMA.split(",").map((f) => f.trim().split(" ") as [string, string]);
+
+/** EAS's decodedDataJson: SchemaEncoder.decodeData's items, a uint as ethers' BigNumber JSON, as EAS's indexer stores them. */
+export function decodedDataJson(data: Hex): string {
+  if (data === "0x") return "[]";
+  const values = decodeAbiParameters(DATA_PARAMS, data);
+  return JSON.stringify(
+    DATA_FIELDS.map(([type, name], i) => {
+      const raw = values[i] as unknown;
+      const value = typeof raw === "bigint" ? { type: "BigNumber", hex: `0x${raw.toString(16)}` } : raw;
+      return { name, type, signature: `${type} ${name}`, value: { name, type, value } };
+    }),
+  );
+}
+
+/** The notice as the dapp writes it (`{event, data}` JSON), or undefined for anything else (the binary batch notice). */
+export function decodeNotice(payload: Hex): NoticeEvent | undefined {
+  try {
+    const parsed = JSON.parse(hexToUtf8(payload)) as unknown;
+    if (typeof parsed !== "object" || parsed === null) return undefined;
+    const { event, data } = parsed as { event?: unknown; data?: unknown };
+    if (typeof event !== "string" || typeof data !== "object" || data === null) return undefined;
+    return parsed as NoticeEvent;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What identifies an input's notices: a replayed node must say the same, byte for byte. */
+export function noticesHash(payloads: readonly Hex[]): Hex {
+  return keccak256(concatHex(payloads.map((p) => keccak256(p))));
+}
+
+type Created = Extract<NoticeEvent, { event: "attestation:created" }>["data"];
+type Revoked = Extract<NoticeEvent, { event: "attestation:revoked" }>["data"];
+
+const isId = (v: unknown): v is Hex => typeof v === "string" && /^0x[0-9a-fA-F]{64}$/.test(v);
+const address = (v: unknown): string => (typeof v === "string" && isAddress(v, { strict: false }) ? getAddress(v) : zeroAddress);
+
+function wellFormedCreated(d: Partial<Created>): d is Created {
+  return isId(d.claimId) && isId(d.schema_id) && typeof d.owner === "string" && typeof d.timestamp === "number" && typeof d.bucket_values === "object" && d.bucket_values !== null;
+}
+
+function attestationRow(d: Created, input: IndexedInput, notice: NoticeRecord, ordinal: number, proven: boolean): typeof attestations.$inferInsert {
+  let data: Hex = "0x";
+  // DATA_SCHEMA holds one bucketed field, as the receipt and the registry do; others have no EAS data.
+  if (Object.keys(d.bucket_values).length === 1) data = receiptMessage({ ...d, attester: d.attester ?? zeroAddress }).data;
+  const attestors = d.attestors ?? (d.attestor === undefined ? [] : [d.attestor]);
+  return {
+    id: d.claimId.toLowerCase(),
+    schemaId: d.schema_id.toLowerCase(),
+    attester: address(d.attester),
+    recipient: address(d.owner),
+    refUID: zeroHash,
+    revocable: true,
+    revoked: false,
+    revocationTime: 0,
+    expirationTime: d.expires_at ?? 0,
+    time: d.timestamp,
+    timeCreated: d.timestamp,
+    txid: input.txid,
+    data,
+    decodedDataJson: decodedDataJson(data),
+    ipfsHash: "",
+    isOffchain: false,
+    provider: String(d.provider),
+    bucketValues: d.bucket_values,
+    attestors: attestors.map(address),
+    freshnessHalfLife: typeof d.freshness_half_life === "number" ? d.freshness_half_life : 0,
+    inputIndex: input.index,
+    noticeIndex: notice.index,
+    position: input.index * POSITION_SHIFT + ordinal,
+    proven,
+  };
+}
+
+/** Applies one input's notices and moves the index past it, in one transaction. */
+export async function applyInput(db: IndexDb, input: IndexedInput, cursor: string | null, provenThrough: number): Promise<{ attestations: number }> {
+  const proven = input.index <= provenThrough;
+  return db.transaction(async (tx) => {
+    // Rows of the input's attestations go in at once, counts per schema once: a batch of 256 is 3 statements.
+    const made: (typeof attestations.$inferInsert)[] = [];
+    const perSchema = new Map<string, number>();
+    let count = 0;
+    const flush = async (): Promise<void> => {
+      if (made.length === 0) return;
+      await tx.insert(attestations).values(made.splice(0));
+    };
+    for (const [ordinal, notice] of input.notices.entries()) {
+      const event = decodeNotice(notice.payload);
+      if (event?.event === "attestation:created" && wellFormedCreated(event.data)) {
+        const row = attestationRow(event.data, input, notice, ordinal, proven);
+        made.push(row);
+        perSchema.set(row.schemaId, (perSchema.get(row.schemaId) ?? 0) + 1);
+        count++;
+        continue;
+      }
+      // A revocation or a registration may name what this input made: what is made goes in first.
+      await flush();
+      if (event?.event === "attestation:revoked" && isId(event.data.claimId)) {
+        const r: Revoked = event.data;
+        await tx
+          .update(attestations)
+          .set({
+            revoked: true,
+            revocationTime: r.revoked_at,
+            revoker: address(r.revoker),
+            revocationReason: r.reason,
+            supersededBy: r.superseded_by,
+            revocationInput: input.index,
+          })
+          .where(eq(attestations.id, r.claimId.toLowerCase()));
+      } else if (event?.event === "schema:registered" && isId(event.data.schema_id) && input.payload !== undefined) {
+        const p = announcedSchema(input.payload, event.data.schema_id);
+        if (p === undefined) continue;
+        const [{ n } = { n: 0 }] = await tx.select({ n: sql<number>`count(*)::int` }).from(schemata);
+        await tx.insert(schemata).values({
+          id: event.data.schema_id.toLowerCase(),
+          schema: DATA_SCHEMA,
+          creator: address(input.origin.sender),
+          resolver: zeroAddress,
+          revocable: true,
+          index: String(n + 1),
+          txid: input.txid,
+          time: input.origin.timestamp,
+          name: p.name ?? "",
+          provider: p.provider,
+          description: p.description ?? "",
+          attestationCount: 0,
+          inputIndex: input.index,
+          proven,
+        });
+      }
+    }
+    await flush();
+    for (const [id, n] of perSchema) {
+      await tx.update(schemata).set({ attestationCount: sql`${schemata.attestationCount} + ${n}` }).where(eq(schemata.id, id));
+    }
+    await tx.insert(inputs).values({
+      index: input.index,
+      sender: address(input.origin.sender),
+      blockNumber: input.origin.blockNumber,
+      time: input.origin.timestamp,
+      txid: input.txid,
+      notices: input.notices.length,
+      noticesHash: noticesHash(input.notices.map((n) => n.payload)),
+      proven,
+    });
+    await tx
+      .update(indexState)
+      .set({ cursor, lastInput: input.index, attestationCount: sql`${indexState.attestationCount} + ${count}` })
+      .where(eq(indexState.id, 1));
+    return { attestations: count };
+  });
+}

@@ -1,0 +1,95 @@
+/**
+ * Opens the index (docs/index.md): PostgreSQL in process (PGlite, a directory under DATA_DIR) by default, or
+ * a PostgreSQL server given a `postgres://` URL; the same tables and migrations (`migrations/index/`) either
+ * way, through drizzle. Readers get a statement timeout, so no query holds the database longer than it.
+ */
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { PGlite } from "@electric-sql/pglite";
+import { sql } from "drizzle-orm";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
+import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import pg from "pg";
+import { indexTables } from "./schema.ts";
+
+export type IndexDb = PgDatabase<PgQueryResultHKT, typeof indexTables>;
+
+export const INDEX_MIGRATIONS = resolve(fileURLToPath(new URL("../../migrations/index", import.meta.url)));
+
+/** Where the index lives: a PGlite directory, or a PostgreSQL server (and the PostgreSQL schema its tables go in). */
+export type IndexLocation = { kind: "pglite"; dir: string } | { kind: "postgres"; url: string; schema: string };
+
+export interface OpenIndex {
+  db: IndexDb;
+  location: IndexLocation;
+  /**
+   * Runs `read` with the reads' statement timeout: a query past it fails with PostgreSQL's own
+   * "canceling statement due to statement timeout" and holds nothing.
+   */
+  read<T>(read: (db: IndexDb) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** The PGlite directory of a DATA_DIR. */
+export function pgliteDir(dataDir: string): string {
+  return join(dataDir, "index");
+}
+
+export interface OpenOptions {
+  /** Apply the migrations (the indexer does; the api's readers leave that to it). */
+  migrate: boolean;
+  /** Statement timeout of reads, ms. */
+  readTimeoutMs: number;
+  /** Most connections a PostgreSQL pool opens. */
+  poolSize?: number;
+}
+
+export async function openIndex(location: IndexLocation, options: OpenOptions): Promise<OpenIndex> {
+  if (location.kind === "pglite") {
+    // "memory://" is PGlite's in-memory database (the tests'): there is no directory to make.
+    if (!location.dir.startsWith("memory://")) mkdirSync(location.dir, { recursive: true });
+    const client = await PGlite.create(location.dir);
+    const db = drizzlePglite(client, { schema: indexTables }) as unknown as IndexDb;
+    if (options.migrate) await migratePglite(drizzlePglite(client), { migrationsFolder: INDEX_MIGRATIONS });
+    return {
+      db,
+      location,
+      // One connection in process: the timeout is set for the read's own transaction only.
+      read: (read) =>
+        db.transaction(async (tx) => {
+          await tx.execute(sql.raw(`SET LOCAL statement_timeout = ${Math.trunc(options.readTimeoutMs)}`));
+          return read(tx as unknown as IndexDb);
+        }),
+      close: () => client.close(),
+    };
+  }
+  const schema = location.schema;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
+  const pool = new pg.Pool({ connectionString: location.url, max: options.poolSize ?? 10, options: `-c search_path=${schema}` });
+  // An idle connection the server drops is the pool's to replace, never the process's to die of.
+  pool.on("error", () => undefined);
+  const db = drizzlePg(pool, { schema: indexTables }) as unknown as IndexDb;
+  if (options.migrate) {
+    await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await migratePg(drizzlePg(pool), { migrationsFolder: INDEX_MIGRATIONS, migrationsSchema: `${schema}_drizzle` });
+  }
+  const readPool = new pg.Pool({
+    connectionString: location.url,
+    max: options.poolSize ?? 10,
+    options: `-c search_path=${schema} -c statement_timeout=${Math.trunc(options.readTimeoutMs)} -c default_transaction_read_only=on`,
+  });
+  readPool.on("error", () => undefined);
+  const readDb = drizzlePg(readPool, { schema: indexTables }) as unknown as IndexDb;
+  return {
+    db,
+    location,
+    read: (read) => read(readDb),
+    close: async () => {
+      await Promise.all([pool.end(), readPool.end()]);
+    },
+  };
+}
