@@ -9,6 +9,7 @@ import { z } from "zod";
 import { secretInDataDir } from "../common/data-secret.ts";
 import { configAddressSchema, flagSchema, httpUrlSchema, portSchema } from "../common/env.ts";
 import { PROOF_MODES } from "../common/tls-claim.ts";
+import { DEFAULT_INDEX_PORT, indexLocationShape, type IndexLocation } from "./index/location.ts";
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log.ts";
 import type { AttestorSettings } from "./provider/attestor.ts";
 
@@ -149,6 +150,13 @@ const envSchema = z.object({
   // the status, and read for each attestation's on-chain state. Unset, the api knows of none.
   REGISTRY_ADDRESS: address.optional(),
   GATE_ADDRESS: address.optional(),
+  // EAS's GraphQL comes from the index (docs/index.md): the indexer's own /graphql, unless the index is a
+  // PostgreSQL server the api reads itself (DATABASE_READ_URL, a replica, or DATABASE_URL).
+  INDEX_URL: httpUrlSchema.default(`http://127.0.0.1:${DEFAULT_INDEX_PORT}`),
+  DATABASE_URL: indexLocationShape.DATABASE_URL,
+  DATABASE_READ_URL: indexLocationShape.DATABASE_URL,
+  DATABASE_SCHEMA: indexLocationShape.DATABASE_SCHEMA,
+  INDEX_READ_TIMEOUT_MS: indexLocationShape.INDEX_READ_TIMEOUT_MS,
 });
 
 /** The comma-separated PEM paths of ATTESTOR_CA_FILES. */
@@ -191,6 +199,8 @@ export interface ApiConfig extends RollupEndpoints {
   replicaCount: number;
   /** The registry and the gate beside the application, when known (both or neither). */
   contracts: { registry: Address; gate: Address } | undefined;
+  /** Where EAS's GraphQL is answered: by the indexer (INDEX_URL), or by the api from a PostgreSQL server of the index. */
+  index: { kind: "indexer"; url: string } | { kind: "database"; location: IndexLocation; readTimeoutMs: number };
   /** Readers the inspect reads go to (READ_URLS), with how long a read waits for one to catch up; undefined: the node. */
   reads: { urls: string[]; waitMs: number; pollMs: number; timeoutMs: number } | undefined;
 }
@@ -242,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     replica: e.API_REPLICA,
     replicaCount: e.API_REPLICA_COUNT,
     contracts: contractsOf(e.REGISTRY_ADDRESS, e.GATE_ADDRESS),
+    index: indexOf(e),
     reads: e.READ_URLS === undefined ? undefined : { urls: e.READ_URLS, waitMs: e.READ_WAIT_MS, pollMs: e.READER_POLL_MS, timeoutMs: e.READER_TIMEOUT_MS },
     attestor: {
       urls: e.ATTESTOR_URL,
@@ -253,6 +264,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
       ...(e.PROVER_PRIVATE_KEY === undefined ? {} : { proverPrivateKey: e.PROVER_PRIVATE_KEY as Hex }),
     },
   };
+}
+
+/** A PostgreSQL index the api reads itself (its replica first), or the indexer's GraphQL. */
+function indexOf(e: { INDEX_URL: string; DATABASE_URL?: string | undefined; DATABASE_READ_URL?: string | undefined; DATABASE_SCHEMA: string; INDEX_READ_TIMEOUT_MS: number }): ApiConfig["index"] {
+  const url = e.DATABASE_READ_URL ?? e.DATABASE_URL;
+  if (url === undefined) return { kind: "indexer", url: e.INDEX_URL.replace(/\/+$/, "") };
+  return { kind: "database", location: { kind: "postgres", url, schema: e.DATABASE_SCHEMA }, readTimeoutMs: e.INDEX_READ_TIMEOUT_MS };
 }
 
 /** Both addresses or neither: a registry without its gate (or the reverse) is a deployment half done. */

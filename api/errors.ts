@@ -40,6 +40,10 @@ export const API_ERROR_STATUS = {
   ROLLUP_ERROR: 503,
   ROLLUP_UNAVAILABLE: 503,
   RPC_UNAVAILABLE: 503,
+  /** Extension (docs/index.md): the index of EAS's GraphQL cannot be read (the indexer or its database is away). */
+  INDEX_UNAVAILABLE: 503,
+  /** Extension (docs/index.md): the index has not reached the input the request names (X-Min-Input-Index); sent with Retry-After. */
+  INDEX_BEHIND: 503,
   INSUFFICIENT_FUNDS: 503,
   ENCRYPTION_KEY_MISSING: 503,
   /** Extension (docs/consent.md): the schema seals to the owner's key, and the owner has registered none. */

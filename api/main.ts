@@ -65,6 +65,7 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
       await services.readPool?.stop();
       await services.attestor.close();
       await services.redis?.close();
+      await services.index.close();
       await hub.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -2,6 +2,7 @@
  * The api's collaborators, built once from the configuration and passed to `createApi`: nothing in the
  * routes reaches for a global.
  */
+import { indexQueries, type IndexQueries } from "./index/queries.ts";
 import { readFileSync } from "node:fs";
 import type { Hex } from "viem";
 import type { InputKind, InputParams, SchemaDetail } from "../common/wire.ts";
@@ -45,6 +46,8 @@ export interface ApiServices {
   readPool: ReadPool | undefined;
   /** The node's reader: GraphQL on v1, JSON-RPC on v2 (`proofs` is the same object, typed by version). */
   node: NodeReader;
+  /** EAS's GraphQL from the index of the rollup's notices (the indexer's, or a PostgreSQL index read here). */
+  index: IndexQueries;
   proofs: { rollups: "v1"; reader: GraphqlReader } | { rollups: "v2"; reader: JsonRpcReader };
   submitter: InputSubmitter;
   catalog: RegistryCatalog;
@@ -197,6 +200,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     now,
     reader,
     readPool,
+    index: indexQueries(config.index),
     node,
     proofs,
     submitter,

@@ -4,7 +4,7 @@
  * way, through drizzle. Readers get a statement timeout, so no query holds the database longer than it.
  */
 import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
@@ -14,14 +14,14 @@ import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import pg from "pg";
+import type { IndexLocation } from "./location.ts";
 import { indexTables } from "./schema.ts";
+
+export type { IndexLocation };
 
 export type IndexDb = PgDatabase<PgQueryResultHKT, typeof indexTables>;
 
 export const INDEX_MIGRATIONS = resolve(fileURLToPath(new URL("../../migrations/index", import.meta.url)));
-
-/** Where the index lives: a PGlite directory, or a PostgreSQL server (and the PostgreSQL schema its tables go in). */
-export type IndexLocation = { kind: "pglite"; dir: string } | { kind: "postgres"; url: string; schema: string };
 
 export interface OpenIndex {
   db: IndexDb;
@@ -32,11 +32,6 @@ export interface OpenIndex {
    */
   read<T>(read: (db: IndexDb) => Promise<T>): Promise<T>;
   close(): Promise<void>;
-}
-
-/** The PGlite directory of a DATA_DIR. */
-export function pgliteDir(dataDir: string): string {
-  return join(dataDir, "index");
 }
 
 export interface OpenOptions {

@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
 import { describeIssues, DEFAULTS, hardhatPrivateKey, ROLLUPS_VERSIONS, V2_DEFAULTS } from "../../devnode/config.ts";
+import { DEFAULT_INDEX_PORT } from "../../api/index/location.ts";
 import { predictedContracts, STACK_DEPLOYER_KEY } from "./deploy-contracts.ts";
 import { apiEnabled, defaultDappCommand, type StackSettings } from "./stack-pieces.ts";
 
@@ -72,9 +73,12 @@ const envSchema = z.object({
   QUORUM: z.coerce.number().int().min(1).max(MAX_READERS).optional(),
   /** The publisher's metrics and health (`--publish`). */
   PUBLISHER_PORT: port.default(8005),
+  /** The indexer's GraphQL, health and metrics (docs/index.md); `--no-index` leaves it out. */
+  INDEX_PORT: port.default(DEFAULT_INDEX_PORT),
+  START_INDEX: z.enum(["on", "off"]).default("on"),
 });
 
-export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--demo-provider", "--validator", "--publish", "--api-replicas <n>", "--attestors <n>", "--readers <n>", "--quorum <n>", "--rollups <v1|v2>"] as const;
+export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--no-index", "--demo-provider", "--validator", "--publish", "--api-replicas <n>", "--attestors <n>", "--readers <n>", "--quorum <n>", "--rollups <v1|v2>"] as const;
 const BOOLEAN_FLAGS: readonly string[] = START_FLAGS.filter((f) => !f.includes(" "));
 /** `npm start -- --validator` beside a running stack: where it listens and keeps its record by default. */
 export const VALIDATOR_DEFAULTS = { nodePort: 10001, rollupHttpPort: 5005, dataDir: ".data-validator" } as const;
@@ -220,6 +224,8 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
       // On a chain of its own the stack deploys the registry and the gate; on another, npm run deploy-contracts does.
       contracts: e.RPC_URL === undefined ? predictedContracts(addressOfKey(STACK_DEPLOYER_KEY)) : undefined,
       publisher: publisherSettings(e, argv),
+      // EAS's GraphQL is the api's, from the index: it runs with the api unless left out.
+      index: argv.includes("--no-index") || e.START_INDEX === "off" ? undefined : { port: e.INDEX_PORT },
       dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
       api: argv.includes("--no-api") || e.START_API === "off" ? false : e.START_API === "on" ? true : "auto",
       attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { ports: attestorPorts(e), caFiles: e.ATTESTOR_CA_FILES },
@@ -288,7 +294,7 @@ function replicaSettings(e: StartEnv, env: NodeJS.ProcessEnv): NonNullable<Stack
  * attestor's port does not move with the other flags.
  */
 function attestorPorts(e: StartEnv): number[] {
-  const others = new Set([e.API_PORT, e.NODE_PORT, e.CHAIN_PORT, e.ROLLUP_HTTP_PORT, e.REDIS_PORT, e.DEMO_PROVIDER_PORT, e.PUBLISHER_PORT]);
+  const others = new Set([e.API_PORT, e.NODE_PORT, e.CHAIN_PORT, e.ROLLUP_HTTP_PORT, e.REDIS_PORT, e.DEMO_PROVIDER_PORT, e.PUBLISHER_PORT, e.INDEX_PORT]);
   const ports = [e.ATTESTOR_PORT];
   for (let port = e.ATTESTOR_PORT + 1; ports.length < e.ATTESTORS; port++) if (!others.has(port)) ports.push(port);
   return ports;
@@ -323,6 +329,7 @@ export function stackPorts(s: StackSettings): PortClaim[] {
     }
   }
   if (s.publisher !== undefined) claim(s.publisher.port, "publisher (PUBLISHER_PORT)");
+  if (s.index !== undefined) claim(s.index.port, "indexer (INDEX_PORT)");
   return claims;
 }
 

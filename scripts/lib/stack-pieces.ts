@@ -18,7 +18,7 @@ import type { StackContracts } from "./deploy-contracts.ts";
  * with several attestors, "attestor" is followed by `attestor-2` ... `attestor-N`; readers are `reader-k`
  * (a validator devnode) and `reader-dapp-k` (its dapp), k from 1.
  */
-export const PIECES = ["chain", "devnode", "dapp", "reader", "reader-dapp", "provider", "attestor", "redis", "api", "balancer", "publisher"] as const;
+export const PIECES = ["chain", "devnode", "dapp", "reader", "reader-dapp", "provider", "attestor", "redis", "indexer", "api", "balancer", "publisher"] as const;
 export type PieceKind = (typeof PIECES)[number];
 export type PieceName = Exclude<PieceKind, "reader" | "reader-dapp"> | `api-${number}` | `attestor-${number}` | `reader-${number}` | `reader-dapp-${number}`;
 
@@ -126,6 +126,8 @@ export interface StackSettings {
   contracts?: StackContracts | undefined;
   /** The publisher (`--publish`): brings the notices with their proofs to those contracts; its metrics port. */
   publisher?: { port: number } | undefined;
+  /** The indexer (docs/index.md): the node's notices into PostgreSQL (PGlite by default), EAS's GraphQL on `port`; undefined runs none. */
+  index?: { port: number } | undefined;
   /** Extra environment for every child (after the stack's own variables, so it can override them). */
   env: Readonly<Record<string, string>>;
   /** Where the children's output goes: files under this directory, or (undefined) the console. */
@@ -147,6 +149,8 @@ export interface StackUrls {
   ws: string;
   /** Each reader's query interface, reader 1 first. */
   readers: string[];
+  /** The indexer's `/graphql`, `/health`, `/ready`, `/metrics`, when it runs. */
+  index: string | undefined;
 }
 
 function loopback(host: string): string {
@@ -167,6 +171,7 @@ export function stackUrls(s: StackSettings): StackUrls {
     api: `http://127.0.0.1:${s.apiPort}`,
     ws: `ws://127.0.0.1:${s.apiPort}/ws`,
     readers: (s.readers?.nodePorts ?? []).map((port) => `http://127.0.0.1:${port}`),
+    index: s.index === undefined ? undefined : `http://127.0.0.1:${s.index.port}`,
   };
 }
 
@@ -340,6 +345,21 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
         },
       };
     }
+    case "indexer":
+      if (s.index === undefined) return undefined;
+      return {
+        ...tsx("api/index/main.ts"),
+        env: {
+          ROLLUPS: s.rollups,
+          ROLLUP_URL: urls.node,
+          GRAPHQL_URL: urls.graphql,
+          RPC_URL: urls.rpc,
+          DAPP_ADDRESS: s.dappAddress,
+          INPUTBOX_ADDRESS: s.inputBoxAddress,
+          INDEX_PORT: String(s.index.port),
+          DATA_DIR: s.dataDir,
+        },
+      };
     case "reader": {
       const k = readerNumber(piece);
       const readers = s.readers;
@@ -434,6 +454,7 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
           PRIVATE_KEY: s.privateKey,
           DATA_DIR: s.dataDir,
           ...(s.contracts === undefined ? {} : { REGISTRY_ADDRESS: s.contracts.registry, GATE_ADDRESS: s.contracts.gate }),
+          ...(urls.index === undefined ? {} : { INDEX_URL: urls.index }),
           // With readers, the api sends the node no inspect: its reads go to them (docs/operations.md, Readers).
           ...(urls.readers.length === 0 ? {} : { READ_URLS: urls.readers.join(",") }),
           ...replicaEnv,

@@ -54,6 +54,8 @@ export function readinessCheck(piece: PieceName, s: StackSettings): () => Promis
         const response = await fetch(`${urls.node}/healthz`, { signal: timeout() });
         return response.ok && ((await response.json()) as { dappConnected?: boolean }).dappConnected === true;
       };
+    case "indexer":
+      return async () => (await fetch(`${urls.index ?? ""}/health`, { signal: timeout() })).ok;
     case "publisher":
       return async () => (await fetch(`http://127.0.0.1:${s.publisher?.port ?? 0}/healthz`, { signal: timeout() })).ok;
     case "reader":

@@ -22,6 +22,7 @@ export const ON_UNEXPECTED_EXIT: Readonly<Record<PieceKind, ExitPolicy>> = {
   provider: "restart",
   attestor: "restart",
   redis: "restart",
+  indexer: "restart",
   api: "restart",
   balancer: "restart",
   publisher: "restart",

@@ -107,6 +107,8 @@ export interface StartStackOptions {
   readerRpcUrls?: string[];
   /** Run the publisher (`npm start -- --publish`). Default false. */
   publish?: boolean;
+  /** Run the indexer (api/index/main.ts), which answers the api's EAS GraphQL. Default: with the api, as npm start. */
+  index?: boolean;
 }
 
 export interface StopOptions {
@@ -214,7 +216,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
   const replicaCount = options.apiReplicas ?? 1;
   const attestorCount = options.attestors ?? 1;
   const readerCount = Math.max(options.readers ?? 0, options.quorum ?? 0);
-  const [chain, node, rollupHttp, api, attestor, demoProvider, redisPort, publisherPort, ...morePorts] = await freePorts(8 + replicaCount + attestorCount - 1 + 2 * readerCount);
+  const [chain, node, rollupHttp, api, attestor, demoProvider, redisPort, publisherPort, indexPort, ...morePorts] = await freePorts(9 + replicaCount + attestorCount - 1 + 2 * readerCount);
   const replicaPorts = morePorts.slice(0, replicaCount);
   const extraAttestorPorts = morePorts.slice(replicaCount, replicaCount + attestorCount - 1);
   const readerPorts = morePorts.slice(replicaCount + attestorCount - 1);
@@ -264,6 +266,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     // As npm start: on a chain of its own, the registry and the gate beside the application.
     ...(options.externalRpcUrl === undefined ? { contracts: predictedContracts(privateKeyToAccount(STACK_DEPLOYER_KEY).address) } : {}),
     ...(options.publish === true ? { publisher: { port: publisherPort as number } } : {}),
+    ...((options.index ?? options.api === true) ? { index: { port: indexPort as number } } : {}),
     // TEST_DAPP_BUNDLE=1 (set by .ci/run for one pass) runs the built bundle, so what ships is what is tested;
     // TEST_DAPP_COMMAND (set by `npm run riscv64 -- e2e`) runs another dapp, the riscv64 one under qemu.
     dappCommand: options.dappCommand ?? nonEmpty(process.env.TEST_DAPP_COMMAND) ?? defaultDappCommand(process.env.TEST_DAPP_BUNDLE === "1"),

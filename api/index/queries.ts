@@ -1,0 +1,95 @@
+/**
+ * How the api answers EAS's GraphQL (docs/index.md): it asks the indexer's own `/graphql` (the default: the
+ * index may be PGlite, which only the indexer's process can open), or, when the index is a PostgreSQL server
+ * (DATABASE_URL, or a replica's DATABASE_READ_URL), reads it itself with the same executor. Either way a
+ * request that names an input (read-your-writes) is answered once the index holds it, or refused after
+ * MIN_INPUT_WAIT_MS with INDEX_BEHIND.
+ */
+import { eq } from "drizzle-orm";
+import { ApiError } from "../errors.ts";
+import { graphqlExecutor, type GraphqlBody, type GraphqlRequest } from "../graphql/execute.ts";
+import type { ApiConfig } from "../config.ts";
+import { openIndex, type OpenIndex } from "./db.ts";
+import { indexState } from "./schema.ts";
+
+/** Longest a request naming an input the index has not reached waits for it. */
+export const MIN_INPUT_WAIT_MS = 5_000;
+const POLL_MS = 25;
+
+export interface IndexAnswer {
+  status: number;
+  body: GraphqlBody;
+  /** The last input the index held when it answered. */
+  indexInput: number | undefined;
+}
+
+export interface IndexQueries {
+  /** `minInput`: the input the answer must see (-1: none). */
+  graphql(request: GraphqlRequest, minInput: number): Promise<IndexAnswer>;
+  close(): Promise<void>;
+}
+
+const behind = (minInput: number, held: number): ApiError =>
+  new ApiError("INDEX_BEHIND", `The index has not reached input ${minInput} yet (it holds up to ${held}); ask again shortly`, { inputIndex: minInput, indexedInput: held }).withHeaders({ "Retry-After": "1" });
+
+const unavailable = (where: string, why: string): ApiError => new ApiError("INDEX_UNAVAILABLE", `The index cannot be read: ${why}`, { index: where });
+
+export function indexQueries(config: ApiConfig["index"]): IndexQueries {
+  if (config.kind === "indexer") {
+    return {
+      async graphql(request, minInput) {
+        let response: Response;
+        try {
+          response = await fetch(`${config.url}/graphql`, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...(minInput >= 0 ? { "x-min-input-index": String(minInput) } : {}) },
+            body: JSON.stringify(request),
+            signal: AbortSignal.timeout(MIN_INPUT_WAIT_MS + 10_000),
+          });
+        } catch (error) {
+          throw unavailable(config.url, error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error));
+        }
+        const body = (await response.json().catch(() => undefined)) as GraphqlBody | undefined;
+        const held = Number(response.headers.get("x-index-input") ?? Number.NaN);
+        if (response.status === 503 && body?.errors?.[0]?.extensions !== undefined) throw behind(minInput, Number.isFinite(held) ? held : -1);
+        if (body === undefined || (response.status !== 200 && response.status !== 400)) throw unavailable(config.url, `the indexer answered HTTP ${response.status}`);
+        return { status: response.status, body, indexInput: Number.isFinite(held) ? held : undefined };
+      },
+      close: () => Promise.resolve(),
+    };
+  }
+  let opened: Promise<OpenIndex> | undefined;
+  const open = (): Promise<OpenIndex> => {
+    opened ??= openIndex(config.location, { migrate: false, readTimeoutMs: config.readTimeoutMs }).catch((error: unknown) => {
+      opened = undefined;
+      throw error;
+    });
+    return opened;
+  };
+  let run: ((request: GraphqlRequest) => ReturnType<ReturnType<typeof graphqlExecutor>>) | undefined;
+  const heldInput = async (index: OpenIndex): Promise<number> => {
+    const [row] = await index.read((db) => db.select({ lastInput: indexState.lastInput }).from(indexState).where(eq(indexState.id, 1)));
+    return row?.lastInput ?? -1;
+  };
+  return {
+    async graphql(request, minInput) {
+      let index: OpenIndex;
+      let held = -1;
+      try {
+        index = await open();
+        if (minInput >= 0) held = await heldInput(index);
+        for (const deadline = Date.now() + MIN_INPUT_WAIT_MS; held < minInput && Date.now() < deadline; held = await heldInput(index)) {
+          await new Promise((r) => setTimeout(r, POLL_MS));
+        }
+      } catch (error) {
+        throw unavailable("DATABASE_URL", error instanceof Error ? error.message : String(error));
+      }
+      if (held < minInput) throw behind(minInput, held);
+      run ??= graphqlExecutor(index);
+      return { ...(await run(request)), indexInput: minInput >= 0 ? held : undefined };
+    },
+    async close() {
+      if (opened !== undefined) await (await opened.catch(() => undefined))?.close();
+    },
+  };
+}
