@@ -5,9 +5,9 @@
  * before anything is read. A document seen before skips parsing and validation: EAS's applications send the
  * same few queries with other variables.
  */
-import { execute, GraphQLError, parse, specifiedRules, validate, type DocumentNode } from "graphql";
+import { execute, GraphQLError, Kind, parse, specifiedRules, validate, visit, type DocumentNode } from "graphql";
 import { indexRoot, type IndexReads } from "./resolve.ts";
-import { limitsRule, schema } from "./schema.ts";
+import { limitsRule, MAX_SKIP, MAX_TAKE, schema } from "./schema.ts";
 
 /** Longest query text taken, and most tokens parsed: a huge document is refused before it costs anything. */
 export const MAX_QUERY_BYTES = 16 * 1024;
@@ -45,7 +45,25 @@ export function formatted(error: GraphQLError): { message: string; [key: string]
   return error.toJSON() as { message: string };
 }
 
-export function graphqlExecutor(index: IndexReads): (request: GraphqlRequest) => Promise<GraphqlAnswer> {
+/** A take or skip given by a variable, checked as a literal one is (schema.ts), before anything is read. */
+function variablePaging(document: DocumentNode, variables: Record<string, unknown>): string | undefined {
+  let problem: string | undefined;
+  visit(document, {
+    Argument(node) {
+      if (problem !== undefined || node.value.kind !== Kind.VARIABLE || (node.name.value !== "take" && node.name.value !== "skip")) return;
+      const value = variables[node.value.name.value];
+      const max = node.name.value === "take" ? MAX_TAKE : MAX_SKIP;
+      if (typeof value === "number" && (value < 0 || value > max)) problem = `${node.name.value}: ${value} is out of range (0..${max})`;
+    },
+  });
+  return problem;
+}
+
+/**
+ * The checks a request passes before anything is read: parsing, the spec's rules, the limits, and the
+ * variables' paging. Documents that passed are kept by their text.
+ */
+export function graphqlGate(): (request: GraphqlRequest) => DocumentNode | GraphqlAnswer {
   const documents = new Map<string, DocumentNode>();
   const documentOf = (query: string): DocumentNode | GraphqlAnswer => {
     const cached = documents.get(query);
@@ -62,13 +80,26 @@ export function graphqlExecutor(index: IndexReads): (request: GraphqlRequest) =>
     documents.set(query, document);
     return document;
   };
-  return async (request) => {
+  return (request) => {
     if (request.query.length > MAX_QUERY_BYTES) return { status: 400, body: { errors: [{ message: `the query is ${request.query.length} bytes; at most ${MAX_QUERY_BYTES}` }] } };
     const document = documentOf(request.query);
     if (!("kind" in document)) return document;
+    const problem = variablePaging(document, request.variables ?? {});
+    return problem === undefined ? document : { status: 400, body: { errors: [{ message: problem, extensions: { code: "BAD_USER_INPUT" } }] } };
+  };
+}
+
+/** Whether the gate let a request through: its document, or the answer that refused it. */
+export const passed = (checked: DocumentNode | GraphqlAnswer): checked is DocumentNode => "kind" in checked;
+
+export function graphqlExecutor(index: IndexReads): (request: GraphqlRequest) => Promise<GraphqlAnswer> {
+  const gate = graphqlGate();
+  return async (request) => {
+    const document = gate(request);
+    if (!passed(document)) return document;
     const result = await execute({ schema, document, rootValue: indexRoot(index), variableValues: request.variables ?? undefined, operationName: request.operationName ?? undefined });
     const errors = result.errors?.map(formatted);
-    // No data and no failed read: the request itself was wrong (a variable of the wrong type, take out of range...).
+    // No data and no failed read: the request itself was wrong (a variable of the wrong type...).
     const readFailed = errors?.some((e) => READ_FAILURES.has(String((e.extensions as { code?: unknown } | undefined)?.code))) === true;
     if (result.data == null && !readFailed) return { status: 400, body: { errors: errors ?? [] } };
     return { status: 200, body: { data: (result.data ?? null) as Record<string, unknown> | null, ...(errors === undefined ? {} : { errors }) } };

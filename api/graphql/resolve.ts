@@ -5,7 +5,7 @@
  * The index holds only what notices say to anyone: the bucket, never the sealed value.
  */
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
-import type { GraphQLResolveInfo } from "graphql";
+import { GraphQLError, type GraphQLResolveInfo } from "graphql";
 import { keccak256, stringToHex } from "viem";
 import type { IndexDb } from "../index/db.ts";
 import { attestations, indexState, schemata } from "../index/schema.ts";
@@ -20,6 +20,7 @@ export interface IndexReads {
 }
 
 interface ListArgs {
+  distinct?: string[] | null;
   where?: Where | null;
   orderBy?: unknown;
   cursor?: { id: string } | null;
@@ -40,6 +41,26 @@ function paging(args: ListArgs): { take: number; skip: number } {
 }
 
 const lowerId = (id: string): string => (/^0x[0-9a-fA-F]*$/.test(id) ? id.toLowerCase() : id);
+
+/**
+ * Prisma's `distinct`: of the rows with the same values of those fields, the first in the query's order.
+ * The filter is the list's own (a cursor only moves where the answer starts).
+ */
+function distinctSql(fields: string[] | null | undefined, filter: SQL | undefined, keys: ReturnType<typeof orderKeys>): SQL | undefined {
+  if (fields == null || fields.length === 0) return undefined;
+  const columns = sql.join(fields.map((f) => sql`${attestationColumns[f]}`), sql`, `);
+  return sql`${attestations.position} in (select distinct on (${columns}) ${attestations.position} from ${attestations} where ${filter ?? sql`true`} order by ${columns}, ${sql.join(orderSql(keys), sql`, `)})`;
+}
+
+const uniqueId = (where: { id?: string | null }): string => {
+  if (where.id == null) throw badInput("where.id is required");
+  return lowerId(where.id);
+};
+
+const orThrow = <T>(found: T | null, what: string): T => {
+  if (found === null) throw new GraphQLError(`No ${what} found`, { extensions: { code: "NOT_FOUND" } });
+  return found;
+};
 
 /** The names of the fields `info` selects under its field, fragments included. */
 function selected(info: GraphQLResolveInfo): Set<string> {
@@ -101,7 +122,7 @@ export function indexRoot(index: IndexReads) {
         if (at === undefined) return [];
         from = fromCursor(keys, at.values);
       }
-      return db.select().from(attestations).where(and(scope, filter, from)).orderBy(...orderSql(keys)).limit(take).offset(skip);
+      return db.select().from(attestations).where(and(scope, filter, from, distinctSql(args.distinct, and(scope, filter), keys))).orderBy(...orderSql(keys)).limit(take).offset(skip);
     });
     return rows.map(attestationObject);
   }
@@ -140,16 +161,29 @@ export function indexRoot(index: IndexReads) {
     return row?.n ?? 0;
   }
 
+  async function oneAttestation(where: { id?: string | null }) {
+    const id = uniqueId(where);
+    const [row] = await index.read((db) => db.select().from(attestations).where(eq(attestations.id, id)));
+    return row === undefined ? null : attestationObject(row);
+  }
+
+  async function oneSchema(where: { id?: string | null }) {
+    const id = uniqueId(where);
+    const [row] = await index.read((db) => db.select().from(schemata).where(eq(schemata.id, id)));
+    return row === undefined ? null : schemaObject(row);
+  }
+
   const countsOf = (fields: string[], n: number): Record<string, number> => Object.fromEntries([...fields.map((f) => [f, n]), ["_all", n]]);
 
   return {
-    async attestation(args: { where: { id: string } }) {
-      const [row] = await index.read((db) => db.select().from(attestations).where(eq(attestations.id, lowerId(args.where.id))));
-      return row === undefined ? null : attestationObject(row);
-    },
+    attestation: (args: { where: { id?: string | null } }) => oneAttestation(args.where),
+    getAttestation: async (args: { where: { id?: string | null } }) => orThrow(await oneAttestation(args.where), "Attestation"),
     attestations: (args: ListArgs) => listAttestations(args),
     async findFirstAttestation(args: ListArgs) {
       return (await listAttestations({ ...args, take: 1 }))[0] ?? null;
+    },
+    async findFirstAttestationOrThrow(args: ListArgs) {
+      return orThrow((await listAttestations({ ...args, take: 1 }))[0] ?? null, "Attestation");
     },
     async aggregateAttestation(args: { where?: Where | null }, _context: unknown, info: GraphQLResolveInfo) {
       const asked = selected(info);
@@ -209,13 +243,14 @@ export function indexRoot(index: IndexReads) {
       );
       return rows.map((r) => ({ ...Object.fromEntries(columns.map(([f], i) => [f, r.key[i]])), _count: countsOf(Object.keys(attestationColumns), r.n) }));
     },
-    async schema(args: { where: { id: string } }) {
-      const [row] = await index.read((db) => db.select().from(schemata).where(eq(schemata.id, lowerId(args.where.id))));
-      return row === undefined ? null : schemaObject(row);
-    },
+    schema: (args: { where: { id?: string | null } }) => oneSchema(args.where),
+    getSchema: async (args: { where: { id?: string | null } }) => orThrow(await oneSchema(args.where), "Schema"),
     schemata: (args: ListArgs) => listSchemata(args),
     async findFirstSchema(args: ListArgs) {
       return (await listSchemata({ ...args, take: 1 }))[0] ?? null;
+    },
+    async findFirstSchemaOrThrow(args: ListArgs) {
+      return orThrow((await listSchemata({ ...args, take: 1 }))[0] ?? null, "Schema");
     },
     async aggregateSchema(args: { where?: Where | null }) {
       const filter = whereSql("schema", args.where);

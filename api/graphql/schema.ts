@@ -49,7 +49,7 @@ export const SDL = /* GraphQL */ `
   }
   input SchemaRelationFilter { is: SchemaWhereInput, isNot: SchemaWhereInput }
   input AttestationListRelationFilter { every: AttestationWhereInput, some: AttestationWhereInput, none: AttestationWhereInput }
-  input AttestationWhereUniqueInput { id: String! }
+  input AttestationWhereUniqueInput { id: String }
   input AttestationOrderByWithRelationInput {
     ${ATTESTATION_SCALARS.map((f) => `${f}: SortOrder`).join("\n    ")}
     schema: SchemaOrderByWithRelationInput
@@ -68,7 +68,7 @@ export const SDL = /* GraphQL */ `
     ${SCHEMA_SCALARS.map((f) => `${f}: ${filterType(f)}`).join("\n    ")}
     attestations: AttestationListRelationFilter
   }
-  input SchemaWhereUniqueInput { id: String! }
+  input SchemaWhereUniqueInput { id: String }
   input SchemaOrderByWithRelationInput {
     ${SCHEMA_SCALARS.map((f) => `${f}: SortOrder`).join("\n    ")}
     attestations: AttestationOrderByRelationAggregateInput
@@ -88,7 +88,7 @@ export const SDL = /* GraphQL */ `
     ${SCHEMA_SCALARS.map((f) => `${f}: ${scalarType(f)}!`).join("\n    ")}
     description: String!
     proven: Boolean!
-    attestations(where: AttestationWhereInput, orderBy: [AttestationOrderByWithRelationInput!], cursor: AttestationWhereUniqueInput, take: Int, skip: Int): [Attestation!]!
+    attestations(where: AttestationWhereInput, orderBy: [AttestationOrderByWithRelationInput!], cursor: AttestationWhereUniqueInput, take: Int, skip: Int, distinct: [AttestationScalarFieldEnum!]): [Attestation!]!
     schemaNames: [SchemaName!]!
     _count: SchemaCount!
   }
@@ -115,12 +115,17 @@ export const SDL = /* GraphQL */ `
 
   type Query {
     attestation(where: AttestationWhereUniqueInput!): Attestation
-    findFirstAttestation(where: AttestationWhereInput, orderBy: [AttestationOrderByWithRelationInput!], cursor: AttestationWhereUniqueInput, take: Int, skip: Int): Attestation
-    attestations(where: AttestationWhereInput, orderBy: [AttestationOrderByWithRelationInput!], cursor: AttestationWhereUniqueInput, take: Int, skip: Int): [Attestation!]!
+    "The attestation, or an error when there is none (Prisma's findUniqueOrThrow)."
+    getAttestation(where: AttestationWhereUniqueInput!): Attestation
+    findFirstAttestation(where: AttestationWhereInput, orderBy: [AttestationOrderByWithRelationInput!], cursor: AttestationWhereUniqueInput, take: Int, skip: Int, distinct: [AttestationScalarFieldEnum!]): Attestation
+    findFirstAttestationOrThrow(where: AttestationWhereInput, orderBy: [AttestationOrderByWithRelationInput!], cursor: AttestationWhereUniqueInput, take: Int, skip: Int, distinct: [AttestationScalarFieldEnum!]): Attestation
+    attestations(where: AttestationWhereInput, orderBy: [AttestationOrderByWithRelationInput!], cursor: AttestationWhereUniqueInput, take: Int, skip: Int, distinct: [AttestationScalarFieldEnum!]): [Attestation!]!
     aggregateAttestation(where: AttestationWhereInput): AggregateAttestation!
     groupByAttestation(where: AttestationWhereInput, orderBy: [AttestationOrderByWithAggregationInput!], by: [AttestationScalarFieldEnum!]!, take: Int, skip: Int): [AttestationGroupBy!]!
     schema(where: SchemaWhereUniqueInput!): Schema
+    getSchema(where: SchemaWhereUniqueInput!): Schema
     findFirstSchema(where: SchemaWhereInput, orderBy: [SchemaOrderByWithRelationInput!], cursor: SchemaWhereUniqueInput, take: Int, skip: Int): Schema
+    findFirstSchemaOrThrow(where: SchemaWhereInput, orderBy: [SchemaOrderByWithRelationInput!], cursor: SchemaWhereUniqueInput, take: Int, skip: Int): Schema
     schemata(where: SchemaWhereInput, orderBy: [SchemaOrderByWithRelationInput!], cursor: SchemaWhereUniqueInput, take: Int, skip: Int): [Schema!]!
     aggregateSchema(where: SchemaWhereInput): AggregateSchema!
   }

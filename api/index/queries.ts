@@ -7,7 +7,7 @@
  */
 import { eq } from "drizzle-orm";
 import { ApiError } from "../errors.ts";
-import { graphqlExecutor, type GraphqlBody, type GraphqlRequest } from "../graphql/execute.ts";
+import { graphqlExecutor, graphqlGate, passed, type GraphqlBody, type GraphqlRequest } from "../graphql/execute.ts";
 import type { ApiConfig } from "../config.ts";
 import { openIndex, type OpenIndex } from "./db.ts";
 import { indexState } from "./schema.ts";
@@ -36,8 +36,12 @@ const unavailable = (where: string, why: string): ApiError => new ApiError("INDE
 
 export function indexQueries(config: ApiConfig["index"]): IndexQueries {
   if (config.kind === "indexer") {
+    // Refused here rather than a hop away: a bad query costs the indexer nothing.
+    const gate = graphqlGate();
     return {
       async graphql(request, minInput) {
+        const checked = gate(request);
+        if (!passed(checked)) return { ...checked, indexInput: undefined };
         let response: Response;
         try {
           response = await fetch(`${config.url}/graphql`, {

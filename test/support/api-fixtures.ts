@@ -51,6 +51,7 @@ export async function offlineApi(env: Record<string, string> = {}): Promise<Offl
     ROLLUP_URL: `http://127.0.0.1:${down}`,
     RPC_URL: `http://127.0.0.1:${down}`,
     ATTESTOR_URL: `ws://127.0.0.1:${down}/ws`,
+    INDEX_URL: `http://127.0.0.1:${down}`,
     // In-process apis would write their request lines into the test runner's output.
     LOG_LEVEL: "silent",
     ...env,
