@@ -88,6 +88,12 @@ export class AttestationApiError extends Error {
   }
 }
 
+/** GraphQL's answer: the data, and the errors of what failed (each with its message and, where there is one, a code). */
+export interface GraphqlResult<T> {
+  data?: T | null;
+  errors?: { message: string; extensions?: { code?: string } }[];
+}
+
 export interface RawResponse {
   status: number;
   headers: Headers;
@@ -210,6 +216,18 @@ export class AttestationClient {
       wire?.details,
       response.headers,
     );
+  }
+
+  /**
+   * Extension (docs/graphql.md): EAS's GraphQL, answered from the index of the rollup's notices. It sees this
+   * client's own writes (the session's X-Min-Input-Index), waiting for the index as docs/index.md says. A
+   * query GraphQL refuses answers its `errors`; an index that cannot answer throws (INDEX_UNAVAILABLE,
+   * INDEX_BEHIND).
+   */
+  async graphql<T = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<GraphqlResult<T>> {
+    const { data, error, response } = await this.api.POST("/graphql", { body: { query, ...(variables === undefined ? {} : { variables }) } });
+    if (response.status === 200 || (response.status === 400 && !isErrorBody(error))) return (data ?? error) as GraphqlResult<T>;
+    return this.ok(Promise.resolve({ error, response }));
   }
 
   healthcheck(): Promise<Healthcheck> {

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { DATA_SCHEMA } from "../../../common/receipt.ts";
 import { USER_A } from "../../support/api-fixtures.ts";
 import { sdk } from "../../support/eas-sdk.ts";
+import { until } from "../../support/until.ts";
 import type { SuiteContext } from "./context.ts";
 
 interface Answer<T> {
@@ -26,6 +27,12 @@ export function graphqlTests(ctx: SuiteContext): void {
     it("EAS's documented queries for an attestation, a recipient's attestations and a schema answer with our attestations, as REST does", async () => {
       const rest = await ctx.asClient(ctx.anon).attestations(USER_A);
       expect(rest.length).toBeGreaterThan(0);
+      // The index follows the node's notices: it holds what REST read once it has caught up (docs/index.md).
+      await until(
+        async () => (await post<{ aggregateAttestation: { _count: { _all: number } } }>(`{ aggregateAttestation(where: { recipient: { equals: "${getAddress(USER_A)}" } }) { _count { _all } } }`)).data.aggregateAttestation._count._all,
+        (n) => n === rest.length,
+        `the index to hold USER_A's ${rest.length} attestations`,
+      );
       const first = await ctx.asClient(ctx.anon).attestation((rest[0] as { claimId: string }).claimId);
 
       // EAS's docs: "Query a single attestation".
@@ -47,6 +54,22 @@ export function graphqlTests(ctx: SuiteContext): void {
       expect(one.data.attestation).toMatchObject({ id: first.claimId, attester: getAddress(first.attester ?? ""), recipient: getAddress(first.owner), revocable: true, revocationTime: 0, expirationTime: 0 });
       const decoded = new sdk.SchemaEncoder(DATA_SCHEMA).decodeData(one.data.attestation.data as string);
       expect(Object.fromEntries(decoded.map((d) => [d.name, d.value.value]))).toMatchObject({ provider: "http", field: "data.balance", bucket: first.bucket });
+
+      // EAS's docs' first example, verbatim: "Get the latest 25 attestations", of every owner.
+      const latest = await post<{ attestations: { id: string; data: string }[] }>(`query Attestations {
+  attestations(take: 25, orderBy: {time: desc}) {
+    id
+    attester
+    recipient
+    refUID
+    revocable
+    revocationTime
+    expirationTime
+    data
+  }
+}`);
+      expect(latest.errors).toBeUndefined();
+      expect(latest.data.attestations.length).toBeGreaterThanOrEqual(Math.min(25, rest.length));
 
       // EAS's docs: "Query attestations for a recipient" (newest first), with the transaction and decoded data.
       const many = await post<{ attestations: { id: string; recipient: string; time: number; txid: string; decodedDataJson: string; schemaId: string }[] }>(`query Attestations {
