@@ -114,6 +114,7 @@ async function main(): Promise<number> {
             ? "  api       (none: a validator only checks the claimer's claims)"
             : "  api       (not started: api/main.ts not found or disabled)",
         apiEnabled(settings) ? `  ws        ${urls.ws}` : "",
+        urls.index === undefined ? "" : `  index     ${urls.index}/graphql (EAS's GraphQL, also at the api's /graphql; ${process.env.DATABASE_URL === undefined || process.env.DATABASE_URL === "" ? `PGlite in ${settings.dataDir}/index` : "PostgreSQL at DATABASE_URL"}; docs/index.md)`,
         settings.env.DEVNODE_ROLE === "validator" ? `  validator ${urls.node}/validator (npm run validate -- --node ${urls.node})` : "",
         ...urls.readers.map((url, i) => `  reader ${i + 1}  ${url}/inspect/... (status ${url}/reader; the api's reads go to the readers${i < (settings.quorum?.members.length ?? 0) ? `; Quorum member ${i + 1}, ${settings.quorum?.members[i]}` : ""})`),
         settings.quorum === undefined ? "" : `  consensus Quorum ${V2_DEFAULTS.authorityAddress}: ${Math.floor(settings.quorum.members.length / 2) + 1} of ${settings.quorum.members.length} members accept a root (votes: ${urls.node}/consensus; docs/quorum.md)`,

@@ -104,81 +104,99 @@ function attestationRow(d: Created, input: IndexedInput, notice: NoticeRecord, o
   };
 }
 
+/** Writes one input's rows (inside the caller's transaction); returns how many attestations it made. */
+async function writeInput(tx: IndexDb, input: IndexedInput, provenThrough: number): Promise<number> {
+  const proven = input.index <= provenThrough;
+  // Rows of the input's attestations go in at once, counts per schema once: a batch of 256 is 3 statements.
+  const made: (typeof attestations.$inferInsert)[] = [];
+  const perSchema = new Map<string, number>();
+  let count = 0;
+  const flush = async (): Promise<void> => {
+    if (made.length === 0) return;
+    await tx.insert(attestations).values(made.splice(0));
+  };
+  for (const [ordinal, notice] of input.notices.entries()) {
+    const event = decodeNotice(notice.payload);
+    if (event?.event === "attestation:created" && wellFormedCreated(event.data)) {
+      const row = attestationRow(event.data, input, notice, ordinal, proven);
+      made.push(row);
+      perSchema.set(row.schemaId, (perSchema.get(row.schemaId) ?? 0) + 1);
+      count++;
+      continue;
+    }
+    // A revocation or a registration may name what this input made: what is made goes in first.
+    await flush();
+    if (event?.event === "attestation:revoked" && isId(event.data.claimId)) {
+      const r: Revoked = event.data;
+      await tx
+        .update(attestations)
+        .set({
+          revoked: true,
+          revocationTime: r.revoked_at,
+          revoker: address(r.revoker),
+          revocationReason: r.reason,
+          supersededBy: r.superseded_by,
+          revocationInput: input.index,
+        })
+        .where(eq(attestations.id, r.claimId.toLowerCase()));
+    } else if (event?.event === "schema:registered" && isId(event.data.schema_id) && input.payload !== undefined) {
+      const p = announcedSchema(input.payload, event.data.schema_id);
+      if (p === undefined) continue;
+      const [{ n } = { n: 0 }] = await tx.select({ n: sql<number>`count(*)::int` }).from(schemata);
+      await tx.insert(schemata).values({
+        id: event.data.schema_id.toLowerCase(),
+        schema: DATA_SCHEMA,
+        creator: address(input.origin.sender),
+        resolver: zeroAddress,
+        revocable: true,
+        index: String(n + 1),
+        txid: input.txid,
+        time: input.origin.timestamp,
+        name: p.name ?? "",
+        provider: p.provider,
+        description: p.description ?? "",
+        attestationCount: 0,
+        inputIndex: input.index,
+        proven,
+      });
+    }
+  }
+  await flush();
+  for (const [id, n] of perSchema) {
+    await tx.update(schemata).set({ attestationCount: sql`${schemata.attestationCount} + ${n}` }).where(eq(schemata.id, id));
+  }
+  await tx.insert(inputs).values({
+    index: input.index,
+    sender: address(input.origin.sender),
+    blockNumber: input.origin.blockNumber,
+    time: input.origin.timestamp,
+    txid: input.txid,
+    notices: input.notices.length,
+    noticesHash: noticesHash(input.notices.map((n) => n.payload)),
+    proven,
+  });
+  return count;
+}
+
 /** Applies one input's notices and moves the index past it, in one transaction. */
 export async function applyInput(db: IndexDb, input: IndexedInput, cursor: string | null, provenThrough: number): Promise<{ attestations: number }> {
-  const proven = input.index <= provenThrough;
-  return db.transaction(async (tx) => {
-    // Rows of the input's attestations go in at once, counts per schema once: a batch of 256 is 3 statements.
-    const made: (typeof attestations.$inferInsert)[] = [];
-    const perSchema = new Map<string, number>();
+  return applyInputs(db, [input], cursor, provenThrough);
+}
+
+/**
+ * Applies inputs in order in one transaction and moves the index past the last: the indexer applies one at
+ * a time; a bulk load (the bench's) many, with the same rows.
+ */
+export async function applyInputs(db: IndexDb, batch: readonly IndexedInput[], cursor: string | null, provenThrough: number): Promise<{ attestations: number }> {
+  const last = batch[batch.length - 1];
+  if (last === undefined) return { attestations: 0 };
+  return db.transaction(async (t) => {
+    const tx = t as unknown as IndexDb;
     let count = 0;
-    const flush = async (): Promise<void> => {
-      if (made.length === 0) return;
-      await tx.insert(attestations).values(made.splice(0));
-    };
-    for (const [ordinal, notice] of input.notices.entries()) {
-      const event = decodeNotice(notice.payload);
-      if (event?.event === "attestation:created" && wellFormedCreated(event.data)) {
-        const row = attestationRow(event.data, input, notice, ordinal, proven);
-        made.push(row);
-        perSchema.set(row.schemaId, (perSchema.get(row.schemaId) ?? 0) + 1);
-        count++;
-        continue;
-      }
-      // A revocation or a registration may name what this input made: what is made goes in first.
-      await flush();
-      if (event?.event === "attestation:revoked" && isId(event.data.claimId)) {
-        const r: Revoked = event.data;
-        await tx
-          .update(attestations)
-          .set({
-            revoked: true,
-            revocationTime: r.revoked_at,
-            revoker: address(r.revoker),
-            revocationReason: r.reason,
-            supersededBy: r.superseded_by,
-            revocationInput: input.index,
-          })
-          .where(eq(attestations.id, r.claimId.toLowerCase()));
-      } else if (event?.event === "schema:registered" && isId(event.data.schema_id) && input.payload !== undefined) {
-        const p = announcedSchema(input.payload, event.data.schema_id);
-        if (p === undefined) continue;
-        const [{ n } = { n: 0 }] = await tx.select({ n: sql<number>`count(*)::int` }).from(schemata);
-        await tx.insert(schemata).values({
-          id: event.data.schema_id.toLowerCase(),
-          schema: DATA_SCHEMA,
-          creator: address(input.origin.sender),
-          resolver: zeroAddress,
-          revocable: true,
-          index: String(n + 1),
-          txid: input.txid,
-          time: input.origin.timestamp,
-          name: p.name ?? "",
-          provider: p.provider,
-          description: p.description ?? "",
-          attestationCount: 0,
-          inputIndex: input.index,
-          proven,
-        });
-      }
-    }
-    await flush();
-    for (const [id, n] of perSchema) {
-      await tx.update(schemata).set({ attestationCount: sql`${schemata.attestationCount} + ${n}` }).where(eq(schemata.id, id));
-    }
-    await tx.insert(inputs).values({
-      index: input.index,
-      sender: address(input.origin.sender),
-      blockNumber: input.origin.blockNumber,
-      time: input.origin.timestamp,
-      txid: input.txid,
-      notices: input.notices.length,
-      noticesHash: noticesHash(input.notices.map((n) => n.payload)),
-      proven,
-    });
+    for (const input of batch) count += await writeInput(tx, input, provenThrough);
     await tx
       .update(indexState)
-      .set({ cursor, lastInput: input.index, attestationCount: sql`${indexState.attestationCount} + ${count}` })
+      .set({ cursor, lastInput: last.index, attestationCount: sql`${indexState.attestationCount} + ${count}` })
       .where(eq(indexState.id, 1));
     return { attestations: count };
   });
