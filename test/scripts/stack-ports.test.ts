@@ -71,8 +71,8 @@ describe("npm start's port table", () => {
 
   it("has every piece of the largest stack in it, each once", () => {
     const owners = table(["--readers", "8", "--api-replicas", "8", "--attestors", "16", "--publish", "--demo-provider"]).map((c) => c.owner.split(" ")[0]);
-    expect(owners).toHaveLength(1 + 2 + 16 + 1 + 16 + 1 + 8 + 1 + 1);
-    expect(owners).toEqual(expect.arrayContaining(["chain", "devnode", "provider", "attestor", "attestor-16", "balancer", "api-8", "redis", "publisher", "reader-8"]));
+    expect(owners).toHaveLength(1 + 2 + 16 + 1 + 16 + 1 + 8 + 1 + 1 + 1);
+    expect(owners).toEqual(expect.arrayContaining(["chain", "devnode", "provider", "attestor", "attestor-16", "balancer", "api-8", "redis", "publisher", "reader-8", "indexer"]));
   });
 
   it("puts the third attestor past the publisher's 8005 (the clash of --publish --attestors 3), whether or not --publish is given", () => {
@@ -86,6 +86,7 @@ describe("npm start's port table", () => {
     [["--demo-provider"], { DEMO_PROVIDER_PORT: "8545" }, "port 8545 is wanted by chain (CHAIN_PORT) and by provider (DEMO_PROVIDER_PORT): give one of them another port"],
     [["--readers", "1"], { READER_ROLLUP_BASE_PORT: "5004" }, "port 5004 is wanted by devnode's rollup HTTP server (ROLLUP_HTTP_PORT) and by reader-1's rollup HTTP server (READER_ROLLUP_BASE_PORT): give one of them another port"],
     [["--api-replicas", "2"], { REDIS_PORT: "8102" }, "port 8102 is wanted by api-2 (API_REPLICA_BASE_PORT + 1) and by redis (REDIS_PORT): give one of them another port"],
+    [[], { INDEX_PORT: "10000" }, "port 10000 is wanted by devnode (NODE_PORT) and by indexer (INDEX_PORT): give one of them another port"],
   ])("refuses %j with %j, naming both owners", (argv, env, message) => {
     expect(() => table(argv, env)).toThrow(message);
   });
