@@ -11,7 +11,7 @@
  *   --rollups v2:   the whole-stack rows on a Rollups v2 stack (the devnode as a v2 node); v1 by default
  *   --quorum:       only the claims' delay and gas under the Authority and Quorums of 3 and 5 (bench/sections/quorum.ts)
  *   --receipts:     only the time to sign a receipt (bench/sections/receipts.ts)
- *   --graphql:      only EAS's GraphQL `attestations` by recipient against REST's list by owner, on v1 (bench/sections/graphql.ts)
+ *   --index:        only EAS's queries from the index (PGlite, PostgreSQL) against the same answers through inspect, and the indexer's lag, on v1 (bench/sections/index.ts): at 10,000 attestations (ci) or 10,000 and 1,000,000 (full)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,8 +42,8 @@ export interface BenchArgs {
   quorum: boolean;
   /** Only the receipt rows (bench/sections/receipts.ts). */
   receipts: boolean;
-  /** Only GraphQL against REST (bench/sections/graphql.ts). */
-  graphql: boolean;
+  /** Only the index against inspect (bench/sections/index.ts). */
+  index: boolean;
   rollups: "v1" | "v2";
 }
 
@@ -55,13 +55,13 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let onchain = false;
   let quorum = false;
   let receipts = false;
-  let graphql = false;
+  let index = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === "--riscv64" || arg === "--machine" || arg === "--attestor" || arg === "--onchain" || arg === "--quorum" || arg === "--receipts" || arg === "--graphql") {
+    if (arg === "--riscv64" || arg === "--machine" || arg === "--attestor" || arg === "--onchain" || arg === "--quorum" || arg === "--receipts" || arg === "--index") {
       if (arg === "--riscv64") riscv64 = true;
       else if (arg === "--receipts") receipts = true;
-      else if (arg === "--graphql") graphql = true;
+      else if (arg === "--index") index = true;
       else if (arg === "--quorum") quorum = true;
       else if (arg === "--machine") machine = true;
       else if (arg === "--onchain") onchain = true;
@@ -69,7 +69,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       continue;
     }
     const match = /^--(size|out|rollups)(?:=(.*))?$/.exec(arg);
-    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor, --onchain, --quorum, --receipts, --graphql)`);
+    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor, --onchain, --quorum, --receipts, --index)`);
     const value = match[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
     raw[match[1] as string] = value;
@@ -82,11 +82,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   if (onchain && (riscv64 || machine || parsed.data.rollups !== "v1")) throw new UsageError("--onchain runs on its own, on Rollups v1 and v2: leave out --riscv64, --machine and --rollups");
   if (quorum && (riscv64 || machine || onchain || attestor || parsed.data.rollups !== "v1")) throw new UsageError("--quorum runs on its own, on Rollups v2: leave out the other flags");
   if (receipts && (riscv64 || machine || onchain || attestor || quorum || parsed.data.rollups !== "v1")) throw new UsageError("--receipts runs on its own: leave out the other flags");
-  if (graphql && (riscv64 || machine || onchain || attestor || quorum || receipts || parsed.data.rollups !== "v1")) throw new UsageError("--graphql runs on its own, on Rollups v1: leave out the other flags");
-  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, onchain, quorum, receipts, graphql, rollups: parsed.data.rollups };
+  if (index && (riscv64 || machine || onchain || attestor || quorum || receipts || parsed.data.rollups !== "v1")) throw new UsageError("--index runs on its own, on Rollups v1: leave out the other flags");
+  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, onchain, quorum, receipts, index, rollups: parsed.data.rollups };
 }
 
-const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}] | npm run bench -- --onchain | npm run bench -- --quorum | npm run bench -- --receipts | npm run bench -- --graphql [--size ${SIZES.join("|")}]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only; --onchain: the registry's gas beside EAS's, v1 and v2; --quorum: claims under the Authority and a Quorum of 3 and 5; --receipts: signing a receipt; --graphql: GraphQL's attestations by recipient against REST's list by owner)`;
+const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}] | npm run bench -- --onchain | npm run bench -- --quorum | npm run bench -- --receipts | npm run bench -- --index [--size ${SIZES.join("|")}]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only; --onchain: the registry's gas beside EAS's, v1 and v2; --quorum: claims under the Authority and a Quorum of 3 and 5; --receipts: signing a receipt; --index: EAS's queries from the index on PGlite and PostgreSQL against inspect, and the indexer's lag)`;
 
 /**
  * A section run alone (`--onchain`, `--quorum`): the dapp bundle built once, a scratch directory, the
@@ -135,11 +135,12 @@ async function quorumMain(args: BenchArgs): Promise<number> {
   });
 }
 
-/** `--graphql`: GraphQL against REST on a whole stack (v1) of its own, over a store of the size's inspect store. */
-async function graphqlMain(args: BenchArgs): Promise<number> {
-  const { graphqlRows } = await import("../bench/sections/graphql.ts");
-  return sectionAlone(args, `npm run bench -- --graphql --size ${args.size}`, "bench-graphql.json", async function* (ctx) {
-    yield { title: "Rollups v1: GraphQL attestations by recipient against REST by owner", rows: await graphqlRows(ctx) };
+/** `--index`: the index against inspect on whole stacks (v1) of its own: 10,000 attestations (ci), and 1,000,000 (full). */
+async function indexMain(args: BenchArgs): Promise<number> {
+  const { indexRows } = await import("../bench/sections/index.ts");
+  const sizes = args.size === "ci" ? [10_000] : [10_000, 1_000_000];
+  return sectionAlone(args, `npm run bench -- --index --size ${args.size}`, "bench-index.json", async function* (ctx) {
+    yield { title: "Rollups v1: EAS's queries from the index against inspect", rows: await indexRows(ctx, sizes) };
   });
 }
 
@@ -171,7 +172,7 @@ async function main(): Promise<number> {
   if (args.onchain) return onchainMain(args);
   if (args.quorum) return quorumMain(args);
   if (args.receipts) return receiptsMain(args);
-  if (args.graphql) return graphqlMain(args);
+  if (args.index) return indexMain(args);
   // The rig (chain, stacks, seeding) loads only once the arguments are known to be good.
   const { runBench } = await import("../bench/run.ts");
   const { formatTable, scaleChart } = await import("../bench/report.ts");

@@ -20,9 +20,9 @@ describe("npm run bench's arguments", () => {
     expect(parseBenchArgs([]).quorum).toBe(false);
   });
 
-  it("--graphql measures GraphQL against REST alone, at either size", () => {
-    expect(parseBenchArgs(["--graphql", "--size", "ci"])).toMatchObject({ graphql: true, size: "ci", rollups: "v1", receipts: false, quorum: false });
-    expect(parseBenchArgs([]).graphql).toBe(false);
+  it("--index measures the index against inspect alone, at either size", () => {
+    expect(parseBenchArgs(["--index", "--size", "ci"])).toMatchObject({ index: true, size: "ci", rollups: "v1", receipts: false, quorum: false });
+    expect(parseBenchArgs([]).index).toBe(false);
   });
 
   it.each([
@@ -31,8 +31,8 @@ describe("npm run bench's arguments", () => {
     [["--attestor", "--rollups", "v2"], /--attestor runs on its own/],
     [["--quorum", "--onchain"], /--quorum runs on its own, on Rollups v2: leave out the other flags/],
     [["--quorum", "--rollups", "v2"], /--quorum runs on its own/],
-    [["--graphql", "--receipts"], /--graphql runs on its own, on Rollups v1: leave out the other flags/],
-    [["--graphql", "--rollups", "v2"], /--graphql runs on its own/],
+    [["--index", "--receipts"], /--index runs on its own, on Rollups v1: leave out the other flags/],
+    [["--index", "--rollups", "v2"], /--index runs on its own/],
     [["--fast"], /unknown argument: --fast/],
   ])("refuses %j", (argv, message) => {
     expect(() => parseBenchArgs(argv)).toThrow(message);
