@@ -5,8 +5,7 @@
  * claimed, and empties itself when the node no longer has what it indexed (a replaced or replayed node,
  * another application), then reads everything again.
  */
-import { eq, lte, and, sql } from "drizzle-orm";
-import type { Hex } from "viem";
+import { and, eq, lte, sql } from "drizzle-orm";
 import type { NoticeRecord } from "../rollup/node-reader.ts";
 import { applyInput, decodeNotice, noticesHash } from "./apply.ts";
 import type { OpenIndex } from "./db.ts";
@@ -87,7 +86,9 @@ export class Indexer {
     const read: NoticeRecord[] = [];
     let readCursor = this.cursor;
     let more = true;
-    for (let pages = 0; more && pages < READ_AHEAD_PAGES; pages++) {
+    // Past the read ahead only while one input's notices fill it all: it is applied whole or not at all.
+    const inputsRead = (): number => new Set(read.filter((n) => n.inputIndex > this.progress.lastInput).map((n) => n.inputIndex)).size;
+    for (let pages = 0; more && (pages < READ_AHEAD_PAGES || inputsRead() < 2); pages++) {
       const page = await this.source.noticesAfter(readCursor, this.options.pageSize);
       read.push(...page.notices);
       readCursor = page.endCursor;
@@ -95,7 +96,7 @@ export class Indexer {
     }
     const groups = groupByInput(read.filter((n) => n.inputIndex > this.progress.lastInput));
     // The node writes an input's notices at once, so only the last group of a cut read can be partial.
-    if (more && groups.length > 1) groups.pop();
+    if (more) groups.pop();
     for (const notices of groups) await this.applyGroup(notices);
     return { applied: groups.length, caughtUp: !more };
   }
@@ -169,4 +170,3 @@ function groupByInput(notices: NoticeRecord[]): NoticeRecord[][] {
   return groups;
 }
 
-export type { Hex };

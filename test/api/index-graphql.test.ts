@@ -176,6 +176,16 @@ describe.each(pgBinaries === undefined ? ["PGlite"] : ["PGlite", "PostgreSQL"])(
     });
   });
 
+  describe("a large input", () => {
+    it("applies an input whose notices alone pass the read ahead whole", async () => {
+      const owners = Array.from({ length: 20 }, (_, i) => getAddress(`0x${(i + 1).toString(16).padStart(40, "0")}`));
+      const made = node.attest(other, owners, "mid", T0 + 70);
+      await catchUp();
+      expect(indexer.state.attestations).toBe(7 + made.length);
+      expect((await data(`{ aggregateAttestation(where: { decodedDataJson: { contains: "mid" }, time: { equals: ${T0 + 70} } }) { _count { _all } } }`)).aggregateAttestation).toEqual({ _count: { _all: 20 } });
+    });
+  });
+
   describe("a replaced node", () => {
     it("empties the index when the node no longer has what it indexed, then reads it again", async () => {
       const fresh = new RecordedNode();

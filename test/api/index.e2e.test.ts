@@ -82,6 +82,50 @@ describe.each(VARIANTS)("$name", (variant) => {
       expect([...list.map((a) => a.time)]).toEqual([...list.map((a) => a.time)].sort((a, b) => b - a));
     });
 
+    it("answers every query of EAS's GraphQL API page verbatim (its curl body, the latest 25, an attestation by UID)", async () => {
+      // docs.attest.org, "GraphQL API": the curl of "Getting Started", byte for byte.
+      const curl = await fetch(`${stack.urls.api}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"query":"query Attestations {\\n  attestations(take: 25) {\\n    id\\n    attester\\n    recipient\\n    refUID\\n    revocable\\n    revocationTime\\n    expirationTime\\n    data\\n  }\\n}","variables":{}}',
+      });
+      expect(curl.status).toBe(200);
+      const fromCurl = ((await curl.json()) as { data: { attestations: { id: string }[] } }).data.attestations;
+      expect(fromCurl).toHaveLength(made);
+      // "Get the latest 25 attestations".
+      const latest = await post(`query Attestations {
+  attestations(take: 25, orderBy: {time: desc}) {
+    id
+    attester
+    recipient
+    refUID
+    revocable
+    revocationTime
+    expirationTime
+    data
+  }
+}`);
+      const list = latest.body.data?.attestations as { id: string; data: string; revocable: boolean; refUID: string }[];
+      expect(list).toHaveLength(made);
+      expect(list.every((a) => a.revocable && a.refUID === `0x${"00".repeat(32)}` && a.data.startsWith("0x"))).toBe(true);
+      // "Get a specific Attestation by UID", with one of ours for EAS's example UID.
+      const one = await post(`query Attestation {
+  attestation(
+    where: { id: "${list[0]?.id}" }
+  ) {
+    id
+    attester
+    recipient
+    refUID
+    revocable
+    revocationTime
+    expirationTime
+    data
+  }
+}`);
+      expect(one.body.data?.attestation).toEqual(list[0] === undefined ? null : expect.objectContaining({ id: list[0].id, data: list[0].data }));
+    });
+
     it("equals the rollup's state, attestation by attestation, with a revocation", async () => {
       const [first] = (await graphqlData<{ attestations: { id: string }[] }>(`${stack.urls.index}/graphql`, `{ attestations(take: 1) { id } }`)).attestations;
       const revoked = await stack.send({ type: "revoke_attestation", params: { attestation_id: first?.id, reason: "test" } });
