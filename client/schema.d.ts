@@ -1599,10 +1599,19 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Error: INDEX_UNAVAILABLE, INDEX_BEHIND */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
-        /** Extension (docs/graphql.md): EAS's GraphQL (attestation, attestations, aggregateAttestation, schema, schemata) over the rollup's state */
+        /** Extension (docs/graphql.md): EAS's GraphQL (attestation, attestations, aggregateAttestation, groupByAttestation, schema, schemata, ...) over the index of the rollup's notices */
         post: {
             parameters: {
                 query?: never;
@@ -1656,6 +1665,15 @@ export interface paths {
                 };
                 /** @description Error: INTERNAL_ERROR */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INDEX_UNAVAILABLE, INDEX_BEHIND */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4220,7 +4238,7 @@ export interface components {
             success: false;
             error: {
                 /** @enum {string} */
-                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "CONSENT_REJECTED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ALREADY_REVOKED" | "NOT_REVOKED" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "OWNER_KEY_MISSING" | "PROOF_NOT_READY" | "RECEIPT_UNAVAILABLE";
+                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "CONSENT_REJECTED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ALREADY_REVOKED" | "NOT_REVOKED" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INDEX_UNAVAILABLE" | "INDEX_BEHIND" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "OWNER_KEY_MISSING" | "PROOF_NOT_READY" | "RECEIPT_UNAVAILABLE";
                 message: string;
                 details?: {
                     [key: string]: unknown;

@@ -3,8 +3,10 @@
  * a PostgreSQL server given a `postgres://` URL; the same tables and migrations (`migrations/index/`) either
  * way, through drizzle. Readers get a statement timeout, so no query holds the database longer than it.
  */
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { createHash } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
@@ -18,6 +20,18 @@ import type { IndexLocation } from "./location.ts";
 import { indexTables } from "./schema.ts";
 
 export type { IndexLocation };
+
+/** The installed PGlite's package.json (its exports hide it from import): a template is per version. */
+function pgliteVersion(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.resolve("@electric-sql/pglite"))); dir !== dirname(dir); dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest)) {
+      const { name, version } = JSON.parse(readFileSync(manifest, "utf8")) as { name?: string; version?: string };
+      if (name === "@electric-sql/pglite") return version ?? "";
+    }
+  }
+  return "";
+}
 
 export type IndexDb = PgDatabase<PgQueryResultHKT, typeof indexTables>;
 
@@ -43,10 +57,37 @@ export interface OpenOptions {
   poolSize?: number;
 }
 
+/**
+ * Makes a new PGlite directory from a migrated template kept in the system's temporary directory (one per
+ * PGlite version and migrations): PGlite's initdb costs seconds of CPU, a copy milliseconds. The template is
+ * made once, in a directory of its own, and renamed into place whole.
+ */
+async function newCluster(dir: string): Promise<void> {
+  if (existsSync(join(dir, "PG_VERSION"))) return;
+  const migrations = readFileSync(join(INDEX_MIGRATIONS, "meta", "_journal.json"));
+  const key = createHash("sha256").update(pgliteVersion()).update(migrations).digest("hex").slice(0, 16);
+  const template = join(tmpdir(), `attestation-index-pglite-${key}`);
+  if (!existsSync(join(template, "PG_VERSION"))) {
+    const making = mkdtempSync(`${template}-making-`);
+    const client = await PGlite.create(making);
+    await migratePglite(drizzlePglite(client), { migrationsFolder: INDEX_MIGRATIONS });
+    await client.close();
+    try {
+      renameSync(making, template);
+    } catch {
+      // Another process made it first: theirs is as good.
+      rmSync(making, { recursive: true, force: true });
+    }
+  }
+  mkdirSync(dirname(dir), { recursive: true });
+  rmSync(dir, { recursive: true, force: true });
+  cpSync(template, dir, { recursive: true });
+}
+
 export async function openIndex(location: IndexLocation, options: OpenOptions): Promise<OpenIndex> {
   if (location.kind === "pglite") {
     // "memory://" is PGlite's in-memory database (the tests'): there is no directory to make.
-    if (!location.dir.startsWith("memory://")) mkdirSync(location.dir, { recursive: true });
+    if (!location.dir.startsWith("memory://")) await newCluster(location.dir);
     const client = await PGlite.create(location.dir);
     const db = drizzlePglite(client, { schema: indexTables }) as unknown as IndexDb;
     if (options.migrate) await migratePglite(drizzlePglite(client), { migrationsFolder: INDEX_MIGRATIONS });
