@@ -20,6 +20,13 @@ import { idsOf } from "./ids.ts";
 import { attestationParams, BENCH_ADMIN, BENCH_SCHEMA, BENCH_SCHEMA_ID, SEED_INDEX_BASE } from "./inputs.ts";
 import { seededRow } from "./seed.ts";
 
+/**
+ * Where the seeded rows' inputs are numbered in the index: the dapp's seeded rows name inputs from 10^12
+ * (bench/inputs.ts), past what the index's 32-bit input columns and GraphQL's Int hold (2^31 inputs, far
+ * beyond any rollup's); only `inputIndex` and the creation order differ, by this offset, from the rows of
+ * those inputs.
+ */
+const INDEX_BASE = 1_000_000;
 /** Inputs applied per transaction. */
 const CHUNK = 2_000;
 const T0 = 1_700_000_000;
@@ -61,7 +68,7 @@ export function seededNotice(i: number, count: number, ids?: Buffer): NoticeEven
 function indexedInput(index: number, timestamp: number, notice: NoticeEvent, payload?: Hex): IndexedInput {
   return {
     index,
-    origin: { sender: BENCH_ADMIN as Address, blockNumber: 1 + index - SEED_INDEX_BASE, timestamp, txid: null },
+    origin: { sender: BENCH_ADMIN as Address, blockNumber: 1 + index - INDEX_BASE, timestamp, txid: null },
     txid: "",
     notices: [{ cursor: "", index: 0, inputIndex: index, payload: jsonToHex(notice) }],
     ...(payload === undefined ? {} : { payload }),
@@ -72,12 +79,12 @@ function indexedInput(index: number, timestamp: number, notice: NoticeEvent, pay
 export async function seedIndex(index: OpenIndex, count: number, application: string, cacheDir: string): Promise<{ seconds: number }> {
   const started = performance.now();
   const ids = await idsOf(count, cacheDir);
-  await new Indexer(index, NO_NODE, { application, pageSize: 1, log: () => undefined }).reset("seeding the bench's index");
-  await applyInputs(index.db, [indexedInput(SEED_INDEX_BASE - 1, T0 - 1, { event: "schema:registered", data: { schema_id: BENCH_SCHEMA_ID } }, jsonToHex(registration()))], null, -1);
+  await new Indexer(index, NO_NODE, { application, pageSize: 1, log: () => undefined }).prepare();
+  await applyInputs(index.db, [indexedInput(INDEX_BASE - 1, T0 - 1, { event: "schema:registered", data: { schema_id: BENCH_SCHEMA_ID } }, jsonToHex(registration()))], null, -1);
   const progress = startProgress({ label: `index rows seeded (${count.toLocaleString("en-US")})`, total: count });
   for (let start = 0; start < count; start += CHUNK) {
     const chunk: IndexedInput[] = [];
-    for (let i = start; i < Math.min(count, start + CHUNK); i++) chunk.push(indexedInput(SEED_INDEX_BASE + i, T0 + i, seededNotice(i, count, ids)));
+    for (let i = start; i < Math.min(count, start + CHUNK); i++) chunk.push(indexedInput(INDEX_BASE + i, T0 + i, seededNotice(i, count, ids)));
     await applyInputs(index.db, chunk, null, -1);
     progress.tick(chunk.length);
   }
