@@ -6,10 +6,10 @@
  */
 import { eq, sql } from "drizzle-orm";
 import { decodeAbiParameters, getAddress, isAddress, keccak256, concatHex, parseAbiParameters, zeroAddress, zeroHash, type Hex } from "viem";
-import { hexToUtf8 } from "../../common/hex.ts";
 import { DATA_SCHEMA, receiptMessage } from "../../common/receipt.ts";
 import type { NoticeEvent } from "../../common/wire.ts";
 import { announcedSchema } from "../rollup/catalog.ts";
+import { decodeNotice } from "../rollup/follower.ts";
 import type { InputOrigin, NoticeRecord } from "../rollup/node-reader.ts";
 import type { IndexDb } from "./db.ts";
 import { attestations, indexState, inputs, schemata } from "./schema.ts";
@@ -41,19 +41,6 @@ export function decodedDataJson(data: Hex): string {
       return { name, type, signature: `${type} ${name}`, value: { name, type, value } };
     }),
   );
-}
-
-/** The notice as the dapp writes it (`{event, data}` JSON), or undefined for anything else (the binary batch notice). */
-export function decodeNotice(payload: Hex): NoticeEvent | undefined {
-  try {
-    const parsed = JSON.parse(hexToUtf8(payload)) as unknown;
-    if (typeof parsed !== "object" || parsed === null) return undefined;
-    const { event, data } = parsed as { event?: unknown; data?: unknown };
-    if (typeof event !== "string" || typeof data !== "object" || data === null) return undefined;
-    return parsed as NoticeEvent;
-  } catch {
-    return undefined;
-  }
 }
 
 /** What identifies an input's notices: a replayed node must say the same, byte for byte. */

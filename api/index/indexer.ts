@@ -7,7 +7,8 @@
  */
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { NoticeRecord } from "../rollup/node-reader.ts";
-import { applyInput, decodeNotice, noticesHash } from "./apply.ts";
+import { decodeNotice } from "../rollup/follower.ts";
+import { applyInput, noticesHash } from "./apply.ts";
 import type { OpenIndex } from "./db.ts";
 import { attestations, indexState, inputs, schemata } from "./schema.ts";
 import type { IndexSource } from "./source.ts";

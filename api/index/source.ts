@@ -44,6 +44,20 @@ async function orNull<T>(read: () => Promise<T>): Promise<T | null> {
   }
 }
 
+/** An input's notices and whether every one is provable (v1: a proof; v2: siblings); null for no such input. */
+function noticesOf<N extends { payload: Hex }>(
+  reader: { inputOrigin(index: number): Promise<unknown>; noticesWithProofs(index: number): Promise<N[]> },
+  index: number,
+  provable: (notice: N) => boolean,
+): Promise<{ payloads: Hex[]; proven: boolean } | null> {
+  return orNull(async () => {
+    // Asked first: a node without the input says so here, rather than with an empty list.
+    await reader.inputOrigin(index);
+    const notices = await reader.noticesWithProofs(index);
+    return { payloads: notices.map((n) => n.payload), proven: notices.length > 0 && notices.every(provable) };
+  });
+}
+
 export function indexSource(config: SourceConfig): IndexSource {
   const chain: PublicClient | undefined = config.rpcUrl === undefined ? undefined : createPublicClient({ transport: http(config.rpcUrl, { timeout: config.timeoutMs }) });
   const transactionOf = async (index: number, blockNumber: number): Promise<string> => {
@@ -58,12 +72,7 @@ export function indexSource(config: SourceConfig): IndexSource {
       inputOrigin: (index) => reader.inputOrigin(index),
       inputPayload: (index) => reader.inputPayload(index),
       transactionOf,
-      inputNotices: (index) =>
-        orNull(async () => {
-          await reader.inputOrigin(index);
-          const notices = await reader.noticesWithProofs(index);
-          return { payloads: notices.map((n) => n.payload), proven: notices.length > 0 && notices.every((n) => n.siblings !== null) };
-        }),
+      inputNotices: (index) => noticesOf(reader, index, (n) => n.siblings !== null),
     };
   }
   const reader = new GraphqlReader(config.graphqlUrl, config.timeoutMs);
@@ -73,11 +82,6 @@ export function indexSource(config: SourceConfig): IndexSource {
     inputOrigin: (index) => reader.inputOrigin(index),
     inputPayload: (index) => reader.inputPayload(index),
     transactionOf,
-    inputNotices: (index) =>
-      orNull(async () => {
-        await reader.inputOrigin(index);
-        const notices = await reader.noticesWithProofs(index);
-        return { payloads: notices.map((n) => n.payload), proven: notices.length > 0 && notices.every((n) => n.proof !== null) };
-      }),
+    inputNotices: (index) => noticesOf(reader, index, (n) => n.proof !== null),
   };
 }

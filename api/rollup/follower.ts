@@ -132,7 +132,8 @@ function relayed(event: NoticeEvent): NoticeEvent | AttestationCreatedEvent {
   return { event: event.event, data: { claimId, owner, provider, ...(attestor === undefined ? {} : { attestor }) } };
 }
 
-function decodeNotice(payload: Hex): NoticeEvent | undefined {
+/** The notice as the dapp writes it (`{event, data}` JSON), or undefined for anything else (the binary batch notice). */
+export function decodeNotice(payload: Hex): NoticeEvent | undefined {
   try {
     const parsed = JSON.parse(hexToUtf8(payload)) as unknown;
     if (typeof parsed !== "object" || parsed === null) return undefined;
