@@ -14,6 +14,7 @@ import { openIndex, type IndexLocation } from "../../api/index/db.ts";
 import { pgliteDir } from "../../api/index/location.ts";
 import { inputIdOf } from "../../common/ids.ts";
 import { DEFAULTS } from "../../devnode/config.ts";
+import { EAS_LATEST_25 } from "../../test/support/eas-docs.ts";
 import { startPostgres, type PostgresServer } from "../../test/support/postgres.ts";
 import { startStack, type TestStack } from "../../test/support/stack.ts";
 import { attestationParams, BENCH_SCHEMA_ID } from "../inputs.ts";
@@ -32,7 +33,7 @@ const QUERIES = {
   "a recipient's latest 25": `query($r: String!) { attestations(where: { recipient: { equals: $r } }, take: 25, orderBy: { time: desc }) { ${FIELDS} } }`,
   "a schema's latest 25": `query($s: String!) { attestations(where: { schemaId: { equals: $s } }, take: 25, orderBy: { time: desc }) { ${FIELDS} } }`,
   // EAS's documentation's first example, verbatim.
-  "the global latest 25": `query Attestations {\n  attestations(take: 25, orderBy: {time: desc}) {\n    id\n    attester\n    recipient\n    refUID\n    revocable\n    revocationTime\n    expirationTime\n    data\n  }\n}`,
+  "the global latest 25": EAS_LATEST_25,
   "a recipient's count": `query($r: String!) { aggregateAttestation(where: { recipient: { equals: $r } }) { _count { _all } } }`,
 } as const;
 type QueryName = keyof typeof QUERIES;

@@ -10,6 +10,7 @@ import { getAddress, type Address, type Hex } from "viem";
 import { compareIndex, graphqlData } from "../../api/index/check.ts";
 import { RollupReader } from "../../api/rollup/inspect.ts";
 import { BANK_SCHEMA, schemaIdOfParams } from "../support/index-node.ts";
+import { EAS_CURL_BODY, EAS_LATEST_25, easAttestationByUid } from "../support/eas-docs.ts";
 import { postgresBinaries, startPostgres, type PostgresServer } from "../support/postgres.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
 import { until } from "../support/until.ts";
@@ -87,42 +88,18 @@ describe.each(VARIANTS)("$name", (variant) => {
       const curl = await fetch(`${stack.urls.api}/graphql`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: '{"query":"query Attestations {\\n  attestations(take: 25) {\\n    id\\n    attester\\n    recipient\\n    refUID\\n    revocable\\n    revocationTime\\n    expirationTime\\n    data\\n  }\\n}","variables":{}}',
+        body: EAS_CURL_BODY,
       });
       expect(curl.status).toBe(200);
       const fromCurl = ((await curl.json()) as { data: { attestations: { id: string }[] } }).data.attestations;
       expect(fromCurl).toHaveLength(made);
       // "Get the latest 25 attestations".
-      const latest = await post(`query Attestations {
-  attestations(take: 25, orderBy: {time: desc}) {
-    id
-    attester
-    recipient
-    refUID
-    revocable
-    revocationTime
-    expirationTime
-    data
-  }
-}`);
+      const latest = await post(EAS_LATEST_25);
       const list = latest.body.data?.attestations as { id: string; data: string; revocable: boolean; refUID: string }[];
       expect(list).toHaveLength(made);
       expect(list.every((a) => a.revocable && a.refUID === `0x${"00".repeat(32)}` && a.data.startsWith("0x"))).toBe(true);
       // "Get a specific Attestation by UID", with one of ours for EAS's example UID.
-      const one = await post(`query Attestation {
-  attestation(
-    where: { id: "${list[0]?.id}" }
-  ) {
-    id
-    attester
-    recipient
-    refUID
-    revocable
-    revocationTime
-    expirationTime
-    data
-  }
-}`);
+      const one = await post(easAttestationByUid(list[0]?.id ?? ""));
       expect(one.body.data?.attestation).toEqual(list[0] === undefined ? null : expect.objectContaining({ id: list[0].id, data: list[0].data }));
     });
 

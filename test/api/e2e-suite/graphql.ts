@@ -7,6 +7,7 @@ import { getAddress } from "viem";
 import { describe, expect, it } from "vitest";
 import { DATA_SCHEMA } from "../../../common/receipt.ts";
 import { USER_A } from "../../support/api-fixtures.ts";
+import { EAS_LATEST_25, easAttestationByUid } from "../../support/eas-docs.ts";
 import { sdk } from "../../support/eas-sdk.ts";
 import { until } from "../../support/until.ts";
 import type { SuiteContext } from "./context.ts";
@@ -36,38 +37,14 @@ export function graphqlTests(ctx: SuiteContext): void {
       const first = await ctx.asClient(ctx.anon).attestation((rest[0] as { claimId: string }).claimId);
 
       // EAS's docs: "Query a single attestation".
-      const one = await post<{ attestation: Record<string, unknown> }>(`query Attestation {
-  attestation(
-    where: { id: "${first.claimId}" }
-  ) {
-    id
-    attester
-    recipient
-    refUID
-    revocable
-    revocationTime
-    expirationTime
-    data
-  }
-}`);
+      const one = await post<{ attestation: Record<string, unknown> }>(easAttestationByUid(first.claimId));
       expect(one.errors).toBeUndefined();
       expect(one.data.attestation).toMatchObject({ id: first.claimId, attester: getAddress(first.attester ?? ""), recipient: getAddress(first.owner), revocable: true, revocationTime: 0, expirationTime: 0 });
       const decoded = new sdk.SchemaEncoder(DATA_SCHEMA).decodeData(one.data.attestation.data as string);
       expect(Object.fromEntries(decoded.map((d) => [d.name, d.value.value]))).toMatchObject({ provider: "http", field: "data.balance", bucket: first.bucket });
 
       // EAS's docs' first example, verbatim: "Get the latest 25 attestations", of every owner.
-      const latest = await post<{ attestations: { id: string; data: string }[] }>(`query Attestations {
-  attestations(take: 25, orderBy: {time: desc}) {
-    id
-    attester
-    recipient
-    refUID
-    revocable
-    revocationTime
-    expirationTime
-    data
-  }
-}`);
+      const latest = await post<{ attestations: { id: string; data: string }[] }>(EAS_LATEST_25);
       expect(latest.errors).toBeUndefined();
       expect(latest.data.attestations.length).toBeGreaterThanOrEqual(Math.min(25, rest.length));
 
