@@ -10,7 +10,7 @@ import { keccak256, stringToHex } from "viem";
 import type { IndexDb } from "../index/db.ts";
 import { attestations, indexState, schemata } from "../index/schema.ts";
 import { MAX_SKIP, MAX_TAKE } from "./schema.ts";
-import { attestationColumns, badInput, fromCursor, orderKeys, orderSql, whereSql, type Where } from "./where.ts";
+import { attestationColumns, badInput, fromCursor, orderKeys, orderSql, whereSql, type OrderKey, type Where } from "./where.ts";
 
 const BOOL_FIELDS = new Set(["revocable", "revoked", "isOffchain", "proven"]);
 
@@ -50,6 +50,17 @@ function distinctSql(fields: string[] | null | undefined, filter: SQL | undefine
   if (fields == null || fields.length === 0) return undefined;
   const columns = sql.join(fields.map((f) => sql`${attestationColumns[f]}`), sql`, `);
   return sql`${attestations.position} in (select distinct on (${columns}) ${attestations.position} from ${attestations} where ${filter ?? sql`true`} order by ${columns}, ${sql.join(orderSql(keys), sql`, `)})`;
+}
+
+/**
+ * Prisma's `cursor` as a condition: the rows from the cursor's row on, in the list's order (undefined: no
+ * cursor); null when no row has that id, so the answer is empty.
+ */
+async function cursorFrom(db: IndexDb, table: typeof attestations | typeof schemata, cursor: { id: string } | null | undefined, keys: OrderKey[]): Promise<SQL | undefined | null> {
+  if (cursor == null) return undefined;
+  const values = sql<unknown[]>`json_build_array(${sql.join(keys.map((k) => k.expr), sql`, `)})`;
+  const [at] = await db.select({ values }).from(table).where(eq(table.id, lowerId(cursor.id)));
+  return at === undefined ? null : fromCursor(keys, at.values);
 }
 
 const uniqueId = (where: { id?: string | null }): string => {
@@ -116,12 +127,8 @@ export function indexRoot(index: IndexReads) {
     const filter = whereSql("attestation", args.where);
     if (take === 0) return [];
     const rows = await index.read(async (db) => {
-      let from: SQL | undefined;
-      if (args.cursor != null) {
-        const [at] = await db.select({ values: sql<unknown[]>`json_build_array(${sql.join(keys.map((k) => k.expr), sql`, `)})` }).from(attestations).where(eq(attestations.id, lowerId(args.cursor.id)));
-        if (at === undefined) return [];
-        from = fromCursor(keys, at.values);
-      }
+      const from = await cursorFrom(db, attestations, args.cursor, keys);
+      if (from === null) return [];
       return db.select().from(attestations).where(and(scope, filter, from, distinctSql(args.distinct, and(scope, filter), keys))).orderBy(...orderSql(keys)).limit(take).offset(skip);
     });
     return rows.map(attestationObject);
@@ -133,12 +140,8 @@ export function indexRoot(index: IndexReads) {
     const filter = whereSql("schema", args.where);
     if (take === 0) return [];
     const rows = await index.read(async (db) => {
-      let from: SQL | undefined;
-      if (args.cursor != null) {
-        const [at] = await db.select({ values: sql<unknown[]>`json_build_array(${sql.join(keys.map((k) => k.expr), sql`, `)})` }).from(schemata).where(eq(schemata.id, lowerId(args.cursor.id)));
-        if (at === undefined) return [];
-        from = fromCursor(keys, at.values);
-      }
+      const from = await cursorFrom(db, schemata, args.cursor, keys);
+      if (from === null) return [];
       return db.select().from(schemata).where(and(filter, from)).orderBy(...orderSql(keys)).limit(take).offset(skip);
     });
     return rows.map(schemaObject);

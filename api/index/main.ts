@@ -130,12 +130,18 @@ async function main(): Promise<void> {
     }
     if (route !== "POST /graphql" && route !== "GET /graphql") return json(res, 404, { errors: [{ message: `no route ${route}` }] });
     void (async () => {
-      const request = graphqlRequest(req.method ?? "GET", url, req.method === "POST" ? await body(req) : "");
+      let text = "";
+      try {
+        if (req.method === "POST") text = await body(req);
+      } catch (error) {
+        return json(res, 413, { errors: [{ message: messageOf(error) }] });
+      }
+      const request = graphqlRequest(req.method ?? "GET", url, text);
       if (typeof request === "string") return json(res, 400, { errors: [{ message: request }] });
       // Read-your-writes: a client that names the input its write made waits (boundedly) for the index to hold it.
       const min = req.headers["x-min-input-index"];
       if (typeof min === "string" && /^\d{1,12}$/.test(min) && !(await waitFor(Number(min), MIN_INPUT_WAIT_MS))) {
-        return json(res, 503, { errors: [{ message: `the index has not reached input ${min} yet (it holds up to ${indexer.state.lastInput})`, extensions: { code: "INDEX_BEHIND" } }] }, { "retry-after": "1" });
+        return json(res, 503, { errors: [{ message: `the index has not reached input ${min} yet (it holds up to ${indexer.state.lastInput})`, extensions: { code: "INDEX_BEHIND" } }] }, { "retry-after": "1", "x-index-input": String(indexer.state.lastInput) });
       }
       const answer = await run(request);
       json(res, answer.status, answer.body, { "x-index-input": String(indexer.state.lastInput) });

@@ -123,6 +123,19 @@ describe.each(VARIANTS)("$name", (variant) => {
       expect((body.data?.aggregateAttestation as { _count: { _all: number } })._count._all).toBe(made);
     });
 
+    it("refuses, with what it needs, a request naming an input the index will not reach, and bodies it cannot read", async () => {
+      const ahead = await post(`{ aggregateAttestation { _count { _all } } }`, { "X-Min-Input-Index": "1000000" });
+      expect(ahead.status).toBe(503);
+      expect(ahead.body).toMatchObject({ success: false, error: { code: "INDEX_BEHIND", details: { inputIndex: 1_000_000 } } });
+      const indexer = `${stack.urls.index}/graphql`;
+      const notJson = await fetch(indexer, { method: "POST", headers: { "content-type": "application/json" }, body: "{" });
+      expect([notJson.status, ((await notJson.json()) as { errors: { message: string }[] }).errors[0]?.message]).toEqual([400, "the body is not JSON"]);
+      const huge = await fetch(indexer, { method: "POST", headers: { "content-type": "application/json" }, body: "x".repeat(100_000) });
+      expect(huge.status).toBe(413);
+      // The indexer goes on serving.
+      expect((await fetch(`${stack.urls.index}/health`)).status).toBe(200);
+    });
+
     it("stays equal to the rollup when the indexer is SIGKILLed from outside while inputs arrive", async () => {
       const sending = (async () => {
         for (let i = 0; i < 12; i++) await attest(1 + (i % 4));
