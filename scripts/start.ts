@@ -2,7 +2,10 @@
  * `npm start`: the whole local stack with one command. Starts the chain (unless RPC_URL names one), the
  * devnode, the dapp and the api (when api/main.ts exists), each once the previous one is ready; restarts
  * every piece but the chain and the devnode when it dies (scripts/lib/stack-restarts.ts), and stops when
- * one of those two does; stops everything on Ctrl-C, SIGTERM or SIGHUP, leaving no process behind.
+ * one of those two does; stops everything on Ctrl-C, SIGTERM or SIGHUP within STOP_TIMEOUT_MS, leaving no
+ * process behind. Run as `node --import tsx` (package.json), not through the tsx command: its signal relay
+ * SIGKILLs a child that is slow to acknowledge a signal, and a supervisor killed so cannot stop its pieces
+ * (they would still stop on their lifelines: scripts/lib/stack-lifeline.ts).
  *
  *   npm start [-- --reset] [--bundle] [--no-api] [--no-attestor] [--demo-provider] [--api-replicas N] [--attestors N] [--readers N] [--quorum N] [--publish] [--validator]
  *   (configuration: docs/devnode.md; replicas: docs/operations.md)
@@ -29,7 +32,7 @@ async function main(): Promise<number> {
     console.log(`usage: ${USAGE}`);
     return 0;
   }
-  const { settings, reset } = loadStartOptions(process.env, process.argv.slice(2), root);
+  const { settings, reset, stopBoundMs } = loadStartOptions(process.env, process.argv.slice(2), root);
   // Every port of every piece, checked once before anything is touched (clashes between pieces: loadStartOptions).
   await assertPortsFree(stackPorts(settings));
   if (reset) {
@@ -45,9 +48,10 @@ async function main(): Promise<number> {
   const shutdown = (code: number): Promise<void> => {
     exitCode = Math.max(exitCode, code);
     shuttingDown ??= (async () => {
-      say("stopping...");
+      const from = Date.now();
+      say(`stopping (at most ${stopBoundMs / 1000} s; Ctrl-C again to kill every piece now)...`);
       await supervisor.stopAll();
-      say("stopped");
+      say(`stopped in ${((Date.now() - from) / 1000).toFixed(1)} s`);
       stopped();
     })();
     return shuttingDown;
@@ -57,6 +61,7 @@ async function main(): Promise<number> {
     readyTimeoutMs: 60_000,
     log: say,
     statusFile: stackStatusPath(settings),
+    stopBoundMs,
     onStackDown: (reason) => {
       say(reason);
       void shutdown(1);
@@ -64,8 +69,16 @@ async function main(): Promise<number> {
   });
   let interrupts = 0;
   const onSignal = (): void => {
-    // A second Ctrl-C does not wait for the grace periods (the exit hook still kills every child).
-    if (++interrupts > 1) process.exit(130);
+    interrupts += 1;
+    if (interrupts === 2) {
+      // A second Ctrl-C does not wait for the grace periods: every piece is killed, and the stop ends when
+      // their exits are seen (the "stopped" line still comes).
+      say("killing every piece now");
+      supervisor.killNow();
+    } else if (interrupts > 2) {
+      // The exit hook still kills every child; a piece left anyway stops on its lifeline.
+      process.exit(130);
+    }
     void shutdown(0);
   };
   process.on("SIGINT", onSignal);

@@ -15,6 +15,7 @@ import { describeIssues, DEFAULTS, hardhatPrivateKey, ROLLUPS_VERSIONS, V2_DEFAU
 import { DEFAULT_INDEX_PORT } from "../../api/index/location.ts";
 import { predictedContracts, STACK_DEPLOYER_KEY } from "./deploy-contracts.ts";
 import { apiEnabled, defaultDappCommand, type StackSettings } from "./stack-pieces.ts";
+import { DEFAULT_STOP_BOUND_MS } from "./stack-restarts.ts";
 
 const port = portSchema.min(1);
 const privateKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key");
@@ -76,6 +77,11 @@ const envSchema = z.object({
   /** The indexer's GraphQL, health and metrics (docs/index.md); `--no-index` leaves it out. */
   INDEX_PORT: port.default(DEFAULT_INDEX_PORT),
   START_INDEX: z.enum(["on", "off"]).default("on"),
+  /**
+   * Longest the stack's stop takes (as systemd's TimeoutStopSec): the pieces get SIGTERM, and whatever still
+   * runs when it is over gets SIGKILL (docs/operations.md, "Stopping").
+   */
+  STOP_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(DEFAULT_STOP_BOUND_MS),
 });
 
 export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--no-index", "--demo-provider", "--validator", "--publish", "--api-replicas <n>", "--attestors <n>", "--readers <n>", "--quorum <n>", "--rollups <v1|v2>"] as const;
@@ -86,6 +92,8 @@ export const VALIDATOR_DEFAULTS = { nodePort: 10001, rollupHttpPort: 5005, dataD
 export interface StartOptions {
   settings: StackSettings;
   reset: boolean;
+  /** STOP_TIMEOUT_MS: the bound of the stack's stop. */
+  stopBoundMs: number;
 }
 
 export class StartConfigError extends Error {
@@ -178,6 +186,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
     // Beside a running `npm start`: its chain, other ports, another record; only a devnode and a dapp.
     return checkedPorts({
       reset: argv.includes("--reset"),
+      stopBoundMs: e.STOP_TIMEOUT_MS,
       settings: {
         root,
         dataDir: resolve(root, present.DATA_DIR === undefined ? VALIDATOR_DEFAULTS.dataDir : e.DATA_DIR),
@@ -203,6 +212,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
   }
   return checkedPorts({
     reset: argv.includes("--reset"),
+    stopBoundMs: e.STOP_TIMEOUT_MS,
     settings: {
       root,
       dataDir: resolve(root, e.DATA_DIR),

@@ -1,10 +1,16 @@
 /**
  * What the stack does when one of its pieces exits on its own (a crash, a `kill -9` from outside, any code
- * or signal): one table keyed by the kind of piece, and the backoff of the pieces it restarts. The
+ * or signal): one table keyed by the kind of piece, and the backoff of the pieces it restarts; and how long a
+ * piece, and the whole stack, may take to stop. The
  * supervisor (scripts/lib/stack-supervisor.ts) applies it; docs/operations.md ("When a piece dies") says it
  * to operators.
  */
 import type { PieceKind, PieceName } from "./stack-pieces.ts";
+
+/** How long a piece has between SIGTERM and SIGKILL, when it is stopped alone or its supervisor is gone. */
+export const PIECE_GRACE_MS = 5_000;
+/** How long a stop of the whole stack may take by default (STOP_TIMEOUT_MS; docs/operations.md, "Stopping"). */
+export const DEFAULT_STOP_BOUND_MS = 10_000;
 
 /** `restart`: the stack brings the piece back; `stop-stack`: the piece holds the state, so the stack stops. */
 export type ExitPolicy = "restart" | "stop-stack";

@@ -7,19 +7,21 @@
  *
  * Each child runs in its own process group, so a signal reaches everything it spawned; whatever is left of
  * a piece once it has exited (its group, a descendant that left it: scripts/lib/stack-processes.ts) is
- * killed, so a stopped stack leaves no process behind.
+ * killed, so a stopped stack leaves no process behind. Each child also holds a lifeline to the supervisor
+ * (scripts/lib/stack-lifeline.ts): when the supervisor ends without stopping it (SIGKILL, a crash), the
+ * piece's group stops itself. A stop of the whole stack takes at most its bound (stopBoundMs): what has
+ * not exited by then is killed.
  */
 import { ensureStackContracts } from "./deploy-contracts.ts";
+import { withLifeline } from "./stack-lifeline.ts";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, renameSync, writeFileSync, type WriteStream } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import {
-  attestorNumber,
   kindOf,
   pieceCommand,
   PIECES,
-  replicaIndex,
   stackPieces,
   stackUrls,
   type PieceName,
@@ -27,7 +29,7 @@ import {
 } from "./stack-pieces.ts";
 import { groupAlive, killStragglers, processesOf, signalGroup, type ProcessId } from "./stack-processes.ts";
 import { chainIdAt, probe, readinessCheck } from "./stack-readiness.ts";
-import { exitReason, ON_UNEXPECTED_EXIT, RESTART_BACKOFF, RestartBook, type Backoff } from "./stack-restarts.ts";
+import { DEFAULT_STOP_BOUND_MS, exitReason, ON_UNEXPECTED_EXIT, PIECE_GRACE_MS, RESTART_BACKOFF, RestartBook, type Backoff } from "./stack-restarts.ts";
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -48,6 +50,8 @@ export interface SupervisorOptions {
   onStackDown?: (reason: string) => void;
   /** Where to keep the pieces' status and restart counts as JSON (read by the api: GET /api/core/status). */
   statusFile?: string;
+  /** Longest a stop of the whole stack takes; pieces still running then are killed. DEFAULT_STOP_BOUND_MS by default. */
+  stopBoundMs?: number;
 }
 
 /** A piece that exited before it was ready; `exitCode` is its own (2: it refused its configuration). */
@@ -152,10 +156,11 @@ export class Supervisor {
     const chain = kindOf(piece) === "dapp" || kindOf(piece) === "reader-dapp" ? { DAPP_CHAIN_ID: String(await chainIdAt(stackUrls(this.settings).rpc)) } : {};
     // Checked after the last wait and before the spawn: a stopping stack starts nothing it would not stop.
     if (this.stopping) throw new Error(`${piece} not started: the stack is stopping`);
-    const child = spawn(command.file, command.args, {
+    const kept = withLifeline(command.file, command.args, PIECE_GRACE_MS);
+    const child = spawn(kept.file, kept.args, {
       cwd: this.settings.root,
       env: { ...process.env, ...command.env, ...chain, ...this.settings.env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: kept.stdio,
       detached: true,
     });
     let exit: { code: number | null; reason: string } = { code: null, reason: "" };
@@ -216,7 +221,7 @@ export class Supervisor {
   }
 
   /** Stops a piece: SIGTERM to its group, SIGKILL after a grace period, then to whatever is left of it. */
-  async stop(piece: PieceName, graceMs = 5_000): Promise<void> {
+  async stop(piece: PieceName, graceMs = PIECE_GRACE_MS): Promise<void> {
     const timer = this.restartTimers.get(piece);
     if (timer !== undefined) clearTimeout(timer);
     this.restartTimers.delete(piece);
@@ -240,32 +245,57 @@ export class Supervisor {
     await this.start(piece);
   }
 
-  /** Stops everything, in reverse start order (api first, chain last), and waits until no process of it is left. */
+  /**
+   * Stops everything within the stop bound: in reverse start order by kind (api first, chain last), the
+   * pieces of one kind together (replicas, attestors, readers), each with PIECE_GRACE_MS or what is left of
+   * the bound; past the bound, whatever still runs is killed. Waits until no process of the stack is left.
+   */
   async stopAll(): Promise<void> {
     this.stopping = true;
     for (const timer of this.restartTimers.values()) clearTimeout(timer);
     this.restartTimers.clear();
-    // What runs, in start order by kind (replicas by number), stopped from the last.
-    const order = (piece: PieceName): number => PIECES.indexOf(kindOf(piece)) * 1000 + (replicaIndex(piece) ?? 0) + (kindOf(piece) === "attestor" ? attestorNumber(piece) : 0);
+    const deadline = Date.now() + (this.options.stopBoundMs ?? DEFAULT_STOP_BOUND_MS);
+    const overdue = setTimeout(() => this.killNow(), Math.max(0, deadline - Date.now()));
     const groups = new Set<number>();
     const known: ProcessId[] = [];
-    // A piece whose start was under way when the stack began to stop is in the map by now: stop it too.
-    while (this.running.size > 0) {
-      const running = [...this.running.keys()].sort((a, b) => order(a) - order(b));
-      for (const piece of running.reverse()) {
-        const entry = this.running.get(piece);
-        if (entry?.child.pid !== undefined) groups.add(entry.child.pid);
-        known.push(...(entry?.known ?? []));
-        await this.stop(piece);
+    try {
+      // A piece whose start was under way when the stack began to stop is in the map by now: stop it too.
+      while (this.running.size > 0) {
+        const layers = new Map<number, PieceName[]>();
+        for (const piece of this.running.keys()) {
+          const layer = PIECES.indexOf(kindOf(piece));
+          layers.set(layer, [...(layers.get(layer) ?? []), piece]);
+        }
+        for (const layer of [...layers.keys()].sort((a, b) => b - a)) {
+          const pieces = layers.get(layer) ?? [];
+          for (const piece of pieces) {
+            const entry = this.running.get(piece);
+            if (entry?.child.pid !== undefined) groups.add(entry.child.pid);
+            known.push(...(entry?.known ?? []));
+          }
+          const grace = Math.max(0, Math.min(PIECE_GRACE_MS, deadline - Date.now()));
+          await Promise.all(pieces.map((piece) => this.stop(piece, grace)));
+        }
       }
+    } finally {
+      clearTimeout(overdue);
     }
     // A group's last processes take a moment to die after SIGKILL; stragglers outside it get one more.
-    for (const deadline = Date.now() + 3_000; [...groups].some(groupAlive) && Date.now() < deadline; ) await sleep(20);
+    for (const until = Date.now() + 3_000; [...groups].some(groupAlive) && Date.now() < until; ) await sleep(20);
     killStragglers(known);
     for (const stream of this.logs.values()) stream.end();
     this.logs.clear();
     this.writeStatus();
     process.off("exit", this.killAllNow);
+  }
+
+  /**
+   * Kills every piece now (a second Ctrl-C, or the stop bound reached): SIGKILL to each group and to what
+   * left it. A stopAll under way then finishes as soon as the exits are seen.
+   */
+  killNow(): void {
+    for (const running of this.running.values()) running.expected = true;
+    this.killAllNow();
   }
 
   private readonly killAllNow = (): void => {

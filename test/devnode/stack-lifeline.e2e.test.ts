@@ -1,0 +1,35 @@
+/**
+ * Nothing outlives the stack (issue 49; docs/operations.md, "Stopping"): `npm start` with api replicas
+ * (haproxy and redis-server beside the node processes), stopped from outside while the test loads the
+ * machine (8 CPU burners per core): the supervisor SIGKILLed by its pid, and npm's process group sent
+ * SIGTERM then SIGKILL 2 s later. Each time every process the stack started is gone and every port it
+ * claimed is free within 10 s of the last signal. Before the lifelines (scripts/lib/stack-lifeline.ts), the
+ * first left every piece running, parented to init, holding its port.
+ */
+import { cpus } from "node:os";
+import { describe, expect, it } from "vitest";
+import { stopDrill } from "../support/stop-drill.ts";
+
+const ARGS = ["--api-replicas", "2"] as const;
+const BOUND_MS = 10_000;
+
+describe("npm start stopped from outside on a loaded machine", () => {
+  it("the supervisor SIGKILLed by its pid: every piece gone and every port free within 10 s", { timeout: 300_000 }, async () => {
+    const result = await stopDrill({ way: "sigkill", args: ARGS, loadPerCore: 8, boundMs: BOUND_MS });
+    console.log(`[lifeline] sigkill: ${result.processes} processes gone in ${result.cleanMs ?? "-"} ms with ${result.runnable} runnable`);
+    // chain, devnode, dapp, attestor, indexer, redis, two replicas, balancer: each with its keeper.
+    expect(result.processes).toBeGreaterThanOrEqual(18);
+    expect(result.runnable).toBeGreaterThanOrEqual(8 * cpus().length);
+    expect({ leftover: result.leftover, boundPorts: result.boundPorts }).toEqual({ leftover: [], boundPorts: [] });
+    expect(result.cleanMs).toBeLessThanOrEqual(BOUND_MS);
+  });
+
+  it("npm start sent SIGTERM, then SIGKILL 2 s later (a process manager's stop): nothing left within 10 s", { timeout: 300_000 }, async () => {
+    const result = await stopDrill({ way: "term-then-kill", args: ARGS, loadPerCore: 8, boundMs: BOUND_MS });
+    console.log(`[lifeline] term-then-kill: ${result.processes} processes gone ${result.cleanMs ?? "-"} ms after the SIGKILL with ${result.runnable} runnable; last line: ${result.lastLine}`);
+    expect(result.processes).toBeGreaterThanOrEqual(18);
+    expect(result.runnable).toBeGreaterThanOrEqual(8 * cpus().length);
+    expect({ leftover: result.leftover, boundPorts: result.boundPorts }).toEqual({ leftover: [], boundPorts: [] });
+    expect(result.cleanMs).toBeLessThanOrEqual(BOUND_MS);
+  });
+});
