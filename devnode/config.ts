@@ -7,7 +7,7 @@ import type { Address, Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { z } from "zod";
 import { configAddressSchema, flagSchema, portSchema } from "../common/env.ts";
-import { LOG_FORMATS } from "./log.ts";
+import { DEFAULT_LOG_LABEL, LOG_FORMATS, type LogFormat } from "./log.ts";
 
 export const ROLLUPS_VERSIONS = ["v1", "v2"] as const;
 export type RollupsVersion = (typeof ROLLUPS_VERSIONS)[number];
@@ -68,6 +68,11 @@ const port = portSchema;
 const positiveMs = z.coerce.number().int().positive();
 const address = configAddressSchema;
 const flag = flagSchema;
+const logFormat = z.enum(LOG_FORMATS).default("plain");
+const logLabel = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,31}$/, "expected 1 to 32 of a-z, 0-9 and -, not starting with - (a name such as member-2)")
+  .default(DEFAULT_LOG_LABEL);
 
 const envSchema = z.object({
   RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -142,7 +147,12 @@ const envSchema = z.object({
     })
     .optional(),
   /** `plain` lines for a terminal, or `json` (pino) for a log collector (devnode/log.ts). */
-  LOG_FORMAT: z.enum(LOG_FORMATS).default("plain"),
+  LOG_FORMAT: logFormat,
+  /**
+   * The name every log line of this node carries (`[member-2] ...`, or `node` in JSON): which node of a stack
+   * said it. The stack names its node `devnode` and each reader after its piece, a Quorum member `member-k`.
+   */
+  DEVNODE_LOG_LABEL: logLabel,
   /** How often a validator looks for new claims. */
   VALIDATOR_INTERVAL_MS: positiveMs.default(1_000),
   /** A reader (a validator serving reads) is stale once its last successful read of the chain is older (devnode/reader.ts). */
@@ -193,6 +203,15 @@ export interface DevnodeConfig {
   dappDbPath: string;
   /** The folder of the snapshot a validator starts from (DEVNODE_SNAPSHOT), or undefined. */
   snapshotPath: string | undefined;
+}
+
+/**
+ * The log's format and label, read before the rest of the configuration so that even a bad configuration is
+ * reported as the operator's collector expects. A bad value of either is taken as its default here and named
+ * by loadDevnodeConfig, which refuses it.
+ */
+export function loadLogSettings(env: NodeJS.ProcessEnv): { format: LogFormat; label: string } {
+  return { format: logFormat.catch("plain").parse(env.LOG_FORMAT), label: logLabel.catch(DEFAULT_LOG_LABEL).parse(env.DEVNODE_LOG_LABEL) };
 }
 
 /** A configuration value that does not validate; the message names the variable. */

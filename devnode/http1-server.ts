@@ -9,6 +9,7 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { STATUS_CODES } from "node:http";
 import { bodyFraming, Http1Error, Http1Parser, keepsAlive } from "../common/http1.ts";
+import { createDevnodeLog, unexpected, type Log } from "./log.ts";
 
 export interface Http1Request {
   method: string;
@@ -33,6 +34,8 @@ export interface Http1ServerOptions<Session> {
   maxBodyBytes: number;
   /** An idle connection (no request being read or answered) is closed after this long. */
   keepAliveMs: number;
+  /** Where a failure of `handle` is reported (the node's labelled log; plain `[devnode]` lines by default). */
+  logError?: Log;
 }
 
 export interface Http1Server extends Server {
@@ -125,7 +128,7 @@ export function createHttp1Server<Session>(options: Http1ServerOptions<Session>)
         }
         if (result instanceof Promise) {
           result.then(answer, (error: unknown) => {
-            console.error("[devnode] rollup HTTP server:", error);
+            unexpected(options.logError ?? createDevnodeLog("plain").error, "rollup HTTP server", error);
             answer({ status: 500, contentType: "text/plain; charset=utf-8", body: error instanceof Error ? error.message : String(error) });
           });
         } else {

@@ -12,7 +12,7 @@ import type { Server } from "node:net";
 import { join } from "node:path";
 import { messageOf } from "../common/errors.ts";
 import { InputFollower, waitForChain } from "./chain.ts";
-import { ConfigError, loadDevnodeConfig, type DevnodeConfig } from "./config.ts";
+import { ConfigError, loadDevnodeConfig, loadLogSettings, type DevnodeConfig } from "./config.ts";
 import { createDevnodeLog } from "./log.ts";
 import { createDevnodeMetrics } from "./metrics.ts";
 import { RollupModel, type ModelOptions } from "./model.ts";
@@ -39,9 +39,11 @@ import { V2Store } from "./v2/record.ts";
 import { V2Rpc } from "./v2/rpc.ts";
 import { ConsensusClaims } from "./v2/validator.ts";
 
-// LOG_FORMAT is read here, before the rest of the configuration, so even a bad configuration is reported
-// in the format the operator's collector expects.
-const logger = createDevnodeLog(process.env.LOG_FORMAT === "json" ? "json" : "plain");
+// LOG_FORMAT and DEVNODE_LOG_LABEL are read here, before the rest of the configuration, so even a bad
+// configuration is reported in the format the operator's collector expects, by the node it concerns.
+const logSettings = loadLogSettings(process.env);
+const logger = createDevnodeLog(logSettings.format, logSettings.label);
+const logError = (message: string): void => logger.error(message);
 const log = (message: string): void => logger.info(message);
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -123,7 +125,7 @@ async function main(): Promise<void> {
   const epochs = config.role === "claimer" ? new EpochManager(store, application, addresses, processed, config.epochIntervalMs, log, hasher) : undefined;
   const validator =
     config.role === "validator"
-      ? new EpochValidator(store, historyClaims(store, application, addresses, processed), config.validatorIntervalMs, log, (line) => logger.error(line))
+      ? new EpochValidator(store, historyClaims(store, application, addresses, processed), config.validatorIntervalMs, log, logError)
       : undefined;
   if (epochs !== undefined) {
     await epochs.restore(epochs.addresses);
@@ -134,13 +136,13 @@ async function main(): Promise<void> {
   for (const input of pending) model.enqueueAdvance(input);
 
   const reader = validator === undefined ? undefined : readerOf(config, store, model, follower, validator, chainId);
-  const rollupServer = createRollupServer(model);
+  const rollupServer = createRollupServer(model, logError);
   const metrics = createDevnodeMetrics({
     inputCountsByStatus: () => store.inputCountsByStatus(),
     epochs: () => epochs?.status(),
     ...(validator === undefined || reader === undefined ? {} : { validator: () => validator.status(), reader: () => reader.status() }),
   });
-  const queryServer = createQueryServer(model, createGraphqlApi(store, epochs), epochs, metrics, validator, reader);
+  const queryServer = createQueryServer(model, createGraphqlApi(store, epochs), epochs, metrics, validator, reader, logError);
   await listen(rollupServer, config.rollupHttpPort, config.rollupHttpHost);
   await listen(queryServer, config.nodePort, config.nodeHost);
   follower.start();
@@ -214,7 +216,7 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
   // that votes. All keep the epoch record the JSON-RPC reads.
   const validating = config.role !== "claimer";
   const quorum = state.consensus === "quorum";
-  const alarm = (line: string): void => logger.error(line);
+  const alarm = logError;
   const votes = new QuorumVotes(store, application, state, processed, alarm, quorum || !validating);
   const claims = validating && config.role !== "member" ? { ...state, canClaim: false } : state;
   // Under a Quorum every node follows the acceptances (and a member votes) in short rounds: the members,
@@ -230,7 +232,7 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
   for (const input of pending) model.enqueueAdvance(input);
 
   const reader = validator === undefined ? undefined : readerOf(config, store, model, follower, validator, chainId);
-  const rollupServer = createRollupServer(model);
+  const rollupServer = createRollupServer(model, logError);
   const metrics = createDevnodeMetrics({
     inputCountsByStatus: () => store.inputCountsByStatus(),
     epochs: () => epochs.status(),
@@ -238,7 +240,7 @@ async function runV2(config: DevnodeConfig, store: V2Store): Promise<void> {
     ...(validator === undefined || reader === undefined ? {} : { validator: () => validator.status(), reader: () => reader.status() }),
   });
   const rpc = new V2Rpc({ store, epochs, model, applicationName: config.applicationName, chainId });
-  const nodeServer = createV2NodeServer(model, rpc, epochs, metrics, votes, validator, reader);
+  const nodeServer = createV2NodeServer(model, rpc, epochs, metrics, votes, validator, reader, logError);
   await listen(rollupServer, config.rollupHttpPort, config.rollupHttpHost);
   await listen(nodeServer, config.nodePort, config.nodeHost);
   follower.start();

@@ -7,6 +7,7 @@ import { messageOf } from "../common/errors.ts";
 import { isHex } from "../common/hex.ts";
 import { MAX_BODY_BYTES } from "./http.ts";
 import { createHttp1Server, type Http1Request, type Http1Response, type Http1Server } from "./http1-server.ts";
+import { createDevnodeLog, unexpected, type Log } from "./log.ts";
 import { ModelError, type DappSession, type FinishStatus, type RollupModel } from "./model.ts";
 
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
@@ -65,7 +66,8 @@ function addressField(body: Record<string, unknown>): Address {
   return destination as Address;
 }
 
-export function createRollupServer(model: RollupModel): Http1Server {
+/** `logError`: where an unexpected failure is reported (the node's labelled log; plain `[devnode]` lines by default). */
+export function createRollupServer(model: RollupModel, logError: Log = createDevnodeLog("plain").error): Http1Server {
   let nextSessionId = 0;
   const v2 = model.rollups === "v2";
   const created = v2 ? 201 : 200;
@@ -112,6 +114,7 @@ export function createRollupServer(model: RollupModel): Http1Server {
   return createHttp1Server<DappSession>({
     maxBodyBytes: MAX_BODY_BYTES,
     keepAliveMs: KEEP_ALIVE_MS,
+    logError,
     connect() {
       const session: DappSession = { id: nextSessionId++ };
       model.connect(session);
@@ -121,7 +124,7 @@ export function createRollupServer(model: RollupModel): Http1Server {
     handle: (req, session) =>
       route(req, session).catch((error: unknown): Http1Response => {
         if (error instanceof BadRequest || error instanceof ModelError) return text(400, error.message);
-        console.error("[devnode] rollup HTTP server:", error);
+        unexpected(logError, "rollup HTTP server", error);
         return text(500, messageOf(error));
       }),
   });

@@ -14,6 +14,7 @@ import type { Hex } from "viem";
 import { messageOf } from "../../common/errors.ts";
 import { BodyTooLargeError, readBody, sendJson, sendText } from "../http.ts";
 import { decodeInspectPath, envelopeJson } from "../inspect.ts";
+import { createDevnodeLog, unexpected, type Log } from "../log.ts";
 import type { DevnodeMetrics } from "../metrics.ts";
 import type { RollupModel } from "../model.ts";
 import type { InspectOutcome } from "../queues.ts";
@@ -96,6 +97,8 @@ export function createQueryServer(
   metrics?: DevnodeMetrics,
   validator?: EpochValidator,
   reader?: Reader,
+  /** Where an unexpected failure is reported (the node's labelled log). */
+  logError: Log = createDevnodeLog("plain").error,
 ): Server {
   const graphqlHandler = createHandler({ schema: graphql.schema, rootValue: graphql.rootValue, ...memoizedDocuments() });
   const inspect = async (payload: Buffer): Promise<InspectOutcome> => {
@@ -159,7 +162,7 @@ export function createQueryServer(
     route(req, res).catch((error: unknown) => {
       if (res.headersSent) return;
       if (error instanceof BodyTooLargeError) return sendText(res, 413, error.message, CORS);
-      console.error("[devnode] query server:", error);
+      unexpected(logError, "query server", error);
       sendText(res, 500, messageOf(error), CORS);
     });
   });

@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { toHex, type Hex } from "viem";
 import { messageOf } from "../../common/errors.ts";
 import { BodyTooLargeError, readBody, sendJson, sendText } from "../http.ts";
+import { createDevnodeLog, unexpected, type Log } from "../log.ts";
 import type { DevnodeMetrics } from "../metrics.ts";
 import type { RollupModel } from "../model.ts";
 import type { InspectOutcome } from "../queues.ts";
@@ -47,7 +48,7 @@ function decodes(value: unknown): value is Record<string, unknown> {
 }
 
 /** One request, as the node's handleRequest judges it. */
-function answerOne(rpc: V2Rpc, request: Record<string, unknown>): string {
+function answerOne(rpc: V2Rpc, request: Record<string, unknown>, logError: Log): string {
   const { id, jsonrpc, method, params } = request;
   if (!(id === undefined || id === null || typeof id === "string" || typeof id === "number")) return rpcError(null, RPC_ERRORS.invalidRequest, "Invalid request ID");
   if (jsonrpc !== "2.0") return rpcError(id, RPC_ERRORS.invalidRequest, "Unsupported JSON-RPC version");
@@ -56,25 +57,25 @@ function answerOne(rpc: V2Rpc, request: Record<string, unknown>): string {
     return rpcLine(id, { result: rpc.call(method, params) });
   } catch (error) {
     if (error instanceof RpcError) return rpcError(id, error.code, error.message);
-    console.error(`[devnode] JSON-RPC ${method}:`, error);
+    unexpected(logError, `JSON-RPC ${method}`, error);
     return rpcError(id, RPC_ERRORS.internal, "Internal server error");
   }
 }
 
 /** A whole request body (already trimmed, not empty): one request, a batch, or neither. */
-function answerBody(rpc: V2Rpc, text: string): string {
+function answerBody(rpc: V2Rpc, text: string, logError: Log): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
     return rpcError(null, RPC_ERRORS.parse, "Parse error");
   }
-  if (text.startsWith("{")) return decodes(parsed) ? answerOne(rpc, parsed) : rpcError(null, RPC_ERRORS.parse, "Parse error");
+  if (text.startsWith("{")) return decodes(parsed) ? answerOne(rpc, parsed, logError) : rpcError(null, RPC_ERRORS.parse, "Parse error");
   if (!text.startsWith("[") || !Array.isArray(parsed)) return rpcError(null, RPC_ERRORS.invalidRequest, "Invalid Request");
   if (parsed.length === 0 || parsed.length > MAX_BATCH) return rpcError(null, RPC_ERRORS.invalidBatch, `invalid request batch size (expected [1..${MAX_BATCH}])`);
   const budget = parsed.reduce<number>((sum, item) => (decodes(item) && item.jsonrpc === "2.0" && typeof item.method === "string" ? sum + listLimitOf(item.method, item.params) : sum), 0);
   if (budget > BATCH_LIST_BUDGET) return rpcError(null, RPC_ERRORS.batchListItemLimit, "Batch list item limit exceeded");
-  return `[${parsed.map((item) => (decodes(item) ? answerOne(rpc, item) : rpcError(null, RPC_ERRORS.invalidRequest, "Invalid Request"))).join(",")}]`;
+  return `[${parsed.map((item) => (decodes(item) ? answerOne(rpc, item, logError) : rpcError(null, RPC_ERRORS.invalidRequest, "Invalid Request"))).join(",")}]`;
 }
 
 function sendRpc(res: ServerResponse, text: string): void {
@@ -139,7 +140,17 @@ function inspectAnswer(res: ServerResponse, answer: V2InspectAnswer): void {
  * serve no reads. `GET /consensus` says who claims (the Authority, or a Quorum and its members) and
  * each epoch's votes (devnode/v2/quorum-votes.ts).
  */
-export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2EpochManager, metrics: DevnodeMetrics, consensus: QuorumVotes, validator?: { status(): ValidatorStatus }, reader?: Reader): Server {
+export function createV2NodeServer(
+  model: RollupModel,
+  rpc: V2Rpc,
+  epochs: V2EpochManager,
+  metrics: DevnodeMetrics,
+  consensus: QuorumVotes,
+  validator?: { status(): ValidatorStatus },
+  reader?: Reader,
+  /** Where an unexpected failure is reported (the node's labelled log). */
+  logError: Log = createDevnodeLog("plain").error,
+): Server {
   const inspect = async (payload: Buffer): Promise<V2InspectAnswer> => {
     const started = performance.now();
     const outcome = await model.inspect(toHex(payload));
@@ -164,7 +175,7 @@ export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2Epo
       }
       const text = body.toString("utf8").trim();
       if (text === "") return sendNodeText(res, 400, "Empty request body");
-      return sendRpc(res, answerBody(rpc, text));
+      return sendRpc(res, answerBody(rpc, text, logError));
     }
     const application = inspectSegment(url);
     // The node's `/inspect/{dapp}` takes POST alone, before it looks the application up: any other method
@@ -227,7 +238,7 @@ export function createV2NodeServer(model: RollupModel, rpc: V2Rpc, epochs: V2Epo
     route(req, res).catch((error: unknown) => {
       if (res.headersSent) return;
       if (error instanceof BodyTooLargeError) return sendText(res, 413, "Payload too large", CORS);
-      console.error("[devnode] v2 node server:", error);
+      unexpected(logError, "v2 node server", error);
       sendText(res, 500, messageOf(error), CORS);
     });
   });

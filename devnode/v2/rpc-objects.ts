@@ -13,6 +13,7 @@
 import { decodeFunctionData, getAddress, numberToHex, zeroAddress, zeroHash, type Address, type Hex } from "viem";
 import type { CompletionStatus } from "../../common/wire.ts";
 import type { RollupModel } from "../model.ts";
+import type { ConsensusKind } from "./application.ts";
 import { DEVNODE_TEMPLATE_HASH, inputBoxAvailability, v2Abi } from "./contracts.ts";
 import type { V2Epoch, V2EpochManager } from "./epochs.ts";
 import { encodeEvmAdvance } from "./inputs.ts";
@@ -43,8 +44,17 @@ const STATUS: Record<CompletionStatus, string> = {
 /** The devnode keeps no insertion times: a record's time is its block's. */
 const timeOf = (seconds: number): string => new Date(seconds * 1000).toISOString();
 
+/** The node's name for the kind of consensus contract that validates an application (its schema's ConsensusType). */
+const CONSENSUS_TYPE: Record<ConsensusKind, "AUTHORITY" | "QUORUM"> = { authority: "AUTHORITY", quorum: "QUORUM" };
+
+/** What the application object is made from: the application's state, not the epochs themselves. */
+export interface ApplicationContext extends Pick<RpcContext, "store" | "applicationName"> {
+  epochs: Pick<V2EpochManager, "applicationState">;
+  model: Pick<RollupModel, "processedInputCount">;
+}
+
 /** The application this devnode runs, as `cartesi_getApplication` answers it. */
-export function applicationObject(ctx: RpcContext): unknown {
+export function applicationObject(ctx: ApplicationContext): unknown {
   const state = ctx.epochs.applicationState;
   const head = quantity(Math.max(0, Number(ctx.store.nextBlock() ?? 1n) - 1));
   const at = new Date(0).toISOString();
@@ -56,7 +66,7 @@ export function applicationObject(ctx: RpcContext): unknown {
     iinputbox_address: getAddress(state.inputBox),
     template_hash: DEVNODE_TEMPLATE_HASH,
     epoch_length: quantity(state.epochLength),
-    // The 2.2.0 Authority accepts a claim at once: there is no staging period.
+    // The 2.2.0 Authority and Quorum accept a claim at once (the Quorum on its majority's vote): no staging period.
     claim_staging_period: zero,
     // A 2.2.0 Application has no guardian and no accounts drive: the node's all-zero "not configured".
     withdrawal_config: {
@@ -67,7 +77,7 @@ export function applicationObject(ctx: RpcContext): unknown {
       withdrawal_output_builder: zeroAddress,
     },
     data_availability: inputBoxAvailability(getAddress(state.inputBox)),
-    consensus_type: "AUTHORITY",
+    consensus_type: CONSENSUS_TYPE[state.consensus],
     enabled: true,
     status: "OK",
     // The 2.2.0 clients' single state, which the newest node split into `enabled` and `status`.

@@ -331,6 +331,8 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
           RPC_URL: readers.rpcUrls?.[k - 1] ?? urls.rpc,
           DEVNODE_CHAIN: "external",
           ...(key === undefined ? { DEVNODE_ROLE: "validator" } : { DEVNODE_ROLE: "member", CLAIMER_PRIVATE_KEY: key }),
+          // Its log lines name it: `[reader-k]`, or `[member-k]` for Quorum member k (the devnode is `[devnode]`).
+          DEVNODE_LOG_LABEL: key === undefined ? piece : `member-${k}`,
           NODE_PORT: String(readers.nodePorts[k - 1]),
           NODE_HOST: "127.0.0.1",
           ROLLUP_HTTP_PORT: String(readers.rollupHttpPorts[k - 1]),

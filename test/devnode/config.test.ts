@@ -2,9 +2,10 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { privateKeyToAccount } from "viem/accounts";
-import { DEFAULTS, hardhatPrivateKey, loadDevnodeConfig, V2_DEFAULTS } from "../../devnode/config.ts";
+import { DEFAULTS, hardhatPrivateKey, loadDevnodeConfig, loadLogSettings, V2_DEFAULTS } from "../../devnode/config.ts";
+import { createDevnodeLog } from "../../devnode/log.ts";
 import { UsageError } from "../../scripts/lib/cli.ts";
 import { wipeDataDir } from "../../scripts/lib/data-dir.ts";
 import { parseReplayFile } from "../../scripts/lib/replay-file.ts";
@@ -104,6 +105,28 @@ describe("devnode configuration", () => {
     expect(() => loadDevnodeConfig({ ...validator, DAPP_DB_PATH: "" }, [])).toThrow(/^invalid devnode configuration: DAPP_DB_PATH: /);
     expect(() => loadDevnodeConfig({ DEVNODE_SNAPSHOT: "/snaps/one" }, [])).toThrow(/^invalid devnode configuration: DEVNODE_SNAPSHOT: only a validator \(DEVNODE_ROLE=validator\) starts from a snapshot$/);
   });
+
+  it("DEVNODE_LOG_LABEL names the node on every log line; a bad label is refused, and logged as `devnode` meanwhile", () => {
+    const lines = vi.spyOn(console, "log").mockImplementation(() => undefined);
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    try {
+      const { format, label } = loadLogSettings({ DEVNODE_LOG_LABEL: "member-2" });
+      const log = createDevnodeLog(format, label);
+      log.info("ready");
+      log.error("Quorum member 0x1 voted outputs root 0x2");
+      expect([lines.mock.calls, errors.mock.calls]).toEqual([[["[member-2] ready"]], [["[member-2] Quorum member 0x1 voted outputs root 0x2"]]]);
+    } finally {
+      lines.mockRestore();
+      errors.mockRestore();
+    }
+    expect(loadLogSettings({})).toEqual({ format: "plain", label: "devnode" });
+    expect(loadLogSettings({ LOG_FORMAT: "json", DEVNODE_LOG_LABEL: "reader-10" })).toEqual({ format: "json", label: "reader-10" });
+    for (const bad of ["", "Member 2", "-x", "[devnode]", "a".repeat(33)]) {
+      expect(loadLogSettings({ DEVNODE_LOG_LABEL: bad }).label, bad).toBe("devnode");
+      expect(() => loadDevnodeConfig({ DEVNODE_LOG_LABEL: bad }, []), bad).toThrow(/^invalid devnode configuration: DEVNODE_LOG_LABEL: /);
+    }
+    expect(loadLogSettings({ LOG_FORMAT: "xml" }).format).toBe("plain");
+  });
 });
 
 describe("npm start configuration", () => {
@@ -115,6 +138,9 @@ describe("npm start configuration", () => {
     // With more readers than members, the rest only read.
     expect(loadStartOptions({}, ["--rollups=v2", "--quorum=1", "--readers=2"], PROJECT_ROOT).settings).toMatchObject({ quorum: { members: [expect.any(String)] }, readers: { nodePorts: [10101, 10102] } });
     expect(loadStartOptions({}, ["--rollups", "v2"], PROJECT_ROOT).settings.quorum).toBeUndefined();
+    // Each node's log lines say which node it is: a member by its Quorum id, a reader that only reads by its piece.
+    const mixed = loadStartOptions({}, ["--rollups=v2", "--quorum=1", "--readers=2"], PROJECT_ROOT).settings;
+    expect((["devnode", "reader-1", "reader-2"] as const).map((piece) => pieceCommand(piece, mixed)?.env.DEVNODE_LOG_LABEL)).toEqual([undefined, "member-1", "reader-2"]);
     const refused: [string[], Record<string, string>, RegExp][] = [
       [["--quorum", "3"], {}, /^--quorum: a Quorum is Cartesi Rollups v2's \(add --rollups v2\); v1 keeps its Authority/],
       [["--rollups", "v2", "--quorum", "0"], {}, /^invalid configuration: QUORUM: /],

@@ -105,6 +105,9 @@ describe("a Quorum of three members on Rollups v2", () => {
     // The node's JSON-RPC epoch carries the transaction that made the root accepted, not any one vote's.
     const object = await rpc<{ data: { status: string; claim_transaction_hash: Hex; outputs_merkle_root: Hex } }>("cartesi_getEpoch", { application: "attestation", epoch_index: toHex(epoch?.index ?? 0) });
     expect(object.data).toMatchObject({ status: "CLAIM_ACCEPTED", claim_transaction_hash: accepted.tx, outputs_merkle_root: accepted.root });
+    // The node says which consensus the application is under, as the node's schema names it.
+    const application = await rpc<{ data: { consensus_type: string; iconsensus_address: Address } }>("cartesi_getApplication", { application: "attestation" });
+    expect(application.data).toMatchObject({ consensus_type: "QUORUM", iconsensus_address: QUORUM });
   });
 
   it("a member killed while its key votes a wrong root from outside: the honest two's root is accepted and the liar is named", { timeout: 90_000 }, async () => {
@@ -121,7 +124,9 @@ describe("a Quorum of three members on Rollups v2", () => {
       expect(status.members.find((m) => m.address === members[0])?.wrongVotes).toBe(1);
       expect(seriesValue(await metrics(url), `devnode_consensus_wrong_votes{member="${members[0]}"}`)).toBe(1);
     }
-    expect(stack.logs("reader-2")).toMatch(new RegExp(`Quorum member ${members[0]} voted outputs root ${lie}`));
+    // Each node's lines carry its own label: the stack's log says which node named the liar.
+    expect(stack.logs("reader-2")).toMatch(new RegExp(`^\\[member-2\\] Quorum member ${members[0]} voted outputs root ${lie}`, "m"));
+    expect(stack.logs("devnode")).toMatch(new RegExp(`^\\[devnode\\] Quorum member ${members[0]} voted outputs root ${lie}`, "m"));
     // A wrong vote decides nothing: the honest members keep serving reads.
     for (const k of [2, 3]) expect(((await (await fetch(`${readerUrl(k)}/reader`)).json()) as { serving: boolean }).serving).toBe(true);
   });
