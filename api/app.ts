@@ -49,6 +49,14 @@ export function clientAddressResolver(trustProxy: boolean): ClientAddressOf {
   };
 }
 
+/** Behind a load balancer, which replica answered: for operators and the replica tests. */
+export const REPLICA_HEADER = "X-Api-Replica";
+
+/** The replica an answer names in X-Api-Replica, or undefined for a lone api (API_REPLICA left at `api`). */
+export function answeringReplica(services: ApiServices): string | undefined {
+  return services.config.replica === "api" ? undefined : services.config.replica;
+}
+
 export function createApi(services: ApiServices, options: ApiOptions = {}) {
   const clientOf = clientAddressResolver(services.config.trustProxy);
   const logError =
@@ -58,12 +66,12 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
 
   const app = router();
   app.use("*", requestLogging(services.logger));
-  if (services.config.replica !== "api") {
-    const replica = services.config.replica;
-    // Behind a load balancer, which replica answered: for operators and the replica tests.
+  const replica = answeringReplica(services);
+  if (replica !== undefined) {
+    // What the process answers beside the api (/metrics, the explorer) names it too (api/main.ts).
     app.use("*", async (c, next) => {
       await next();
-      c.res.headers.set("X-Api-Replica", replica);
+      c.res.headers.set(REPLICA_HEADER, replica);
     });
   }
   app.use("*", services.metrics.middleware);
@@ -73,7 +81,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
       origin: "*",
       allowHeaders: ["Authorization", "Content-Type", MIN_INPUT_INDEX_HEADER],
       allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
-      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-Id", "X-Api-Replica", INPUT_INDEX_HEADER, READ_FALLBACK_HEADER],
+      exposeHeaders: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-Id", REPLICA_HEADER, INPUT_INDEX_HEADER, READ_FALLBACK_HEADER],
     }),
   );
   // Read-your-writes: what a request's reads must see, and the headers that say what happened to it.

@@ -5,7 +5,7 @@
 import { serve, type ServerType } from "@hono/node-server";
 import type { Server } from "node:http";
 import { pathToFileURL } from "node:url";
-import { createApi } from "./app.ts";
+import { answeringReplica, createApi, REPLICA_HEADER } from "./app.ts";
 import { explorerSite, isExplorerPath, loadExplorer } from "./explorer.ts";
 import { ConfigError, loadConfig, type ApiConfig } from "./config.ts";
 import { createServices, type ApiServices } from "./services.ts";
@@ -36,13 +36,7 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
   services.readPool?.start();
 
   const server = await new Promise<ServerType>((resolve) => {
-    const fetch = (request: Request, env: object | undefined): Response | Promise<Response> => {
-      const path = new URL(request.url).pathname;
-      // Served beside the api, not by it: the scrape is not an operation of the OpenAPI document, nor rate limited.
-      if (path === "/metrics" && request.method === "GET") return metricsResponse(services);
-      return isExplorerPath(path) ? site.fetch(request, env) : app.fetch(request, env);
-    };
-    const s = serve({ fetch, port: config.port, hostname: config.host }, () => resolve(s));
+    const s = serve({ fetch: processFetch(services, app, site), port: config.port, hostname: config.host }, () => resolve(s));
   });
   hub.attach(server as Server);
   // Idle keep-alive connections stay open longer than clients keep them (undici: 4 s, proxies: 60 s), so the
@@ -73,6 +67,26 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
         (server as Server).closeAllConnections?.();
       });
     },
+  };
+}
+
+type Fetch = (request: Request, env: object | undefined) => Response | Promise<Response>;
+
+/**
+ * What the process answers: the scrape (`GET /metrics`) and the explorer beside the api, since neither is
+ * an operation of the OpenAPI document nor rate limited, and everything else by the api. Behind a balancer
+ * the answers beside the api name their replica (X-Api-Replica) as the api's own do.
+ */
+export function processFetch(services: ApiServices, app: { fetch: Fetch }, site: { fetch: Fetch }): Fetch {
+  const replica = answeringReplica(services);
+  const named = (response: Response): Response => {
+    if (replica !== undefined) response.headers.set(REPLICA_HEADER, replica);
+    return response;
+  };
+  return (request, env) => {
+    const path = new URL(request.url).pathname;
+    if (path === "/metrics" && request.method === "GET") return metricsResponse(services).then(named);
+    return isExplorerPath(path) ? Promise.resolve(site.fetch(request, env)).then(named) : app.fetch(request, env);
   };
 }
 

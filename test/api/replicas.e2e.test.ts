@@ -134,6 +134,11 @@ describe("one api tier, two processes", () => {
     // Another client is not touched by it.
     const other = await fetch(`${stack.urls.api}/api/core/attestations/${stack.addresses.admin}`, { headers: { "x-forwarded-for": clientAddress() } });
     expect(other.status).toBe(200);
+    // What a replica answers beside the api names it too: the scrape and the explorer through the balancer.
+    for (const path of ["/metrics", "/metrics", "/"]) {
+      const answer = await call(`${stack.urls.api}${path}`);
+      expect([path, answer.status, answer.replica]).toEqual([path, 200, expect.stringMatching(/^api-[12]$/)]);
+    }
   });
 
   it("a SIWE nonce handed out by one replica logs in at the other, once", async () => {
