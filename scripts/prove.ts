@@ -19,6 +19,8 @@ import { PROOF_MODES, type ProofMode } from "../common/tls-claim.ts";
 import type { InspectEnvelope, QueryResults, Sealing } from "../common/wire.ts";
 import { loadEndpoints, parseArgs, parseSender, runScript, UsageError } from "./lib/cli.ts";
 import { RollupClient, type Sender } from "./lib/rollup-client.ts";
+import { loadStartOptions, StartConfigError } from "./lib/stack-config.ts";
+import { stackUrls } from "./lib/stack-pieces.ts";
 
 const USAGE = [
   "npm run prove -- --url <https URL> --schema <schema id> [--field <path>] [--header 'Name: value']... [--method GET|POST]",
@@ -26,6 +28,19 @@ const USAGE = [
   "    (--token <user JWT> [--api URL] | --key <owner's 0x private key> | --sender <hardhat account N>)",
   "  the rollup's node: ROLLUP_URL or NODE_PORT, ROLLUPS; the chain: RPC_URL or CHAIN_PORT (docs/provider.md)",
 ].join("\n");
+
+/**
+ * The local stack's first k attestors, where `npm start -- --attestors k` runs them with this environment:
+ * 8003 upward past the ports other pieces' variables name (8003, 8004, 8006: 8005 is the publisher's).
+ */
+function localAttestorUrls(k: number): string[] {
+  try {
+    return stackUrls(loadStartOptions({ ...process.env, ATTESTORS: String(k), START_ATTESTOR: "on" }, [], process.cwd()).settings).attestors;
+  } catch (error) {
+    if (error instanceof StartConfigError) throw new UsageError(`where the local stack's attestors are: ${error.message} (or name them: --attestor, ATTESTOR_URL)`);
+    throw error;
+  }
+}
 
 const VALUED = ["--url", "--schema", "--field", "--method", "--mode", "--attestor", "--ca-files", "--token", "--api", "--key", "--sender", "--header"];
 
@@ -135,11 +150,8 @@ runScript(async () => {
     dataKeys: schema.data_keys,
     bucketFields: fields,
   };
-  // The local stack's attestors by default (npm start -- --attestors N listens from 8003 upward).
   const attestorUrls =
-    attestors.values.length > 0
-      ? attestors.values
-      : (process.env.ATTESTOR_URL?.split(",").filter((u) => u !== "") ?? Array.from({ length: schema.attestor_quorum }, (_, i) => `ws://127.0.0.1:${8003 + i}/ws`));
+    attestors.values.length > 0 ? attestors.values : (process.env.ATTESTOR_URL?.split(",").filter((u) => u !== "") ?? localAttestorUrls(schema.attestor_quorum));
   const demoCa = resolve(process.env.DATA_DIR ?? ".data", "demo-provider", "ca.pem");
   const caFiles = options.get("--ca-files") ?? process.env.ATTESTOR_CA_FILES ?? (existsSync(demoCa) ? demoCa : "");
 
