@@ -11,7 +11,7 @@
  * Either way every process the stack started must be gone (zombies count as gone: they hold nothing), and
  * every port it claimed free, within `boundMs` of the last signal.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,6 +30,8 @@ export interface DrillOptions {
   loadPerCore: number;
   /** How long after the last signal nothing may be left. */
   boundMs: number;
+  /** Told npm's process group once it runs (a caller that is itself interrupted stops that group). */
+  onGroup?: (group: number | undefined) => void;
 }
 
 export interface DrillResult {
@@ -55,6 +57,12 @@ function commandOf(pid: number): string {
   } catch {
     return "?";
   }
+}
+
+/** The process listening on `port`, as ss shows it (for the report). */
+function holderOf(port: number): string {
+  const shown = spawnSync("ss", ["-Hltnp", `sport = :${port}`], { encoding: "utf8" });
+  return shown.status === 0 && shown.stdout.trim() !== "" ? shown.stdout.trim().replace(/\s+/g, " ") : "no listener seen";
 }
 
 function portFree(port: number): Promise<boolean> {
@@ -97,6 +105,7 @@ export async function stopDrill(options: DrillOptions): Promise<DrillResult> {
   for (const stream of [npm.stdout, npm.stderr]) stream?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const group = npm.pid;
   if (group === undefined) throw new Error("npm start did not start");
+  options.onGroup?.(group);
   let load: ChildProcess[] = [];
   let before: ProcessId[] = [];
   try {
@@ -125,18 +134,23 @@ export async function stopDrill(options: DrillOptions): Promise<DrillResult> {
       }
       lastSignalAt = Date.now();
     }
+    // Until nothing of the stack runs and no port of it is bound, or the bound has passed.
     let cleanMs: number | undefined;
+    let leftover: string[] = [];
+    let boundPorts: number[] = [];
     for (;;) {
-      if (before.filter(isAlive).length === 0) {
+      leftover = before.filter(isAlive).map((p) => `${p.pid} ${commandOf(p.pid)}`);
+      boundPorts = [];
+      if (leftover.length === 0) for (const port of ports) if (!(await portFree(port))) boundPorts.push(port);
+      if (leftover.length === 0 && boundPorts.length === 0) {
         cleanMs = Date.now() - lastSignalAt;
         break;
       }
       if (Date.now() - lastSignalAt > options.boundMs) break;
-      await sleep(50);
+      await sleep(100);
     }
-    const leftover = before.filter(isAlive).map((p) => `${p.pid} ${commandOf(p.pid)}`);
-    const boundPorts: number[] = [];
-    for (const port of ports) if (!(await portFree(port))) boundPorts.push(port);
+    // Who holds a port still bound (a process the stack started after it came up, or another program).
+    for (const port of boundPorts) leftover.push(`port ${port}: ${holderOf(port)}`);
     const lines = output.trimEnd().split("\n");
     return { processes: before.length, cleanMs, leftover, boundPorts, runnable, lastLine: lines[lines.length - 1] ?? "" };
   } finally {
@@ -154,6 +168,7 @@ export async function stopDrill(options: DrillOptions): Promise<DrillResult> {
     } catch {
       // Gone.
     }
+    options.onGroup?.(undefined);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run drill:stop`: the stop drill of test/devnode/stack-lifeline.e2e.test.ts, many times in a row, with
+ * `npm run drill:stop` (bench/stop-drill.ts): the stop drill of test/devnode/stack-lifeline.e2e.test.ts, many times in a row, with
  * each run's figures (docs/operations.md, "Stopping"):
  *
  *   npm run drill:stop -- [--times N] [--way sigkill|term-then-kill|both] [--load PER_CORE] [-- npm start's flags]
@@ -11,7 +11,7 @@
  */
 import { parseArgs } from "node:util";
 import { stopDrill, type StopWay } from "../test/support/stop-drill.ts";
-import { runScript, UsageError } from "./lib/cli.ts";
+import { UsageError } from "../toolkit/usage-error.ts";
 
 const USAGE = "npm run drill:stop -- [--times N] [--way sigkill|term-then-kill|both] [--load PER_CORE] [-- npm start's flags]";
 const BOUND_MS = 10_000;
@@ -29,17 +29,25 @@ async function main(): Promise<number> {
   const ways: StopWay[] = values.way === "both" ? ["sigkill", "term-then-kill"] : values.way === "sigkill" || values.way === "term-then-kill" ? [values.way] : [];
   if (ways.length === 0) throw new UsageError(`--way: expected sigkill, term-then-kill or both, got ${values.way}`);
   const args = positionals.length > 0 ? positionals : ["--api-replicas", "2"];
+  // Interrupted: the stack of the run under way is stopped as npm start is (it runs in a group of its own).
+  let running: number | undefined;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      if (running !== undefined) process.kill(-running, "SIGTERM");
+      process.exit(130);
+    });
+  }
   let failures = 0;
   for (const way of ways) {
     const cleanTimes: number[] = [];
     for (let run = 1; run <= times; run++) {
-      const result = await stopDrill({ way, args, loadPerCore: load, boundMs: BOUND_MS });
+      const result = await stopDrill({ way, args, loadPerCore: load, boundMs: BOUND_MS, onGroup: (group) => (running = group) });
       const clean = result.leftover.length === 0 && result.boundPorts.length === 0 && result.cleanMs !== undefined;
       if (!clean) failures += 1;
       if (result.cleanMs !== undefined) cleanTimes.push(result.cleanMs);
       console.log(
         `${way} run ${run}/${times}: ${result.processes} processes, ${result.runnable} runnable, ` +
-          (clean ? `nothing left ${result.cleanMs} ms after the last signal` : `LEFT: ${[...result.leftover, ...result.boundPorts.map((p) => `port ${p}`)].join("; ")}`),
+          (clean ? `nothing left ${result.cleanMs} ms after the last signal` : `LEFT: ${result.leftover.join("; ")}`),
       );
     }
     const sorted = cleanTimes.sort((a, b) => a - b);
@@ -48,4 +56,10 @@ async function main(): Promise<number> {
   return failures === 0 ? 0 : 1;
 }
 
-runScript(main, USAGE);
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof UsageError ? `${error.message}\nusage: ${USAGE}` : error instanceof Error ? error.message : String(error));
+    process.exit(error instanceof UsageError ? 2 : 1);
+  },
+);
