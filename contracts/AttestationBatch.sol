@@ -148,7 +148,8 @@ library AttestationBatch {
         at += 48;
         for (uint256 s; s < 3; s++) {
             _need(notice, at, 2);
-            at += 2 + uint16(bytes2(notice[at:at + 2]));
+            // Widened before the sum: 2 + a length of 0xfffe or more overflows 16 bits.
+            at += 2 + uint256(uint16(bytes2(notice[at:at + 2])));
         }
         _need(notice, at, 1);
         at += 1 + 20 * uint256(uint8(notice[at]));
@@ -157,7 +158,7 @@ library AttestationBatch {
     }
 
     function _text(bytes calldata notice, uint256 at) private pure returns (bytes calldata text, uint256 next) {
-        next = at + 2 + uint16(bytes2(notice[at:at + 2]));
+        next = at + 2 + uint256(uint16(bytes2(notice[at:at + 2])));
         text = notice[at + 2:next];
     }
 

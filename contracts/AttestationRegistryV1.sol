@@ -23,13 +23,20 @@ contract AttestationRegistryV1 is AttestationStore {
         return _record(notice);
     }
 
-    /// @notice `record` for each, skipping (not reverting on) a batch already recorded here: a publisher's
-    /// transaction is never lost to one batch someone else brought first. Returns how many items it recorded.
+    /// @notice `record` for each, skipping (not reverting on) a batch already recorded here once its proof holds,
+    /// with `BatchSkipped(inputIndex)`: a publisher's transaction is never lost to one batch someone else brought
+    /// first, and a forged notice naming a recorded input reverts ProofRejected as in `record`. Returns how many
+    /// items it recorded.
     function recordMany(bytes[] calldata notices, Proof[] calldata proofs) external returns (uint256 recorded) {
         if (notices.length != proofs.length) revert LengthMismatch(notices.length, proofs.length);
         for (uint256 i; i < notices.length; i++) {
-            if (isBatchRecorded(AttestationBatch.inputIndexOf(notices[i]))) continue;
+            // Proven first: a notice that names a recorded input is a duplicate only if the rollup made it.
             _prove(notices[i], proofs[i]);
+            uint64 inputIndex = AttestationBatch.inputIndexOf(notices[i]);
+            if (isBatchRecorded(inputIndex)) {
+                emit BatchSkipped(inputIndex);
+                continue;
+            }
             (uint256 attestations, uint256 revocations) = _record(notices[i]);
             recorded += attestations + revocations;
         }
@@ -44,7 +51,10 @@ contract AttestationRegistryV1 is AttestationStore {
     }
 
     function _prove(bytes calldata notice, Proof calldata proof) private view {
-        try application.validateNotice(notice, proof) returns (bool) {} catch (bytes memory reason) {
+        // CartesiDApp 1.4 answers true or reverts; an application that answers false has not proven it either.
+        try application.validateNotice(notice, proof) returns (bool valid) {
+            if (!valid) revert ProofRejected(AttestationBatch.inputIndexOf(notice), "");
+        } catch (bytes memory reason) {
             revert ProofRejected(AttestationBatch.inputIndexOf(notice), reason);
         }
     }

@@ -23,13 +23,19 @@ contract AttestationRegistryV2 is AttestationStore {
         return _record(notice);
     }
 
-    /// @notice `record` for each, skipping (not reverting on) a batch already recorded here. Returns how many
+    /// @notice `record` for each, skipping (not reverting on) a batch already recorded here once its proof holds,
+    /// with `BatchSkipped(inputIndex)`; a forged notice reverts ProofRejected as in `record`. Returns how many
     /// items it recorded.
     function recordMany(bytes[] calldata notices, OutputValidityProof[] calldata proofs) external returns (uint256 recorded) {
         if (notices.length != proofs.length) revert LengthMismatch(notices.length, proofs.length);
         for (uint256 i; i < notices.length; i++) {
-            if (isBatchRecorded(AttestationBatch.inputIndexOf(notices[i]))) continue;
+            // Proven first: a notice that names a recorded input is a duplicate only if the rollup made it.
             _prove(notices[i], proofs[i]);
+            uint64 inputIndex = AttestationBatch.inputIndexOf(notices[i]);
+            if (isBatchRecorded(inputIndex)) {
+                emit BatchSkipped(inputIndex);
+                continue;
+            }
             (uint256 attestations, uint256 revocations) = _record(notices[i]);
             recorded += attestations + revocations;
         }

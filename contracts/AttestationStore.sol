@@ -30,13 +30,23 @@ abstract contract AttestationStore is IAttestationGate {
     /// EAS's events, with the same signatures and indexed fields, so EAS indexers read these too.
     event Attested(address indexed recipient, address indexed attester, bytes32 uid, bytes32 indexed schemaUID);
     event Revoked(address indexed recipient, address indexed attester, bytes32 uid, bytes32 indexed schemaUID);
+    /// `recordMany` proved this input's notice and skipped it: its batch was already recorded.
+    event BatchSkipped(uint64 inputIndex);
 
     /// This attestation is already recorded (an attestation is recorded once; its notice cannot change).
     error AlreadyRecorded(bytes32 uid);
     /// This attestation's revocation is already recorded.
     error AlreadyRevoked(bytes32 uid);
-    /// The batch of this input is already recorded (`record`; `recordMany` skips it).
+    /// The batch of this input is already recorded (`record`; `recordMany` skips it, once proven).
     error BatchAlreadyRecorded(uint64 inputIndex);
+    /// The notice makes and revokes nothing: recording it would only close its input to its real notice.
+    error EmptyBatch(uint64 inputIndex);
+    /// A kind's provider, half-life or validity is not its schema's as first recorded here (a schema id names
+    /// all three): one of the two notices is not the dapp's.
+    error SchemaMismatch(bytes32 schemaId);
+    /// A revocation that cannot be of an attestation the rollup made: of uid zero, at time zero (which reads as
+    /// none), of another owner than the attestation's, or older than the attestation.
+    error InvalidRevocation(bytes32 uid);
     /// A value does not fit the width it is stored in (`max` does): nothing of the batch is recorded.
     error OutOfRange(string what, uint256 value, uint256 max);
     /// `recordMany` takes one proof per notice.
@@ -66,9 +76,9 @@ abstract contract AttestationStore is IAttestationGate {
     }
 
     // An attestation's word: recipient (bits 0-159), time (160-191), kind (192-222; zero: not recorded, which
-    // a revocation brought first leaves), whether its kind expires (223), and its revocation's time (224-255;
-    // zero: standing). So the bits above 192 of a standing attestation that never expires are its kind alone,
-    // and `isAttestationValid` is one read and one comparison.
+    // a revocation brought first leaves, with the owner it names as recipient), whether its kind expires (223),
+    // and its revocation's time (224-255; zero: standing). So the bits above 192 of a standing attestation that
+    // never expires are its kind alone, and `isAttestationValid` is one read and one comparison.
     uint256 private constant TIME_SHIFT = 160;
     uint256 private constant KIND_SHIFT = 192;
     uint256 private constant REVOKED_SHIFT = 224;
@@ -118,8 +128,14 @@ abstract contract AttestationStore is IAttestationGate {
     function _record(bytes calldata notice) internal returns (uint256, uint256) {
         AttestationBatch.Layout memory l = AttestationBatch.layout(notice);
         if (isBatchRecorded(l.inputIndex)) revert BatchAlreadyRecorded(l.inputIndex);
+        if (l.createdCount == 0 && l.revokedCount == 0) revert EmptyBatch(l.inputIndex);
         batches[l.inputIndex >> 8] |= 1 << (l.inputIndex & 0xff);
         if (l.time > MAX_TIME) revert OutOfRange("time", l.time, MAX_TIME);
+        // A revocation's time zero would read as no revocation.
+        if (l.time == 0 && l.revokedCount != 0) {
+            (bytes32 first, , ) = AttestationBatch.revokedAt(notice, l, 0);
+            revert InvalidRevocation(first);
+        }
 
         // Per kind of the notice: its word (kind index, expiry flag) with the batch's time, and its schema.
         uint256[] memory kindWords = new uint256[](l.kinds.length);
@@ -147,10 +163,15 @@ abstract contract AttestationStore is IAttestationGate {
         }
         for (uint256 i; i < l.revokedCount; ) {
             (bytes32 uid, address owner, bytes32 schemaId) = AttestationBatch.revokedAt(notice, l, i);
+            // No input's id hashes to zero.
+            if (uid == bytes32(0)) revert InvalidRevocation(uid);
             uint256 slot = _recordSlot(uid);
             uint256 held = _load(slot);
             if (held >> REVOKED_SHIFT != 0) revert AlreadyRevoked(uid);
-            _save(slot, held | (uint256(l.time) << REVOKED_SHIFT));
+            // Of an attestation recorded here: of its owner, and not older than it. Of one not recorded (yet): kept
+            // with the owner it names, which `_recordOne` holds the attestation to when it comes.
+            if (held != 0 && (address(uint160(held)) != owner || (held >> TIME_SHIFT) & TIME_MASK > l.time)) revert InvalidRevocation(uid);
+            _save(slot, held | uint256(uint160(owner)) | (uint256(l.time) << REVOKED_SHIFT));
             // As EAS: the second indexed address of Revoked is the revoker.
             emit Revoked(owner, l.sender, uid, schemaId);
             unchecked {
@@ -165,9 +186,13 @@ abstract contract AttestationStore is IAttestationGate {
     function _recordOne(bytes32 uid, address owner, uint256 word, bytes32 schemaId, uint256 place, address attester) private {
         uint256 slot = _recordSlot(uid);
         uint256 held = _load(slot);
-        if ((held >> KIND_SHIFT) & KIND_MASK != 0) revert AlreadyRecorded(uid);
-        // A revocation brought before its attestation is kept.
-        _save(slot, uint256(uint160(owner)) | (held & (TIME_MASK << REVOKED_SHIFT)) | word);
+        if (held != 0) {
+            if ((held >> KIND_SHIFT) & KIND_MASK != 0) revert AlreadyRecorded(uid);
+            // A revocation brought before its attestation is kept when it can be of it: the same owner, not older.
+            if (address(uint160(held)) != owner || held >> REVOKED_SHIFT < (word >> TIME_SHIFT) & TIME_MASK) revert InvalidRevocation(uid);
+        }
+        // `held` is zero, or that revocation: its owner's bits are `owner`'s.
+        _save(slot, held | uint256(uint160(owner)) | word);
         uint256 newestSlot = _newestSlot(owner, schemaId);
         if (place > _load(newestSlot)) _save(newestSlot, place);
         emit Attested(owner, attester, uid, schemaId);
@@ -238,6 +263,13 @@ abstract contract AttestationStore is IAttestationGate {
             schemas.push(Schema({id: kind.schemaId, provider: _label(kind.provider), halfLife: kind.halfLife, validity: kind.validity}));
             index = _checked("schema", schemas.length - 1, MAX_INDEX);
             schemaIndex[kind.schemaId] = index;
+        } else {
+            // The schema's fields have one source, its first kind: a new kind of it must repeat them, or the
+            // reads (expirationTime, halfLife, provider) would say what its own notice did not.
+            Schema storage schema = schemas[index];
+            if (schema.validity != kind.validity || schema.halfLife != kind.halfLife || labelIndex[keccak256(kind.provider)] != schema.provider) {
+                revert SchemaMismatch(kind.schemaId);
+            }
         }
         return uint32(index);
     }
