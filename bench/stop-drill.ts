@@ -2,7 +2,7 @@
  * `npm run drill:stop` (bench/stop-drill.ts): the stop drill of test/devnode/stack-lifeline.e2e.test.ts, many times in a row, with
  * each run's figures (docs/operations.md, "Stopping"):
  *
- *   npm run drill:stop -- [--times N] [--way sigkill|term-then-kill|both] [--load PER_CORE] [-- npm start's flags]
+ *   npm run drill:stop -- [--times N] [--way sigkill|term-then-kill|busy-term-then-kill|all] [--load PER_CORE] [-- npm start's flags]
  *
  * Each run starts `npm start` (default flags: --api-replicas 2) on ports of its own, loads the machine with
  * PER_CORE busy processes per core (default 8), ends the stack that way and checks, within 10 s of the last
@@ -13,12 +13,12 @@ import { parseArgs } from "node:util";
 import { stopDrill, type StopWay } from "../test/support/stop-drill.ts";
 import { UsageError } from "../toolkit/usage-error.ts";
 
-const USAGE = "npm run drill:stop -- [--times N] [--way sigkill|term-then-kill|both] [--load PER_CORE] [-- npm start's flags]";
+const USAGE = "npm run drill:stop -- [--times N] [--way sigkill|term-then-kill|busy-term-then-kill|all] [--load PER_CORE] [-- npm start's flags]";
 const BOUND_MS = 10_000;
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
-    options: { times: { type: "string", default: "20" }, way: { type: "string", default: "both" }, load: { type: "string", default: "8" } },
+    options: { times: { type: "string", default: "20" }, way: { type: "string", default: "all" }, load: { type: "string", default: "8" } },
     allowPositionals: true,
     strict: true,
   });
@@ -26,8 +26,9 @@ async function main(): Promise<number> {
   const load = Number(values.load);
   if (!Number.isInteger(times) || times < 1) throw new UsageError(`--times: expected a positive integer, got ${values.times}`);
   if (!Number.isFinite(load) || load < 0) throw new UsageError(`--load: expected a number of busy processes per core, got ${values.load}`);
-  const ways: StopWay[] = values.way === "both" ? ["sigkill", "term-then-kill"] : values.way === "sigkill" || values.way === "term-then-kill" ? [values.way] : [];
-  if (ways.length === 0) throw new UsageError(`--way: expected sigkill, term-then-kill or both, got ${values.way}`);
+  const known: StopWay[] = ["sigkill", "term-then-kill", "busy-term-then-kill"];
+  const ways = values.way === "all" ? known : known.filter((w) => w === values.way);
+  if (ways.length === 0) throw new UsageError(`--way: expected ${known.join(", ")} or all, got ${values.way}`);
   const args = positionals.length > 0 ? positionals : ["--api-replicas", "2"];
   // Interrupted: the stack of the run under way is stopped as npm start is (it runs in a group of its own).
   let running: number | undefined;

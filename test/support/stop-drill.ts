@@ -7,7 +7,9 @@
  * Two ways to end the stack:
  * - `sigkill`: the supervisor's own pid gets SIGKILL (the OOM killer, `kill -9`): nothing of it runs after;
  * - `term-then-kill`: SIGTERM to npm's whole process group, SIGKILL to it 2 s later, as a process manager
- *   stops a service (systemd's KillMode=mixed with a short TimeoutStopSec, a container runtime's grace).
+ *   stops a service (systemd's KillMode=mixed with a short TimeoutStopSec, a container runtime's grace);
+ * - `busy-term-then-kill`: the same, with the supervisor's event loop unable to run at all (it is sent
+ *   SIGSTOP first): the TERM is never handled, as with a supervisor busy past the grace.
  * Either way every process the stack started must be gone (zombies count as gone: they hold nothing), and
  * every port it claimed free, within `boundMs` of the last signal.
  */
@@ -20,7 +22,7 @@ import { loadStartOptions, stackPorts } from "../../scripts/lib/stack-config.ts"
 import { isAlive, processesOf, type ProcessId } from "../../scripts/lib/stack-processes.ts";
 import { freePorts, PROJECT_ROOT } from "./stack.ts";
 
-export type StopWay = "sigkill" | "term-then-kill";
+export type StopWay = "sigkill" | "term-then-kill" | "busy-term-then-kill";
 
 export interface DrillOptions {
   way: StopWay;
@@ -125,6 +127,10 @@ export async function stopDrill(options: DrillOptions): Promise<DrillResult> {
       process.kill(supervisor.pid, "SIGKILL");
       lastSignalAt = Date.now();
     } else {
+      if (options.way === "busy-term-then-kill") {
+        if (supervisor === undefined) throw new Error(`no supervisor among the stack's processes: ${before.map((p) => commandOf(p.pid)).join("; ")}`);
+        process.kill(supervisor.pid, "SIGSTOP");
+      }
       process.kill(-group, "SIGTERM");
       await sleep(2_000);
       try {
