@@ -6,6 +6,8 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { ReadFailureReason } from "./rollup/inspect.ts";
+import type { ReadOutcome } from "./rollup/read-pool.ts";
 import type { StackPiece } from "./stack-status.ts";
 
 export interface ApiMetrics {
@@ -20,8 +22,11 @@ export interface ApiMetrics {
   observeTransaction(gasUsed: bigint, succeeded: boolean): void;
   /** Redis could not answer a rate-limit or nonce call: the replica used its own state. */
   observeSharedStateFallback(): void;
-  /** An inspect read tried at a reader (its URL) or answered by the node ("node"), and how it went. */
-  observeRead(target: string, outcome: "ok" | "behind" | "failed" | "fallback"): void;
+  /**
+   * An inspect read tried at a reader (its URL) or answered by the node ("node"), how it went and, when it
+   * failed there (the read moved on to the next reader or the node), why.
+   */
+  observeRead(target: string, outcome: ReadOutcome, reason?: ReadFailureReason): void;
   /** The Prometheus text exposition. */
   text(): Promise<string>;
 }
@@ -70,7 +75,12 @@ export function createApiMetrics(sources: MetricSources): ApiMetrics {
       if (up !== undefined) this.set(up ? 1 : 0);
     },
   });
-  const reads = new Counter({ name: "api_rollup_reads_total", help: "Inspect reads, by where they went (a reader's URL, or node) and how (ok, behind, failed, fallback)", labelNames: ["target", "outcome"], registers });
+  const reads = new Counter({
+    name: "api_rollup_reads_total",
+    help: "Inspect reads, by where they went (a reader's URL, or node), how (ok, behind, failed, fallback) and, when failed (the read moved on to the next reader or the node), why (reason: refused, reset, timeout, network, 5xx, http, failed, malformed)",
+    labelNames: ["target", "outcome", "reason"],
+    registers,
+  });
   new Gauge({ name: "api_prover_processes", help: "Prover processes running (TLS attestor claims)", registers, collect() { this.set(sources.provers()); } });
 
   const middleware: MiddlewareHandler = async (c, next) => {
@@ -93,7 +103,7 @@ export function createApiMetrics(sources: MetricSources): ApiMetrics {
     observeGroup: (writes) => groups.observe(writes),
     observeProof: (mode, outcome, seconds) => proofs.observe({ mode, outcome }, seconds),
     observeSharedStateFallback: () => fallbacks.inc(),
-    observeRead: (target, outcome) => reads.inc({ target, outcome }),
+    observeRead: (target, outcome, reason) => reads.inc(reason === undefined ? { target, outcome } : { target, outcome, reason }),
     observeTransaction: (gasUsed, succeeded) => {
       transactions.inc({ outcome: succeeded ? "success" : "reverted" });
       gas.observe(Number(gasUsed));

@@ -173,7 +173,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
           reads.urls.map((url) => new RollupReader({ rollupUrl: url, timeoutMs: reads.timeoutMs, ...v2Application })),
           nodeInspect,
           mark,
-          { waitMs: reads.waitMs, pollMs: reads.pollMs, onRead: (target, outcome) => metrics.observeRead(target, outcome) },
+          { waitMs: reads.waitMs, pollMs: reads.pollMs, onRead: (target, outcome, reason) => metrics.observeRead(target, outcome, reason) },
         );
   const reader: RollupQueries = readPool ?? nodeInspect;
   const schemaDetail = async (schemaId: Hex): Promise<SchemaDetail> => {

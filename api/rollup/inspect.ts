@@ -2,6 +2,12 @@
  * Reads through the rollup query interface (specification part B): `GET <rollup>/inspect/<percent-encoded
  * JSON>`, whose first report is hex of the UTF-8 JSON result; on a v2 node the same query is the body of
  * `POST <rollup>/inspect/<application>`. Rejections become the api's not-found codes.
+ *
+ * An answer is the dapp's when the machine ran the query to its end: Accepted, Rejected, Exception (the
+ * dapp's `/exception`), MachineHalted (the dapp halted on this state, as it would on any replica of it).
+ * Anything else is the endpoint failing to answer (a ReadFailure): no connection, no answer in time, an
+ * error status, v2's `Failed` (the node could not complete the inspection: a limit, a timeout, the dapp
+ * gone mid-way), v1's `CycleLimitExceeded` and `TimeLimitExceeded`, or a body that is no inspect answer.
  */
 import type { InspectEnvelope, QueryResults, QueryType } from "../../common/wire.ts";
 import { hexToUtf8, utf8ToHex } from "../../common/hex.ts";
@@ -13,6 +19,50 @@ export function networkMessage(error: unknown): string {
   const cause = error instanceof Error ? error.cause : undefined;
   const detail = cause instanceof Error ? ((cause as NodeJS.ErrnoException).code ?? cause.message) : undefined;
   return detail === undefined ? messageOf(error) : `${messageOf(error)}: ${detail}`;
+}
+
+/**
+ * How an endpoint failed to answer a read (api_rollup_reads_total{outcome="failed", reason}): `refused` (no
+ * connection), `reset` (the connection dropped before the answer was whole), `timeout` (no answer within
+ * its timeout), `network` (another transport error), `5xx` and `http` (an error status, server-side or
+ * other), `failed` (the node said it could not complete the inspection), `malformed` (a body that is no
+ * inspect answer).
+ */
+export type ReadFailureReason = "refused" | "reset" | "timeout" | "network" | "5xx" | "http" | "failed" | "malformed";
+
+/** An endpoint gave no answer to an inspect; the read pool moves the read on to another endpoint. */
+export class ReadFailure extends Error {
+  override readonly name = "ReadFailure";
+
+  constructor(
+    readonly reason: ReadFailureReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Why an endpoint gave no answer, whatever a read through it threw (a plain error counts as the network's). */
+export function failureOf(error: unknown): ReadFailure {
+  return error instanceof ApiError && error.cause instanceof ReadFailure ? error.cause : readFailureOf(error);
+}
+
+/** Connection errors that mean the connection was lost mid-way (undici names a peer's close UND_ERR_SOCKET). */
+const RESET_CODES = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
+
+/** What fetch, or reading its body, threw: a ReadFailure with its reason. */
+function readFailureOf(error: unknown): ReadFailure {
+  if (error instanceof ReadFailure) return error;
+  const message = networkMessage(error);
+  if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) return new ReadFailure("timeout", message, { cause: error });
+  if (error instanceof SyntaxError) return new ReadFailure("malformed", `not JSON: ${error.message}`, { cause: error });
+  const cause = error instanceof Error ? error.cause : undefined;
+  const code = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
+  if (code === "ECONNREFUSED") return new ReadFailure("refused", message, { cause: error });
+  // A body cut short surfaces as "terminated" with the socket's error as its cause.
+  if ((code !== undefined && RESET_CODES.has(code)) || messageOf(error) === "terminated") return new ReadFailure("reset", message, { cause: error });
+  return new ReadFailure("network", message, { cause: error });
 }
 
 /** The query types that answer a list, page by page. */
@@ -76,15 +126,17 @@ export class RollupReader implements RollupQueries {
     return resultOf<T>(await this.envelopeOf(type, params, timeoutMs), params, this.options.rollupUrl);
   }
 
-  /** The inspect answer of `{type, params}`, whatever its status; ROLLUP_UNAVAILABLE when there is none. */
+  /**
+   * The dapp's answer to `{type, params}`, whatever its status; ROLLUP_UNAVAILABLE, caused by a ReadFailure,
+   * when the endpoint gave none.
+   */
   async envelopeOf(type: QueryType, params: Record<string, unknown>, timeoutMs: number = this.timeoutMs): Promise<InspectEnvelope> {
     try {
       return await this.inspect(JSON.stringify({ type, params }), timeoutMs);
     } catch (error) {
-      throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup node is not responding", {
-        url: this.options.rollupUrl,
-        error: networkMessage(error),
-      });
+      const failure = readFailureOf(error);
+      const message = failure.reason === "failed" ? "The rollup node could not complete the query" : "The rollup node is not responding";
+      throw new ApiError("ROLLUP_UNAVAILABLE", message, { url: this.options.rollupUrl, error: failure.message }, { cause: failure });
     }
   }
 
@@ -93,11 +145,11 @@ export class RollupReader implements RollupQueries {
     if (application === undefined) {
       const response = await fetch(`${this.options.rollupUrl}/inspect/${encodeURIComponent(query)}`, { signal: AbortSignal.timeout(timeoutMs) });
       if (!response.ok) throw await unavailable(response);
-      return (await response.json()) as InspectEnvelope;
+      return dappAnswer((await response.json()) as unknown);
     }
     const response = await fetch(`${this.options.rollupUrl}/inspect/${application}`, { method: "POST", body: query, signal: AbortSignal.timeout(timeoutMs) });
     if (!response.ok) throw await unavailable(response);
-    return v1Envelope((await response.json()) as V2InspectBody);
+    return v1Envelope(v2Answer((await response.json()) as unknown));
   }
 
   /** Every item of a list query. */
@@ -107,7 +159,7 @@ export class RollupReader implements RollupQueries {
 }
 
 /** A refusal: its status and, when the endpoint says why in JSON (a reader in mismatch), its code and message. */
-async function unavailable(response: Response): Promise<Error> {
+async function unavailable(response: Response): Promise<ReadFailure> {
   let why = "";
   try {
     const body = (await response.json()) as { error?: { code?: unknown; message?: unknown } };
@@ -115,7 +167,35 @@ async function unavailable(response: Response): Promise<Error> {
   } catch {
     // Not JSON: the status says enough.
   }
-  return new Error(`HTTP ${response.status}${why}`);
+  return new ReadFailure(response.status >= 500 ? "5xx" : "http", `HTTP ${response.status}${why}`);
+}
+
+/** Statuses of an inspect the machine ran to its end: the dapp's answer, the same on every replica of the state. */
+const DAPP_STATUSES: ReadonlySet<string> = new Set(["Accepted", "Rejected", "Exception", "MachineHalted"]);
+/** Statuses of an inspect the node could not complete: v2's, and v1's names for its limits. */
+const INCOMPLETE_STATUSES: ReadonlySet<string> = new Set(["Failed", "CycleLimitExceeded", "TimeLimitExceeded"]);
+
+/** The status of an inspect answer when it is the dapp's; a ReadFailure when it is not (or is no answer at all). */
+function dappStatus(body: unknown): string {
+  const answer = body as { status?: unknown; processed_input_count?: unknown; error?: unknown } | null;
+  if (typeof answer?.status !== "string" || typeof answer.processed_input_count !== "number") throw new ReadFailure("malformed", "not an inspect answer");
+  if (INCOMPLETE_STATUSES.has(answer.status)) {
+    throw new ReadFailure("failed", typeof answer.error === "string" ? `${answer.status}: ${answer.error}` : answer.status);
+  }
+  if (!DAPP_STATUSES.has(answer.status)) throw new ReadFailure("malformed", `unknown inspect status ${JSON.stringify(answer.status)}`);
+  return answer.status;
+}
+
+/** A v1 answer (the specification's envelope); a halted machine is the dapp's exception, as in v2. */
+function dappAnswer(body: unknown): InspectEnvelope {
+  const status = dappStatus(body);
+  const envelope = body as InspectEnvelope;
+  return status === "MachineHalted" ? { ...envelope, status: "Exception", exception_payload: envelope.exception_payload ?? utf8ToHex(status) } : envelope;
+}
+
+function v2Answer(body: unknown): V2InspectBody {
+  dappStatus(body);
+  return body as V2InspectBody;
 }
 
 /** The result of an inspect answer: its first report, or the api's error for a rejection. */
@@ -123,7 +203,8 @@ export function resultOf<T extends QueryType>(envelope: InspectEnvelope, params:
   if (envelope.status !== "Accepted") throw rejection(envelope, params);
   const report = envelope.reports?.[0];
   if (report === undefined) {
-    throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup node answered without a report", { url, error: "no report in an accepted inspect response" });
+    const error = "no report in an accepted inspect response";
+    throw new ApiError("ROLLUP_UNAVAILABLE", "The rollup node answered without a report", { url, error }, { cause: new ReadFailure("malformed", error) });
   }
   return JSON.parse(hexToUtf8(report.payload)) as QueryResults[T];
 }
@@ -165,8 +246,8 @@ interface V2InspectBody {
 }
 
 /**
- * The v1 envelope of a v2 answer: a dapp's exception keeps its payload (`exception_data`), as v1's
- * `exception_payload` does; an inspect the node could not complete is an exception with its reason.
+ * The v1 envelope of a v2 answer (the dapp's: v2Answer has let no other through): a dapp's exception keeps
+ * its payload (`exception_data`), as v1's `exception_payload` does; a halted machine is an exception too.
  */
 function v1Envelope(answer: V2InspectBody): InspectEnvelope {
   const accepted = answer.status === "Accepted";

@@ -10,11 +10,16 @@
  * has processed (`processed_input_count`), so a reader is judged by the answer it gives, not by a status
  * polled a moment ago. When no reader has caught up within READ_WAIT_MS, the node answers and the
  * response says so (X-Read-Fallback).
+ *
+ * A reader that fails a read, however (no connection, a reset, a timeout, an error status, v2's `Failed`,
+ * v1's limits: api/rollup/inspect.ts, ReadFailure), is left alone for a while and the read moves on to the
+ * next reader, then the node; only the dapp's own answer (a rejection included) is final. Each such move
+ * is counted with its reason (onRead "failed").
  */
 import type { InspectEnvelope, QueryResults, QueryType } from "../../common/wire.ts";
 import { ApiError } from "../errors.ts";
 import { inputNeeded, noteFallback } from "./read-context.ts";
-import { everyPage, pageParams, resultOf, type ListQueryType, type RollupQueries, type RollupReader } from "./inspect.ts";
+import { everyPage, failureOf, pageParams, resultOf, type ListQueryType, type ReadFailureReason, type RollupQueries, type RollupReader } from "./inspect.ts";
 import type { WriteMark } from "./write-mark.ts";
 import { messageOf } from "../../common/errors.ts";
 
@@ -42,13 +47,16 @@ export interface ReaderView {
 /** What the pool needs of a reader or of the node (RollupReader): tests hand it fakes. */
 export type ReadSource = Pick<RollupReader, "url" | "envelopeOf" | "query">;
 
+/** How a read went at one endpoint: answered, passed over as behind, failed there (and moved on), or sent to the node. */
+export type ReadOutcome = "ok" | "behind" | "failed" | "fallback";
+
 export interface ReadPoolOptions {
   /** How long a read waits for a reader that has processed what it needs before the node answers it. */
   waitMs: number;
   /** How often each reader's status is read. */
   pollMs: number;
-  /** Where each read went: a reader's URL or "node", and how it went. */
-  onRead?: (target: string, outcome: "ok" | "behind" | "failed" | "fallback") => void;
+  /** Where each read went: a reader's URL or "node", how it went and, when it failed there, why. */
+  onRead?: (target: string, outcome: ReadOutcome, reason?: ReadFailureReason) => void;
 }
 
 class Endpoint {
@@ -193,11 +201,11 @@ export class ReadPool implements RollupQueries {
     return { envelope: await this.node.envelopeOf(type, params, timeoutMs), url: this.node.url, source: this.node, endpoint: undefined };
   }
 
-  /** Down, hung or refusing (a reader in mismatch answers 503): left alone for a while. */
+  /** Down, hung, refusing (a reader in mismatch answers 503) or unable to complete an inspect: left alone for a while. */
   private rest(endpoint: Endpoint, error: unknown): void {
     endpoint.restUntil = Date.now() + REST_MS;
     endpoint.restReason = error instanceof ApiError ? String(error.details?.error ?? error.message) : String(error);
-    this.options.onRead?.(endpoint.url, "failed");
+    this.options.onRead?.(endpoint.url, "failed", failureOf(error).reason);
   }
 
   /**

@@ -18,6 +18,7 @@ import { grantsTests } from "./e2e-suite/grants.ts";
 import { operationsTests } from "./e2e-suite/operations.ts";
 import { graphqlTests } from "./e2e-suite/graphql.ts";
 import { quorumTests } from "./e2e-suite/quorum.ts";
+import { readersTests } from "./e2e-suite/readers.ts";
 
 export type { ApiEndToEndOptions } from "./e2e-suite/context.ts";
 
@@ -172,16 +173,5 @@ export function apiEndToEndSuite(options: ApiEndToEndOptions): void {
   operationsTests(ctx);
 
   // Last, once every other test has read and written: with readers, the node served the api no inspect.
-  if (ctx.readers > 0) {
-    describe("readers", () => {
-      it("the api sent the node no inspect: every read went to the readers", async () => {
-        const sent = ctx.nodeProxy?.received().toString("latin1") ?? "";
-        // The api did reach the node (verdicts, notices, proofs), and never its inspect route.
-        expect(sent).toMatch(/^POST \/(graphql|rpc) HTTP\/1\.1/m);
-        expect(sent.match(/^[A-Z]+ \/inspect[^\r\n]*/gm) ?? []).toEqual([]);
-        const reads = await ctx.asClient(ctx.anon).status();
-        expect(reads.readers.map((r) => r.health)).toEqual(ctx.stack.urls.readers.map(() => "serving"));
-      });
-    });
-  }
+  if (ctx.readers > 0) readersTests(ctx);
 }
