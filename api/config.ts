@@ -200,7 +200,11 @@ export interface ApiConfig extends RollupEndpoints {
   /** The registry and the gate beside the application, when known (both or neither). */
   contracts: { registry: Address; gate: Address } | undefined;
   /** Where EAS's GraphQL is answered: by the indexer (INDEX_URL), or by the api from a PostgreSQL server of the index. */
-  index: { kind: "indexer"; url: string } | { kind: "database"; location: IndexLocation; readTimeoutMs: number };
+  /**
+   * `keepAnswers`: answers are kept until the indexer's next commit (api/graphql/answers.ts); only when the
+   * api reads the server the indexer writes, since a replica's data may lag the commit it would hear of.
+   */
+  index: { kind: "indexer"; url: string } | { kind: "database"; location: IndexLocation; readTimeoutMs: number; keepAnswers: boolean };
   /** Readers the inspect reads go to (READ_URLS), with how long a read waits for one to catch up; undefined: the node. */
   reads: { urls: string[]; waitMs: number; pollMs: number; timeoutMs: number } | undefined;
 }
@@ -270,7 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
 function indexOf(e: { INDEX_URL: string; DATABASE_URL?: string | undefined; DATABASE_READ_URL?: string | undefined; DATABASE_SCHEMA: string; INDEX_READ_TIMEOUT_MS: number }): ApiConfig["index"] {
   const url = e.DATABASE_READ_URL ?? e.DATABASE_URL;
   if (url === undefined) return { kind: "indexer", url: e.INDEX_URL.replace(/\/+$/, "") };
-  return { kind: "database", location: { kind: "postgres", url, schema: e.DATABASE_SCHEMA }, readTimeoutMs: e.INDEX_READ_TIMEOUT_MS };
+  return { kind: "database", location: { kind: "postgres", url, schema: e.DATABASE_SCHEMA }, readTimeoutMs: e.INDEX_READ_TIMEOUT_MS, keepAnswers: e.DATABASE_READ_URL === undefined };
 }
 
 /** Both addresses or neither: a registry without its gate (or the reverse) is a deployment half done. */

@@ -6,6 +6,7 @@
  * same few queries with other variables.
  */
 import { execute, GraphQLError, Kind, parse, specifiedRules, validate, visit, type DocumentNode } from "graphql";
+import { answerCache, type IndexVersion } from "./answers.ts";
 import { indexRoot, type IndexReads } from "./resolve.ts";
 import { limitsRule, MAX_SKIP, MAX_TAKE, schema } from "./schema.ts";
 
@@ -92,16 +93,30 @@ export function graphqlGate(): (request: GraphqlRequest) => DocumentNode | Graph
 /** Whether the gate let a request through: its document, or the answer that refused it. */
 export const passed = (checked: DocumentNode | GraphqlAnswer): checked is DocumentNode => "kind" in checked;
 
-export function graphqlExecutor(index: IndexReads): (request: GraphqlRequest) => Promise<GraphqlAnswer> {
+/**
+ * Runs requests against the index. With `version` (the index's, api/graphql/answers.ts) answers are kept
+ * until the index changes; without it, or for a `fresh` request, every request reads.
+ */
+export function graphqlExecutor(index: IndexReads, version?: IndexVersion): (request: GraphqlRequest, fresh?: boolean) => Promise<GraphqlAnswer> {
   const gate = graphqlGate();
-  return async (request) => {
+  const answers = version === undefined ? undefined : answerCache(version);
+  return async (request, fresh = false) => {
     const document = gate(request);
     if (!passed(document)) return document;
-    const result = await execute({ schema, document, rootValue: indexRoot(index), variableValues: request.variables ?? undefined, operationName: request.operationName ?? undefined });
-    const errors = result.errors?.map(formatted);
-    // No data and no failed read: the request itself was wrong (a variable of the wrong type...).
-    const readFailed = errors?.some((e) => READ_FAILURES.has(String((e.extensions as { code?: unknown } | undefined)?.code))) === true;
-    if (result.data == null && !readFailed) return { status: 400, body: { errors: errors ?? [] } };
-    return { status: 200, body: { data: (result.data ?? null) as Record<string, unknown> | null, ...(errors === undefined ? {} : { errors }) } };
+    // `fresh`: the caller has seen the index hold what it needs; a kept answer may predate the news of it.
+    const cached = fresh ? undefined : answers?.get(request);
+    if (cached?.answer !== undefined) return cached.answer;
+    const answer = await executeDocument(index, document, request);
+    cached?.keep(answer);
+    return answer;
   };
+}
+
+async function executeDocument(index: IndexReads, document: DocumentNode, request: GraphqlRequest): Promise<GraphqlAnswer> {
+  const result = await execute({ schema, document, rootValue: indexRoot(index), variableValues: request.variables ?? undefined, operationName: request.operationName ?? undefined });
+  const errors = result.errors?.map(formatted);
+  // No data and no failed read: the request itself was wrong (a variable of the wrong type...).
+  const readFailed = errors?.some((e) => READ_FAILURES.has(String((e.extensions as { code?: unknown } | undefined)?.code))) === true;
+  if (result.data == null && !readFailed) return { status: 400, body: { errors: errors ?? [] } };
+  return { status: 200, body: { data: (result.data ?? null) as Record<string, unknown> | null, ...(errors === undefined ? {} : { errors }) } };
 }

@@ -12,7 +12,16 @@ import { announcedSchema } from "../rollup/catalog.ts";
 import { decodeNotice } from "../rollup/follower.ts";
 import type { InputOrigin, NoticeRecord } from "../rollup/node-reader.ts";
 import type { IndexDb } from "./db.ts";
+import { INDEX_CHANGED } from "./location.ts";
 import { attestations, indexState, inputs, schemata } from "./schema.ts";
+
+/**
+ * Tells the index's readers, at the commit of `tx`, that what it holds changed (INDEX_CHANGED): PostgreSQL
+ * delivers a notification when its transaction commits, and never one of a transaction rolled back.
+ */
+export async function announceChange(tx: IndexDb): Promise<void> {
+  await tx.execute(sql`select pg_notify(${INDEX_CHANGED}, current_schema())`);
+}
 
 /** An input's place in `position`: notices per input stay far below 2^20 (a batch holds 256 items). */
 export const POSITION_SHIFT = 2 ** 20;
@@ -185,6 +194,7 @@ export async function applyInputs(db: IndexDb, batch: readonly IndexedInput[], c
       .update(indexState)
       .set({ cursor, lastInput: last.index, attestationCount: sql`${indexState.attestationCount} + ${count}` })
       .where(eq(indexState.id, 1));
+    await announceChange(tx);
     return { attestations: count };
   });
 }

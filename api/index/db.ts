@@ -16,7 +16,7 @@ import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import pg from "pg";
-import type { IndexLocation } from "./location.ts";
+import { INDEX_CHANGED, type IndexLocation } from "./location.ts";
 import { indexTables } from "./schema.ts";
 
 export type { IndexLocation };
@@ -126,6 +126,56 @@ export async function openIndex(location: IndexLocation, options: OpenOptions): 
     read: (read) => read(readDb),
     close: async () => {
       await Promise.all([pool.end(), readPool.end()]);
+    },
+  };
+}
+
+/**
+ * The version of a PostgreSQL index as an api that reads it itself knows it (api/graphql/answers.ts): a
+ * count of the indexer's commits it has heard of (LISTEN on the channel `announceChange` notifies). While
+ * its connection is down the version is unknown (no answer is kept), and on reconnecting it moves on,
+ * since anything may have changed meanwhile.
+ */
+export function changeListener(location: Extract<IndexLocation, { kind: "postgres" }>, retryMs = 1_000): { version: () => string | undefined; close: () => Promise<void> } {
+  let heard = 0;
+  let connected = false;
+  let closed = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = (): void => {
+    const next = new pg.Client({ connectionString: location.url });
+    client = next;
+    const lost = (): void => {
+      if (client !== next) return;
+      connected = false;
+      client = undefined;
+      next.end().catch(() => undefined);
+      if (!closed) retry = setTimeout(connect, retryMs);
+    };
+    next.on("error", lost);
+    next.on("end", lost);
+    next.on("notification", (message) => {
+      if (message.channel === INDEX_CHANGED && message.payload === location.schema) heard += 1;
+    });
+    next
+      .connect()
+      .then(() => next.query(`LISTEN ${INDEX_CHANGED}`))
+      .then(() => {
+        if (client !== next) return;
+        heard += 1;
+        connected = true;
+      }, lost);
+  };
+  connect();
+  return {
+    version: () => (connected ? String(heard) : undefined),
+    close: async () => {
+      closed = true;
+      if (retry !== undefined) clearTimeout(retry);
+      const open = client;
+      client = undefined;
+      connected = false;
+      await open?.end().catch(() => undefined);
     },
   };
 }

@@ -8,8 +8,8 @@
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { NoticeRecord } from "../rollup/node-reader.ts";
 import { decodeNotice } from "../rollup/follower.ts";
-import { applyInput, noticesHash } from "./apply.ts";
-import type { OpenIndex } from "./db.ts";
+import { announceChange, applyInput, noticesHash } from "./apply.ts";
+import type { IndexDb, OpenIndex } from "./db.ts";
 import { attestations, indexState, inputs, schemata } from "./schema.ts";
 import type { IndexSource } from "./source.ts";
 
@@ -36,6 +36,8 @@ const READ_AHEAD_PAGES = 4;
 
 export class Indexer {
   private progress: IndexProgress = { lastInput: -1, provenThrough: -1, attestations: 0 };
+  /** Commits this indexer made that changed the index: its version, for the answers kept (api/graphql/answers.ts). */
+  private changes = 0;
   private cursor: string | null = null;
 
   constructor(
@@ -43,6 +45,11 @@ export class Indexer {
     private readonly source: IndexSource,
     private readonly options: IndexerOptions,
   ) {}
+
+  /** Changes with every commit of this indexer (what the index holds may differ from the last version's). */
+  get version(): number {
+    return this.changes;
+  }
 
   get state(): IndexProgress {
     return this.progress;
@@ -75,7 +82,9 @@ export class Indexer {
       await tx.delete(schemata);
       await tx.delete(inputs);
       await tx.update(indexState).set({ application: this.options.application, cursor: null, lastInput: -1, attestationCount: 0, provenThrough: -1 }).where(eq(indexState.id, 1));
+      await announceChange(tx as unknown as IndexDb);
     });
+    this.changes += 1;
     await this.reload();
   }
 
@@ -113,6 +122,7 @@ export class Indexer {
     const payload = needsPayload ? await this.source.inputPayload(index) : undefined;
     const { attestations: made } = await applyInput(this.index.db, { index, origin, txid, notices, ...(payload === undefined ? {} : { payload }) }, last.cursor, this.progress.provenThrough);
     this.cursor = last.cursor;
+    this.changes += 1;
     this.progress = { ...this.progress, lastInput: index, attestations: this.progress.attestations + made };
     this.options.onApplied?.(index, made, origin.timestamp > 0 ? Date.now() - origin.timestamp * 1000 : undefined);
   }
@@ -156,7 +166,9 @@ export class Indexer {
       await tx.update(attestations).set({ proven: true }).where(and(lte(attestations.inputIndex, through), eq(attestations.proven, false)));
       await tx.update(schemata).set({ proven: true }).where(and(lte(schemata.inputIndex, through), eq(schemata.proven, false)));
       await tx.update(indexState).set({ provenThrough: sql`greatest(${indexState.provenThrough}, ${through})` }).where(eq(indexState.id, 1));
+      await announceChange(tx as unknown as IndexDb);
     });
+    this.changes += 1;
     this.progress = { ...this.progress, provenThrough: Math.max(this.progress.provenThrough, through) };
   }
 }

@@ -34,3 +34,9 @@ export function indexLocationOf(e: { DATABASE_URL?: string | undefined; DATABASE
   return e.DATABASE_URL === undefined ? { kind: "pglite", dir: pgliteDir(e.DATA_DIR) } : { kind: "postgres", url: e.DATABASE_URL, schema: e.DATABASE_SCHEMA };
 }
 
+
+/**
+ * The channel every commit that changes the index notifies, its payload the index's schema: an api reading
+ * the index itself then knows its kept answers are stale (api/graphql/answers.ts, api/index/db.ts).
+ */
+export const INDEX_CHANGED = "eas_index_changed";

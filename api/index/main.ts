@@ -118,7 +118,8 @@ async function main(): Promise<void> {
           waiters.add(check);
         });
 
-  const run = graphqlExecutor(index);
+  // Answers are kept until this indexer's next commit: it is the only writer of its index.
+  const run = graphqlExecutor(index, () => String(indexer.version));
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://index");
     const route = `${req.method} ${url.pathname}`;

@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import { ApiError } from "../errors.ts";
 import { graphqlExecutor, graphqlGate, passed, type GraphqlBody, type GraphqlRequest } from "../graphql/execute.ts";
 import type { ApiConfig } from "../config.ts";
-import { openIndex, type OpenIndex } from "./db.ts";
+import { changeListener, openIndex, type OpenIndex } from "./db.ts";
 import { indexState } from "./schema.ts";
 
 /** Longest a request naming an input the index has not reached waits for it. */
@@ -70,7 +70,10 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
     });
     return opened;
   };
-  let run: ((request: GraphqlRequest) => ReturnType<ReturnType<typeof graphqlExecutor>>) | undefined;
+  // Reading the server the indexer writes, the api hears of each of its commits and keeps answers until the next.
+  const location = config.location;
+  const listener = config.keepAnswers && location.kind === "postgres" ? changeListener(location) : undefined;
+  let run: ReturnType<typeof graphqlExecutor> | undefined;
   const heldInput = async (index: OpenIndex): Promise<number> => {
     const [row] = await index.read((db) => db.select({ lastInput: indexState.lastInput }).from(indexState).where(eq(indexState.id, 1)));
     return row?.lastInput ?? -1;
@@ -89,10 +92,12 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
         throw unavailable("DATABASE_URL", error instanceof Error ? error.message : String(error));
       }
       if (held < minInput) throw behind(minInput, held);
-      run ??= graphqlExecutor(index);
-      return { ...(await run(request)), indexInput: minInput >= 0 ? held : undefined };
+      run ??= graphqlExecutor(index, listener?.version);
+      // A read-your-writes request reads: the news of the commit it waited for may not have arrived yet.
+      return { ...(await run(request, minInput >= 0)), indexInput: minInput >= 0 ? held : undefined };
     },
     async close() {
+      await listener?.close();
       if (opened !== undefined) await (await opened.catch(() => undefined))?.close();
     },
   };

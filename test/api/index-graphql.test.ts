@@ -5,11 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getAddress, type Address, type Hex } from "viem";
-import { openIndex, type OpenIndex } from "../../api/index/db.ts";
+import { changeListener, openIndex, type OpenIndex } from "../../api/index/db.ts";
 import { Indexer } from "../../api/index/indexer.ts";
 import { graphqlExecutor, type GraphqlBody } from "../../api/graphql/execute.ts";
 import { ADMIN, BANK_SCHEMA, RecordedNode } from "../support/index-node.ts";
 import { postgresBinaries, startPostgres, type PostgresServer } from "../support/postgres.ts";
+import { until } from "../support/until.ts";
 
 const A: Address = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const B: Address = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
@@ -24,6 +25,8 @@ describe.each(pgBinaries === undefined ? ["PGlite"] : ["PGlite", "PostgreSQL"])(
   let index: OpenIndex;
   let node: RecordedNode;
   let indexer: Indexer;
+  // The indexer that replaces it in the last test: the answers kept follow both.
+  let moved: Indexer | undefined;
   let run: (query: string, variables?: Record<string, unknown>) => Promise<{ status: number; body: GraphqlBody }>;
   let schemaId: Hex;
   let other: Hex;
@@ -57,7 +60,9 @@ describe.each(pgBinaries === undefined ? ["PGlite"] : ["PGlite", "PostgreSQL"])(
     ids.push(...node.attest(other, [B], "high", T0 + 30, B));
     ids.push(...node.attest(schemaId, [C], "high", T0 + 40));
     node.revoke(ids[1] as Hex, A, schemaId, T0 + 50);
-    const execute = graphqlExecutor(index);
+    // Every query of the suite goes through the answers kept (api/graphql/answers.ts), versioned by the
+    // indexers' commits as the indexer's own /graphql is: a stale answer would fail the tests after a change.
+    const execute = graphqlExecutor(index, () => `${indexer.version}:${moved?.version ?? 0}`);
     run = (query, variables) => execute({ query, variables });
     await catchUp();
   }, 60_000);
@@ -191,12 +196,61 @@ describe.each(pgBinaries === undefined ? ["PGlite"] : ["PGlite", "PostgreSQL"])(
       const fresh = new RecordedNode();
       const s = fresh.registerSchema();
       fresh.attest(s, [C], "low", T0);
-      const moved = new Indexer(index, fresh, { application: "0xab7528bb862fb57e8a2bcd567a2e929a0be56a5e", pageSize: 100, log: () => undefined });
+      moved = new Indexer(index, fresh, { application: "0xab7528bb862fb57e8a2bcd567a2e929a0be56a5e", pageSize: 100, log: () => undefined });
       await moved.prepare();
       expect(await moved.verify()).toBe(false);
       for (;;) if ((await moved.step()).caughtUp) break;
       expect(moved.state).toMatchObject({ lastInput: 1, attestations: 1 });
       expect(idsOf((await data(`{ attestations { id } }`)).attestations)).toHaveLength(1);
+    });
+  });
+
+  describe("answers kept", () => {
+    it("answers the same request again without a read until the index changes, and reads for a fresh request", async () => {
+      let reads = 0;
+      const counted = { read: <T>(read: Parameters<OpenIndex["read"]>[0]): Promise<T> => ((reads += 1), index.read(read) as Promise<T>) };
+      const execute = graphqlExecutor(counted, () => String(indexer.version));
+      const request = { query: `{ aggregateAttestation { _count { _all } } attestations(take: 1, orderBy: { time: desc }) { id } }` };
+      const first = await execute(request);
+      const readsOfOne = reads;
+      expect(readsOfOne).toBeGreaterThan(0);
+      expect(await execute(request)).toEqual(first);
+      expect(reads).toBe(readsOfOne);
+      await execute(request, true);
+      expect(reads).toBe(2 * readsOfOne);
+      // Another input: the next answer is read again, and says so.
+      const before = (first.body.data?.aggregateAttestation as { _count: { _all: number } })._count._all;
+      const [id] = node.attest(other, [A], "low", T0 + 80);
+      await catchUp();
+      const after = await execute(request);
+      expect(after.body.data).toEqual({ aggregateAttestation: { _count: { _all: before + 1 } }, attestations: [{ id }] });
+      expect(reads).toBe(3 * readsOfOne);
+      // A refusal or a failed field is never kept.
+      const bad = { query: `{ attestations(take: 500) { id } }` };
+      expect((await execute(bad)).status).toBe(400);
+      expect(reads).toBe(3 * readsOfOne);
+    });
+
+    // Only PostgreSQL has an api reading it itself (with PGlite the api asks the indexer).
+    if (backend === "PostgreSQL") it("an api reading PostgreSQL itself hears of every commit (LISTEN), and keeps nothing while it cannot hear", async () => {
+      const location = index.location;
+      if (location.kind !== "postgres") throw new Error("PostgreSQL only");
+      const listener = changeListener(location, 50);
+      try {
+        const heard = await until(() => listener.version(), (v) => v !== undefined, "the listener connected", 10_000, 20);
+        const request = { query: `{ attestations(take: 1, orderBy: { time: desc }) { id } }` };
+        const execute = graphqlExecutor(index, listener.version);
+        const first = await execute(request);
+        const [id] = node.attest(schemaId, [B], "mid", T0 + 90);
+        await catchUp();
+        // The indexer's commit is heard (PostgreSQL delivers it at commit), and the next answer is read again.
+        await until(() => listener.version(), (v) => v !== heard, "the commit's notification", 10_000, 10);
+        expect((await execute(request)).body.data).toEqual({ attestations: [{ id }] });
+        expect(first.body.data).not.toEqual({ attestations: [{ id }] });
+      } finally {
+        await listener.close();
+      }
+      expect(listener.version()).toBeUndefined();
     });
   });
 });

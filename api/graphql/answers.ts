@@ -1,0 +1,57 @@
+/**
+ * Answers kept by the index's version (docs/index.md, "Answers kept"): the index changes only when the
+ * indexer commits (an input applied, inputs proven, the index emptied), so an answer read at one version is
+ * the answer to the same request until the next. EAS's applications and explorers send the same few
+ * queries again and again (the global latest 25 above all): those are answered without a read.
+ *
+ * The version is read before the query runs, and the answer kept under it: a query that started before a
+ * change and ended after it is kept under the old version, never served for the new one. Without a version
+ * (the api's listener to the indexer's changes is down) nothing is kept or served.
+ */
+import type { GraphqlAnswer, GraphqlRequest } from "./execute.ts";
+
+/** Answers kept at most (the oldest goes first). */
+const MAX_ANSWERS = 1_024;
+/** An answer larger than this is not kept: big answers are rare, and would crowd the small ones out. */
+const MAX_ANSWER_CHARS = 64 * 1024;
+
+/** The index's version now: changes whenever what the index holds changes; undefined when unknown. */
+export type IndexVersion = () => string | undefined;
+
+export function answerCache(version: IndexVersion): {
+  get(request: GraphqlRequest): { answer: GraphqlAnswer | undefined; keep: (answer: GraphqlAnswer) => void };
+  size(): number;
+} {
+  let at: string | undefined;
+  const kept = new Map<string, GraphqlAnswer>();
+  return {
+    get(request) {
+      const now = version();
+      if (now === undefined) return { answer: undefined, keep: () => undefined };
+      // A new version: every answer kept is of an older index.
+      if (now !== at) {
+        kept.clear();
+        at = now;
+      }
+      const key = `${request.operationName ?? ""}\u0000${request.query}\u0000${JSON.stringify(request.variables ?? {})}`;
+      const answer = kept.get(key);
+      if (answer !== undefined) {
+        // Most recently used last: the oldest is the first in the map.
+        kept.delete(key);
+        kept.set(key, answer);
+        return { answer, keep: () => undefined };
+      }
+      return {
+        answer: undefined,
+        keep: (fresh) => {
+          // Only a whole answer (no field failed, no refusal) of the version it was read at.
+          if (at !== now || fresh.status !== 200 || fresh.body.errors !== undefined) return;
+          if (JSON.stringify(fresh.body).length > MAX_ANSWER_CHARS) return;
+          if (kept.size >= MAX_ANSWERS) kept.delete(kept.keys().next().value as string);
+          kept.set(key, fresh);
+        },
+      };
+    },
+    size: () => kept.size,
+  };
+}
