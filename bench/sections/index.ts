@@ -35,6 +35,9 @@ const QUERIES = {
   // EAS's documentation's first example, verbatim.
   "the global latest 25": EAS_LATEST_25,
   "a recipient's count": `query($r: String!) { aggregateAttestation(where: { recipient: { equals: $r } }) { _count { _all } } }`,
+  // The same query with a variable it does not use, new for every request: no answer kept serves it
+  // (api/graphql/answers.ts), so this is the read's own cost.
+  "the global latest 25, never kept": EAS_LATEST_25,
 } as const;
 type QueryName = keyof typeof QUERIES;
 const LAG_INPUTS = 40;
@@ -53,6 +56,7 @@ function variablesOf(query: QueryName, i: number, seed: SeedResult, owners: Addr
   if (query === "attestation by id") return { id: seed.sampleAttestationIds[i % seed.sampleAttestationIds.length] as string };
   if (query === "a schema's latest 25") return { s: BENCH_SCHEMA_ID };
   if (query === "the global latest 25") return {};
+  if (query === "the global latest 25, never kept") return { unused: `${i}` };
   return { r: getAddress(owners[i % owners.length] as Address) };
 }
 
@@ -122,7 +126,9 @@ async function measure(ctx: BenchContext, n: number, seed: SeedResult, backend: 
   try {
     const api = stack.urls.api;
     const owners = await checkAnswers(api, seed);
-    const bodies = (query: QueryName) => Array.from({ length: 256 }, (_, i) => Buffer.from(JSON.stringify({ query: QUERIES[query], variables: variablesOf(query, i, seed, owners) })));
+    // Each kind rotates 256 bodies; the never-kept one is new at every request.
+    const unique = (query: QueryName) => query === "the global latest 25, never kept";
+    const bodies = (query: QueryName) => Array.from({ length: unique(query) ? profile.requests + profile.warmup : 256 }, (_, i) => Buffer.from(JSON.stringify({ query: QUERIES[query], variables: variablesOf(query, i, seed, owners) })));
     const load = (next: LoadOptions["next"], check: (status: number, body: Buffer) => void): LoadOptions => ({ baseUrl: api, concurrency: CONCURRENCY, count: profile.requests, warmup: profile.warmup, next, check });
     const names = Object.keys(QUERIES) as QueryName[];
     const graphqlLoads = names.map((q) => {

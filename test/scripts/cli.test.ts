@@ -45,6 +45,7 @@ const SCRIPTS: Record<string, { bad: string[]; says: RegExp }> = {
   "inspect-adapter": { bad: ["--node", "ftp://x"], says: /--node: expected the v2 node's http\(s\) URL/ },
   riscv64: { bad: ["bogus"], says: /unknown step: bogus/ },
   "client-generate": { bad: ["--force"], says: /unknown argument: --force/ },
+  "test-times": { bad: ["/nonexistent/report.json"], says: /not vitest's JSON report/ },
 };
 
 describe("every npm run script", () => {
