@@ -10,8 +10,8 @@
  */
 import type { GraphqlAnswer, GraphqlRequest } from "./execute.ts";
 
-/** Answers kept at most (the oldest goes first). */
-const MAX_ANSWERS = 1_024;
+/** Characters of answers kept at most (the least recently used go first): about 32 MiB of text. */
+const MAX_KEPT_CHARS = 32 * 1024 * 1024;
 /** An answer larger than this is not kept: big answers are rare, and would crowd the small ones out. */
 const MAX_ANSWER_CHARS = 64 * 1024;
 
@@ -23,7 +23,8 @@ export function answerCache(version: IndexVersion): {
   size(): number;
 } {
   let at: string | undefined;
-  const kept = new Map<string, GraphqlAnswer>();
+  const kept = new Map<string, { answer: GraphqlAnswer; chars: number }>();
+  let keptChars = 0;
   return {
     get(request) {
       const now = version();
@@ -31,24 +32,31 @@ export function answerCache(version: IndexVersion): {
       // A new version: every answer kept is of an older index.
       if (now !== at) {
         kept.clear();
+        keptChars = 0;
         at = now;
       }
       const key = `${request.operationName ?? ""}\u0000${request.query}\u0000${JSON.stringify(request.variables ?? {})}`;
-      const answer = kept.get(key);
-      if (answer !== undefined) {
+      const hit = kept.get(key);
+      if (hit !== undefined) {
         // Most recently used last: the oldest is the first in the map.
         kept.delete(key);
-        kept.set(key, answer);
-        return { answer, keep: () => undefined };
+        kept.set(key, hit);
+        return { answer: hit.answer, keep: () => undefined };
       }
       return {
         answer: undefined,
         keep: (fresh) => {
           // Only a whole answer (no field failed, no refusal) of the version it was read at.
           if (at !== now || fresh.status !== 200 || fresh.body.errors !== undefined) return;
-          if (JSON.stringify(fresh.body).length > MAX_ANSWER_CHARS) return;
-          if (kept.size >= MAX_ANSWERS) kept.delete(kept.keys().next().value as string);
-          kept.set(key, fresh);
+          const chars = key.length + JSON.stringify(fresh.body).length;
+          if (chars > MAX_ANSWER_CHARS || kept.has(key)) return;
+          for (const [oldest, entry] of kept) {
+            if (keptChars + chars <= MAX_KEPT_CHARS) break;
+            kept.delete(oldest);
+            keptChars -= entry.chars;
+          }
+          kept.set(key, { answer: fresh, chars });
+          keptChars += chars;
         },
       };
     },

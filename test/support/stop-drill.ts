@@ -13,13 +13,14 @@
  * Either way every process the stack started must be gone (zombies count as gone: they hold nothing), and
  * every port it claimed free, within `boundMs` of the last signal.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
 import { loadStartOptions, stackPorts } from "../../scripts/lib/stack-config.ts";
 import { isAlive, processesOf, type ProcessId } from "../../scripts/lib/stack-processes.ts";
+import { loadCpus, type CpuLoad } from "./cpu-load.ts";
 import { freePorts, PROJECT_ROOT } from "./stack.ts";
 
 export type StopWay = "sigkill" | "term-then-kill" | "busy-term-then-kill";
@@ -75,11 +76,6 @@ function portFree(port: number): Promise<boolean> {
   });
 }
 
-/** `count` busy loops at a lower priority than the stack (so the drill loads the machine without starving it). */
-function burners(count: number): ChildProcess[] {
-  return Array.from({ length: count }, () => spawn("nice", ["-n", "5", "sh", "-c", "while :; do :; done"], { stdio: "ignore" }));
-}
-
 export async function stopDrill(options: DrillOptions): Promise<DrillResult> {
   const dataDir = mkdtempSync(join(tmpdir(), "stop-drill-"));
   const [chain, node, rollup, api, attestor, index, replicas, redis, publisher, provider, readers, readerRollups] = await freePorts(12);
@@ -108,7 +104,7 @@ export async function stopDrill(options: DrillOptions): Promise<DrillResult> {
   const group = npm.pid;
   if (group === undefined) throw new Error("npm start did not start");
   options.onGroup?.(group);
-  let load: ChildProcess[] = [];
+  let load: CpuLoad | undefined;
   let before: ProcessId[] = [];
   try {
     for (const deadline = Date.now() + 240_000; !output.includes("Local stack is up"); await sleep(200)) {
@@ -116,7 +112,7 @@ export async function stopDrill(options: DrillOptions): Promise<DrillResult> {
     }
     before = processesOf(group);
     const supervisor = before.find((p) => commandOf(p.pid).includes("scripts/start.ts") && commandOf(p.pid).startsWith(process.execPath.split("/").pop() ?? "node"));
-    load = burners(Math.max(1, Math.round(options.loadPerCore * cpus().length)));
+    load = loadCpus(options.loadPerCore);
     // Let the burners take the run queue before the stop.
     await sleep(1_000);
     // The run queue now (the load average lags it by a minute).
@@ -160,7 +156,7 @@ export async function stopDrill(options: DrillOptions): Promise<DrillResult> {
     const lines = output.trimEnd().split("\n");
     return { processes: before.length, cleanMs, leftover, boundPorts, runnable, lastLine: lines[lines.length - 1] ?? "" };
   } finally {
-    for (const burner of load) burner.kill("SIGKILL");
+    load?.stop();
     // Whatever a failed drill left is not left to the next test.
     for (const p of before.filter(isAlive)) {
       try {

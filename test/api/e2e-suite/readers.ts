@@ -6,6 +6,7 @@
  * test/api/readers.e2e.test.ts, test/devnode/stack-survival*.e2e.test.ts.)
  */
 import { describe, expect, it } from "vitest";
+import { loadCpus } from "../../support/cpu-load.ts";
 import { seriesValue } from "../../support/prometheus.ts";
 import type { SuiteContext } from "./context.ts";
 
@@ -28,20 +29,26 @@ export function readersTests(ctx: SuiteContext): void {
       const reader = ctx.stack.urls.readers[0] as string;
       const pid = ctx.stack.pid(piece);
       if (pid === undefined) throw new Error(`${piece} is not running`);
-      // Stopped, the dapp still takes the next inspect its reader hands it (its /finish is waiting), and never answers it.
-      await ctx.stack.kill(piece, "SIGSTOP");
+      // On a loaded machine, raised here (8 busy processes per core): the case failed only under load.
+      const load = loadCpus(8);
       const failed: string[] = [];
       const reads: Promise<void>[] = [];
-      const read = (): Promise<void> => ctx.asClient(ctx.anon).schemas().then(() => undefined, (error: unknown) => void failed.push(String(error)));
-      // A read at a time until one is in flight on the held dapp (reads go to the readers in turn).
-      const deadline = Date.now() + 10_000;
-      while (((await (await fetch(`${reader}/healthz`)).json()) as { state: string }).state !== "inspecting") {
-        if (Date.now() > deadline) throw new Error(`no read in flight on ${piece} after ${reads.length} reads`);
-        reads.push(read());
-        await new Promise((resolve) => setTimeout(resolve, 20));
+      try {
+        // Stopped, the dapp still takes the next inspect its reader hands it (its /finish is waiting), and never answers it.
+        await ctx.stack.kill(piece, "SIGSTOP");
+        const read = (): Promise<void> => ctx.asClient(ctx.anon).schemas().then(() => undefined, (error: unknown) => void failed.push(String(error)));
+        // A read at a time until one is in flight on the held dapp (reads go to the readers in turn).
+        const deadline = Date.now() + 20_000;
+        while (((await (await fetch(`${reader}/healthz`)).json()) as { state: string }).state !== "inspecting") {
+          if (Date.now() > deadline) throw new Error(`no read in flight on ${piece} after ${reads.length} reads`);
+          reads.push(read());
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        process.kill(pid, "SIGKILL");
+        await Promise.all(reads);
+      } finally {
+        load.stop();
       }
-      process.kill(pid, "SIGKILL");
-      await Promise.all(reads);
       expect(failed).toEqual([]);
       // The read the dapp held failed at its reader (v2: 200 `Failed`; v1: 503 DAPP_GONE) and moved on.
       const series = `api_rollup_reads_total{target="${reader}",outcome="failed",reason="${ctx.rollups === "v2" ? "failed" : "5xx"}"}`;
