@@ -5,10 +5,14 @@
  * SIGTERM then SIGKILL 2 s later while the supervisor's event loop cannot run (SIGSTOPped: the extreme of a
  * busy loop; the stop it would run is npm start's ordinary Ctrl-C, test/devnode/restart.e2e.test.ts). Each time every process the stack started is gone and every port it
  * claimed is free within 10 s of the last signal. Before the lifelines (scripts/lib/stack-lifeline.ts), the
- * first left every piece running, parented to init, holding its port.
+ * first left every piece running, parented to init, holding its port. Last, the stop's bound (STOP_TIMEOUT_MS):
+ * a piece that ignores SIGTERM is killed when it is reached, not after its own grace.
  */
 import { cpus } from "node:os";
 import { describe, expect, it } from "vitest";
+import { isAlive } from "../../scripts/lib/stack-processes.ts";
+import { PIECE_GRACE_MS } from "../../scripts/lib/stack-restarts.ts";
+import { startStack } from "../support/stack.ts";
 import { stopDrill } from "../support/stop-drill.ts";
 
 const ARGS = ["--api-replicas", "2"] as const;
@@ -32,5 +36,21 @@ describe("npm start stopped from outside on a loaded machine", () => {
     expect(result.runnable).toBeGreaterThanOrEqual(8 * cpus().length);
     expect({ leftover: result.leftover, boundPorts: result.boundPorts }).toEqual({ leftover: [], boundPorts: [] });
     expect(result.cleanMs).toBeLessThanOrEqual(BOUND_MS);
+  });
+});
+
+describe("a stop within its bound", () => {
+  it("a piece that ignores SIGTERM and would run 10 minutes more is killed at the bound, and nothing of it is left", { timeout: 180_000 }, async () => {
+    // The dapp's leader is a shell that ignores SIGTERM and, once its dapp has stopped, sleeps on (sleep inherits the ignore).
+    const stack = await startStack({ dappCommand: `trap '' TERM; "${process.execPath}" --import tsx dapp/main.ts; sleep 600`, stopBoundMs: 1_000 });
+    const before = stack.processes();
+    const from = Date.now();
+    await stack.stop();
+    const took = Date.now() - from;
+    console.log(`[lifeline] stop with a piece ignoring SIGTERM: ${took} ms (bound 1,000 ms)`);
+    expect(before.filter(isAlive)).toEqual([]);
+    // Without the bound the piece alone would hold the stop for its whole grace (PIECE_GRACE_MS, 5 s) before
+    // its SIGKILL, and the node and the chain would then be stopped gently after it: at the bound all are killed.
+    expect(took).toBeLessThan(PIECE_GRACE_MS);
   });
 });

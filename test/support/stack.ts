@@ -90,6 +90,8 @@ export interface StartStackOptions {
   apiReplicas?: number;
   /** Per piece. Default 60 s. */
   readyTimeoutMs?: number;
+  /** The bound of `stop()` (npm start's STOP_TIMEOUT_MS); the supervisor's default otherwise. */
+  stopBoundMs?: number;
   /**
    * Follow this chain instead of starting one (the devnode treats it as external); with `env:
    * {DEVNODE_ROLE: "validator"}` this is a validator node beside another stack.
@@ -281,6 +283,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     readyTimeoutMs: (options.readyTimeoutMs ?? 60_000) * SLOW_DAPP_FACTOR,
     log: (line) => void supervisorLines.push(line),
     statusFile: stackStatusPath(settings),
+    ...(options.stopBoundMs === undefined ? {} : { stopBoundMs: options.stopBoundMs }),
     onStackDown: (reason) => (downReason ??= reason),
   });
   const logs = (piece: PieceName): string => {
