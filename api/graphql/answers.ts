@@ -20,7 +20,6 @@ export type IndexVersion = () => string | undefined;
 
 export function answerCache(version: IndexVersion): {
   get(request: GraphqlRequest): { answer: GraphqlAnswer | undefined; keep: (answer: GraphqlAnswer) => void };
-  size(): number;
 } {
   let at: string | undefined;
   const kept = new Map<string, { answer: GraphqlAnswer; chars: number }>();
@@ -60,6 +59,5 @@ export function answerCache(version: IndexVersion): {
         },
       };
     },
-    size: () => kept.size,
   };
 }
