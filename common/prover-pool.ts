@@ -16,8 +16,10 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export interface ProverSettings {
   /** How many prover processes may run at once (each holds one claim; a `zk` one needs ~300 MB). */
   provers: number;
-  /** How long one claim may take before its prover is killed. */
+  /** How long one claim may take, from the moment a ready prover has it, before its prover is killed. */
   timeoutMs: number;
+  /** How long a new prover may take to say it is ready; unset, the larger of `timeoutMs` and PROVER_START_BOUND_MS. */
+  startTimeoutMs?: number;
   /** Extra root certificates (PEM paths) for the provers' TLS library, which ignores NODE_EXTRA_CA_CERTS. */
   caFiles: string;
   dataDir: string;
@@ -62,6 +64,9 @@ interface Waiting {
   request: ProveRequest;
   settle(result: ProveResult | Error): void;
 }
+
+/** How long a new prover may take to load attestor-core and say it is ready, at least (measured: ~2 s idle, >30 s on a loaded CI machine). */
+export const PROVER_START_BOUND_MS = 120_000;
 
 export class ProverPool {
   private readonly provers = new Set<Prover>();
@@ -144,9 +149,14 @@ export class ProverPool {
   }
 
   private assign(prover: Prover, waiting: Waiting): void {
-    const timer = setTimeout(() => {
-      void this.retire(prover, new Error(`the proof took longer than ${Math.round(this.settings.timeoutMs / 1000)} s`));
-    }, this.settings.timeoutMs);
+    // The proof's time counts from the moment a ready prover has the claim: loading attestor-core on a
+    // loaded machine took more than 30 s in CI, and calling that "the proof took longer" was false.
+    // A prover that never gets ready is bounded apart, with its own reason.
+    const seconds = (ms: number): number => Math.round(ms / 1000);
+    const startBoundMs = this.settings.startTimeoutMs ?? Math.max(this.settings.timeoutMs, PROVER_START_BOUND_MS);
+    let timer = setTimeout(() => {
+      void this.retire(prover, new Error(`the prover did not start within ${seconds(startBoundMs)} s`));
+    }, startBoundMs);
     prover.current = {
       id: waiting.request.id,
       settle: (result) => {
@@ -160,6 +170,10 @@ export class ProverPool {
     prover.ready.then(() => {
       // The claim may have timed out, or the prover died, while it was starting.
       if (prover.current?.id !== waiting.request.id || !prover.child.connected) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        void this.retire(prover, new Error(`the proof took longer than ${seconds(this.settings.timeoutMs)} s`));
+      }, this.settings.timeoutMs);
       prover.child.send(waiting.request, (error) => {
         if (error !== null) fail(error);
       });

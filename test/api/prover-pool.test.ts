@@ -4,6 +4,8 @@
  * claim meets before any proof, mapped to ZKTLS_PROOF_FAILED with their reasons, and a prover that
  * overruns its time killed and replaced.
  */
+import { fork, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -79,6 +81,24 @@ describe("the prover pool", () => {
       expect(pool.size).toBe(0);
       const again = await failureOf(prove(pool));
       expect(again.details).toEqual({ reason: "the proof took longer than 3 s" });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("a prover that never says it is ready: the claim fails naming the start, not the proof, and the prover is killed", { timeout: 60_000 }, async () => {
+    // A process on the IPC channel that never sends `ready`, as a prover stuck loading attestor-core would.
+    let child: ChildProcess | undefined;
+    const stuck = (): ChildProcess => (child = fork("-e", ["setInterval(() => {}, 1000)"], { stdio: ["ignore", "inherit", "inherit", "ipc"] }));
+    const pool = new ProverPool({ ...settings("ws://127.0.0.1:1/ws", 30_000), startTimeoutMs: 1_500 }, stuck);
+    try {
+      const error = await failureOf(prove(pool));
+      expect([error.code, error.details]).toEqual(["ZKTLS_PROOF_FAILED", { reason: "the prover did not start within 2 s" }]);
+      expect(pool.size).toBe(0);
+      // The claim fails as the kill is sent; the process ends just after.
+      if (child === undefined) throw new Error("no prover was started");
+      const ended = child.exitCode !== null || child.signalCode !== null ? undefined : await once(child, "exit");
+      expect(ended?.[1] ?? child.signalCode).toBe("SIGKILL");
     } finally {
       await pool.close();
     }
