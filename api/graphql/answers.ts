@@ -7,6 +7,11 @@
  * The version is read before the query runs, and the answer kept under it: a query that started before a
  * change and ended after it is kept under the old version, never served for the new one. Without a version
  * (the api's listener to the indexer's changes is down) nothing is kept or served.
+ *
+ * An answer is kept on its request's second sighting at a version, never its first: a stream of requests
+ * each seen once (a variable new every time, a crawler walking ids) then costs what it costs without a
+ * cache and never pushes out the few answers asked again and again. Each is kept with its JSON text, which
+ * is what a hit sends.
  */
 import type { GraphqlAnswer, GraphqlRequest } from "./execute.ts";
 
@@ -14,6 +19,8 @@ import type { GraphqlAnswer, GraphqlRequest } from "./execute.ts";
 const MAX_KEPT_CHARS = 32 * 1024 * 1024;
 /** An answer larger than this is not kept: big answers are rare, and would crowd the small ones out. */
 const MAX_ANSWER_CHARS = 64 * 1024;
+/** Requests remembered as seen once (their keys only), per version: past it the oldest are forgotten. */
+const MAX_SEEN = 65_536;
 
 /** The index's version now: changes whenever what the index holds changes; undefined when unknown. */
 export type IndexVersion = () => string | undefined;
@@ -23,6 +30,7 @@ export function answerCache(version: IndexVersion): {
 } {
   let at: string | undefined;
   const kept = new Map<string, { answer: GraphqlAnswer; chars: number }>();
+  const seen = new Set<string>();
   let keptChars = 0;
   return {
     get(request) {
@@ -31,6 +39,7 @@ export function answerCache(version: IndexVersion): {
       // A new version: every answer kept is of an older index.
       if (now !== at) {
         kept.clear();
+        seen.clear();
         keptChars = 0;
         at = now;
       }
@@ -42,19 +51,26 @@ export function answerCache(version: IndexVersion): {
         kept.set(key, hit);
         return { answer: hit.answer, keep: () => undefined };
       }
+      if (!seen.has(key)) {
+        if (seen.size >= MAX_SEEN) seen.delete(seen.values().next().value as string);
+        seen.add(key);
+        return { answer: undefined, keep: () => undefined };
+      }
       return {
         answer: undefined,
         keep: (fresh) => {
           // Only a whole answer (no field failed, no refusal) of the version it was read at.
           if (at !== now || fresh.status !== 200 || fresh.body.errors !== undefined) return;
-          const chars = key.length + JSON.stringify(fresh.body).length;
+          const text = fresh.text ?? JSON.stringify(fresh.body);
+          const chars = key.length + text.length;
           if (chars > MAX_ANSWER_CHARS || kept.has(key)) return;
           for (const [oldest, entry] of kept) {
             if (keptChars + chars <= MAX_KEPT_CHARS) break;
             kept.delete(oldest);
             keptChars -= entry.chars;
           }
-          kept.set(key, { answer: fresh, chars });
+          seen.delete(key);
+          kept.set(key, { answer: { ...fresh, text }, chars });
           keptChars += chars;
         },
       };

@@ -33,6 +33,8 @@ export interface GraphqlBody {
 export interface GraphqlAnswer {
   status: 200 | 400;
   body: GraphqlBody;
+  /** `body` as JSON, when it is at hand (an answer kept): sent as it is, never serialized again. */
+  text?: string;
 }
 
 /** An error as GraphQL says it; a read's failure carries a code, never the SQL. */
@@ -46,27 +48,36 @@ export function formatted(error: GraphQLError): { message: string; [key: string]
   return error.toJSON() as { message: string };
 }
 
-/** A take or skip given by a variable, checked as a literal one is (schema.ts), before anything is read. */
-function variablePaging(document: DocumentNode, variables: Record<string, unknown>): string | undefined {
-  let problem: string | undefined;
+/** The variables a document gives `take` or `skip` by, with the most each may be. */
+type PagingVariables = readonly { name: string; argument: "take" | "skip"; max: number }[];
+
+function pagingVariables(document: DocumentNode): PagingVariables {
+  const found: { name: string; argument: "take" | "skip"; max: number }[] = [];
   visit(document, {
     Argument(node) {
-      if (problem !== undefined || node.value.kind !== Kind.VARIABLE || (node.name.value !== "take" && node.name.value !== "skip")) return;
-      const value = variables[node.value.name.value];
-      const max = node.name.value === "take" ? MAX_TAKE : MAX_SKIP;
-      if (typeof value === "number" && (value < 0 || value > max)) problem = `${node.name.value}: ${value} is out of range (0..${max})`;
+      if (node.value.kind !== Kind.VARIABLE || (node.name.value !== "take" && node.name.value !== "skip")) return;
+      found.push({ name: node.value.name.value, argument: node.name.value, max: node.name.value === "take" ? MAX_TAKE : MAX_SKIP });
     },
   });
-  return problem;
+  return found;
+}
+
+/** A take or skip given by a variable, checked as a literal one is (schema.ts), before anything is read. */
+function variablePaging(paging: PagingVariables, variables: Record<string, unknown>): string | undefined {
+  for (const { name, argument, max } of paging) {
+    const value = variables[name];
+    if (typeof value === "number" && (value < 0 || value > max)) return `${argument}: ${value} is out of range (0..${max})`;
+  }
+  return undefined;
 }
 
 /**
  * The checks a request passes before anything is read: parsing, the spec's rules, the limits, and the
- * variables' paging. Documents that passed are kept by their text.
+ * variables' paging. Documents that passed are kept by their text, with the variables their paging takes.
  */
 export function graphqlGate(): (request: GraphqlRequest) => DocumentNode | GraphqlAnswer {
-  const documents = new Map<string, DocumentNode>();
-  const documentOf = (query: string): DocumentNode | GraphqlAnswer => {
+  const documents = new Map<string, { document: DocumentNode; paging: PagingVariables }>();
+  const documentOf = (query: string): { document: DocumentNode; paging: PagingVariables } | GraphqlAnswer => {
     const cached = documents.get(query);
     if (cached !== undefined) return cached;
     let document: DocumentNode;
@@ -78,15 +89,16 @@ export function graphqlGate(): (request: GraphqlRequest) => DocumentNode | Graph
     const invalid = validate(schema, document, [...specifiedRules, limitsRule]);
     if (invalid.length > 0) return { status: 400, body: { errors: invalid.map(formatted) } };
     if (documents.size >= CACHED_DOCUMENTS) documents.delete(documents.keys().next().value as string);
-    documents.set(query, document);
-    return document;
+    const checked = { document, paging: pagingVariables(document) };
+    documents.set(query, checked);
+    return checked;
   };
   return (request) => {
     if (request.query.length > MAX_QUERY_BYTES) return { status: 400, body: { errors: [{ message: `the query is ${request.query.length} bytes; at most ${MAX_QUERY_BYTES}` }] } };
-    const document = documentOf(request.query);
-    if (!("kind" in document)) return document;
-    const problem = variablePaging(document, request.variables ?? {});
-    return problem === undefined ? document : { status: 400, body: { errors: [{ message: problem, extensions: { code: "BAD_USER_INPUT" } }] } };
+    const checked = documentOf(request.query);
+    if (!("document" in checked)) return checked;
+    const problem = variablePaging(checked.paging, request.variables ?? {});
+    return problem === undefined ? checked.document : { status: 400, body: { errors: [{ message: problem, extensions: { code: "BAD_USER_INPUT" } }] } };
   };
 }
 

@@ -100,78 +100,107 @@ function attestationRow(d: Created, input: IndexedInput, notice: NoticeRecord, o
   };
 }
 
-/** Writes one input's rows (inside the caller's transaction); returns how many attestations it made. */
-async function writeInput(tx: IndexDb, input: IndexedInput, provenThrough: number): Promise<number> {
-  const proven = input.index <= provenThrough;
-  // Rows of the input's attestations go in at once, counts per schema once: a batch of 256 is 3 statements.
-  const made: (typeof attestations.$inferInsert)[] = [];
-  const perSchema = new Map<string, number>();
-  let count = 0;
-  const flush = async (): Promise<void> => {
-    if (made.length === 0) return;
-    await tx.insert(attestations).values(made.splice(0));
-  };
-  for (const [ordinal, notice] of input.notices.entries()) {
-    const event = decodeNotice(notice.payload);
-    if (event?.event === "attestation:created" && wellFormedCreated(event.data)) {
-      const row = attestationRow(event.data, input, notice, ordinal, proven);
-      made.push(row);
-      perSchema.set(row.schemaId, (perSchema.get(row.schemaId) ?? 0) + 1);
-      count++;
-      continue;
+/** Rows most statements insert at once: 31 columns each stays below PostgreSQL's 65,535 parameters. */
+const ROWS_PER_STATEMENT = 1_000;
+
+/**
+ * Rows of a transaction's inputs, written together: the indexer applies one input at a time, a bulk load
+ * (the bench's) thousands, and both go through here so their rows are the same. Attestations made and
+ * inputs read wait to be inserted many to a statement, each schema's count is added once; whatever reads
+ * or changes rows already made (a revocation, a schema's registration) first writes what waits.
+ */
+class InputWriter {
+  private readonly made: (typeof attestations.$inferInsert)[] = [];
+  private readonly read: (typeof inputs.$inferInsert)[] = [];
+  private readonly perSchema = new Map<string, number>();
+  count = 0;
+
+  constructor(
+    private readonly tx: IndexDb,
+    private readonly provenThrough: number,
+  ) {}
+
+  async write(input: IndexedInput): Promise<void> {
+    const proven = input.index <= this.provenThrough;
+    for (const [ordinal, notice] of input.notices.entries()) {
+      const event = decodeNotice(notice.payload);
+      if (event?.event === "attestation:created" && wellFormedCreated(event.data)) {
+        const row = attestationRow(event.data, input, notice, ordinal, proven);
+        this.made.push(row);
+        this.perSchema.set(row.schemaId, (this.perSchema.get(row.schemaId) ?? 0) + 1);
+        this.count++;
+        if (this.made.length >= ROWS_PER_STATEMENT) await this.flushMade();
+        continue;
+      }
+      if (event?.event === "attestation:revoked" && isId(event.data.claimId)) {
+        // The revocation may name what this transaction made: what is made goes in first.
+        await this.flushMade();
+        const r: Revoked = event.data;
+        await this.tx
+          .update(attestations)
+          .set({
+            revoked: true,
+            revocationTime: r.revoked_at,
+            revoker: address(r.revoker),
+            revocationReason: r.reason,
+            supersededBy: r.superseded_by,
+            revocationInput: input.index,
+          })
+          .where(eq(attestations.id, r.claimId.toLowerCase()));
+      } else if (event?.event === "schema:registered" && isId(event.data.schema_id) && input.payload !== undefined) {
+        const p = announcedSchema(input.payload, event.data.schema_id);
+        if (p === undefined) continue;
+        // Counts are added to a schema's row: the row must be there before attestations of it are counted.
+        await this.flush();
+        const [{ n } = { n: 0 }] = await this.tx.select({ n: sql<number>`count(*)::int` }).from(schemata);
+        await this.tx.insert(schemata).values({
+          id: event.data.schema_id.toLowerCase(),
+          schema: DATA_SCHEMA,
+          creator: address(input.origin.sender),
+          resolver: zeroAddress,
+          revocable: true,
+          index: String(n + 1),
+          txid: input.txid,
+          time: input.origin.timestamp,
+          name: p.name ?? "",
+          provider: p.provider,
+          description: p.description ?? "",
+          attestationCount: 0,
+          inputIndex: input.index,
+          proven,
+        });
+      }
     }
-    // A revocation or a registration may name what this input made: what is made goes in first.
-    await flush();
-    if (event?.event === "attestation:revoked" && isId(event.data.claimId)) {
-      const r: Revoked = event.data;
-      await tx
-        .update(attestations)
-        .set({
-          revoked: true,
-          revocationTime: r.revoked_at,
-          revoker: address(r.revoker),
-          revocationReason: r.reason,
-          supersededBy: r.superseded_by,
-          revocationInput: input.index,
-        })
-        .where(eq(attestations.id, r.claimId.toLowerCase()));
-    } else if (event?.event === "schema:registered" && isId(event.data.schema_id) && input.payload !== undefined) {
-      const p = announcedSchema(input.payload, event.data.schema_id);
-      if (p === undefined) continue;
-      const [{ n } = { n: 0 }] = await tx.select({ n: sql<number>`count(*)::int` }).from(schemata);
-      await tx.insert(schemata).values({
-        id: event.data.schema_id.toLowerCase(),
-        schema: DATA_SCHEMA,
-        creator: address(input.origin.sender),
-        resolver: zeroAddress,
-        revocable: true,
-        index: String(n + 1),
-        txid: input.txid,
-        time: input.origin.timestamp,
-        name: p.name ?? "",
-        provider: p.provider,
-        description: p.description ?? "",
-        attestationCount: 0,
-        inputIndex: input.index,
-        proven,
-      });
+    this.read.push({
+      index: input.index,
+      sender: address(input.origin.sender),
+      blockNumber: input.origin.blockNumber,
+      time: input.origin.timestamp,
+      txid: input.txid,
+      notices: input.notices.length,
+      noticesHash: noticesHash(input.notices.map((n) => n.payload)),
+      proven,
+    });
+    if (this.read.length >= ROWS_PER_STATEMENT) await this.flushRead();
+  }
+
+  /** Writes everything that waits. */
+  async flush(): Promise<void> {
+    await this.flushMade();
+    for (const [id, n] of this.perSchema) {
+      await this.tx.update(schemata).set({ attestationCount: sql`${schemata.attestationCount} + ${n}` }).where(eq(schemata.id, id));
     }
+    this.perSchema.clear();
+    await this.flushRead();
   }
-  await flush();
-  for (const [id, n] of perSchema) {
-    await tx.update(schemata).set({ attestationCount: sql`${schemata.attestationCount} + ${n}` }).where(eq(schemata.id, id));
+
+  private async flushMade(): Promise<void> {
+    if (this.made.length > 0) await this.tx.insert(attestations).values(this.made.splice(0));
   }
-  await tx.insert(inputs).values({
-    index: input.index,
-    sender: address(input.origin.sender),
-    blockNumber: input.origin.blockNumber,
-    time: input.origin.timestamp,
-    txid: input.txid,
-    notices: input.notices.length,
-    noticesHash: noticesHash(input.notices.map((n) => n.payload)),
-    proven,
-  });
-  return count;
+
+  private async flushRead(): Promise<void> {
+    if (this.read.length > 0) await this.tx.insert(inputs).values(this.read.splice(0));
+  }
 }
 
 /** Applies one input's notices and moves the index past it, in one transaction. */
@@ -188,13 +217,14 @@ export async function applyInputs(db: IndexDb, batch: readonly IndexedInput[], c
   if (last === undefined) return { attestations: 0 };
   return db.transaction(async (t) => {
     const tx = t as unknown as IndexDb;
-    let count = 0;
-    for (const input of batch) count += await writeInput(tx, input, provenThrough);
+    const writer = new InputWriter(tx, provenThrough);
+    for (const input of batch) await writer.write(input);
+    await writer.flush();
     await tx
       .update(indexState)
-      .set({ cursor, lastInput: last.index, attestationCount: sql`${indexState.attestationCount} + ${count}` })
+      .set({ cursor, lastInput: last.index, attestationCount: sql`${indexState.attestationCount} + ${writer.count}` })
       .where(eq(indexState.id, 1));
     await announceChange(tx);
-    return { attestations: count };
+    return { attestations: writer.count };
   });
 }

@@ -145,7 +145,9 @@ async function main(): Promise<void> {
         return json(res, 503, { errors: [{ message: `the index has not reached input ${min} yet (it holds up to ${indexer.state.lastInput})`, extensions: { code: "INDEX_BEHIND" } }] }, { "retry-after": "1", "x-index-input": String(indexer.state.lastInput) });
       }
       const answer = await run(request);
-      json(res, answer.status, answer.body, { "x-index-input": String(indexer.state.lastInput) });
+      const headers = { "x-index-input": String(indexer.state.lastInput) };
+      if (answer.text === undefined) json(res, answer.status, answer.body, headers);
+      else res.writeHead(answer.status, { "content-type": "application/json", ...headers }).end(answer.text);
     })().catch((error: unknown) => json(res, 500, { errors: [{ message: messageOf(error), extensions: { code: "INTERNAL_ERROR" } }] }));
   });
   await new Promise<void>((resolve, reject) => {

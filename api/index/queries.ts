@@ -18,7 +18,8 @@ const POLL_MS = 25;
 
 export interface IndexAnswer {
   status: number;
-  body: GraphqlBody;
+  /** GraphQL's answer as JSON text, sent as it is. */
+  text: string;
   /** The last input the index held when it answered. */
   indexInput: number | undefined;
 }
@@ -34,6 +35,15 @@ const behind = (minInput: number, held: number): ApiError =>
 
 const unavailable = (where: string, why: string): ApiError => new ApiError("INDEX_UNAVAILABLE", `The index cannot be read: ${why}`, { index: where });
 
+/** Whether the indexer's 503 is its INDEX_BEHIND (an error with a code), not a failure of its own. */
+function behindAnswer(text: string): boolean {
+  try {
+    return (JSON.parse(text) as GraphqlBody).errors?.[0]?.extensions !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 export function indexQueries(config: ApiConfig["index"]): IndexQueries {
   if (config.kind === "indexer") {
     // Refused here rather than a hop away: a bad query costs the indexer nothing.
@@ -41,7 +51,7 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
     return {
       async graphql(request, minInput) {
         const checked = gate(request);
-        if (!passed(checked)) return { ...checked, indexInput: undefined };
+        if (!passed(checked)) return { status: checked.status, text: JSON.stringify(checked.body), indexInput: undefined };
         let response: Response;
         try {
           response = await fetch(`${config.url}/graphql`, {
@@ -53,11 +63,13 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
         } catch (error) {
           throw unavailable(config.url, error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error));
         }
-        const body = (await response.json().catch(() => undefined)) as GraphqlBody | undefined;
+        // The indexer's answer goes out as it came: parsing and writing it again would cost the api more than
+        // the indexer's own work on an answer it keeps.
+        const text = await response.text().catch(() => undefined);
         const held = Number(response.headers.get("x-index-input") ?? Number.NaN);
-        if (response.status === 503 && body?.errors?.[0]?.extensions !== undefined) throw behind(minInput, Number.isFinite(held) ? held : -1);
-        if (body === undefined || (response.status !== 200 && response.status !== 400)) throw unavailable(config.url, `the indexer answered HTTP ${response.status}`);
-        return { status: response.status, body, indexInput: Number.isFinite(held) ? held : undefined };
+        if (response.status === 503 && text !== undefined && behindAnswer(text)) throw behind(minInput, Number.isFinite(held) ? held : -1);
+        if (text === undefined || !text.startsWith("{") || (response.status !== 200 && response.status !== 400)) throw unavailable(config.url, `the indexer answered HTTP ${response.status}`);
+        return { status: response.status, text, indexInput: Number.isFinite(held) ? held : undefined };
       },
       close: () => Promise.resolve(),
     };
@@ -94,7 +106,8 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
       if (held < minInput) throw behind(minInput, held);
       run ??= graphqlExecutor(index, listener?.version);
       // A read-your-writes request reads: the news of the commit it waited for may not have arrived yet.
-      return { ...(await run(request, minInput >= 0)), indexInput: minInput >= 0 ? held : undefined };
+      const answer = await run(request, minInput >= 0);
+      return { status: answer.status, text: answer.text ?? JSON.stringify(answer.body), indexInput: minInput >= 0 ? held : undefined };
     },
     async close() {
       await listener?.close();

@@ -5,7 +5,8 @@
  * (api/graphql/schema.ts) is answered 400 with GraphQL's own `errors`, before anything is read. Rate group
  * `schemas`: these are reads.
  */
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute, z, type RouteConfigToTypedResponse } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { MAX_QUERY_BYTES, type GraphqlRequest } from "../graphql/execute.ts";
 import { currentReadNeeds } from "../rollup/read-context.ts";
 import { errorResponses, jsonContent, jsonRequest, operationTraits, router, type OperationTraits } from "../operations.ts";
@@ -56,17 +57,15 @@ export const graphqlGetRoute = createRoute({
 
 export function graphqlRoutes(services: ApiServices, clientOf: ClientAddressOf) {
   const limited = rateLimit(services.limiter, "schemas", clientOf);
-  const run = async (request: GraphqlRequest): Promise<{ status: 200 | 400; body: z.infer<typeof resultSchema>; indexInput: number | undefined }> => {
-    // Read-your-writes as the client asks it (X-Min-Input-Index): the answer sees that input or is refused.
+  // Read-your-writes as the client asks it (X-Min-Input-Index): the answer sees that input or is refused.
+  // The answer is JSON text already (often one kept): it is sent as it is.
+  const run = async (c: Context, request: GraphqlRequest) => {
     const answer = await services.index.graphql(request, currentReadNeeds()?.minInputIndex ?? -1);
-    return { status: answer.status === 400 ? 400 : 200, body: answer.body as z.infer<typeof resultSchema>, indexInput: answer.indexInput };
+    if (answer.indexInput !== undefined) c.header(INDEX_INPUT_HEADER, String(answer.indexInput));
+    return c.body(answer.text, answer.status === 400 ? 400 : 200, { "content-type": "application/json" }) as unknown as RouteConfigToTypedResponse<typeof graphqlPostRoute>;
   };
   return router()
-    .openapi({ ...graphqlPostRoute, middleware: [limited, jsonBody] }, async (c) => {
-      const { status, body, indexInput } = await run(c.req.valid("json"));
-      if (indexInput !== undefined) c.header(INDEX_INPUT_HEADER, String(indexInput));
-      return c.json(body, status);
-    })
+    .openapi({ ...graphqlPostRoute, middleware: [limited, jsonBody] }, (c) => run(c, c.req.valid("json")))
     .openapi({ ...graphqlGetRoute, middleware: [limited] }, async (c) => {
       const params = c.req.valid("query");
       let variables: Record<string, unknown> | undefined;
@@ -77,8 +76,6 @@ export function graphqlRoutes(services: ApiServices, clientOf: ClientAddressOf) 
           return c.json({ errors: [{ message: "variables: expected a JSON object" }] }, 400);
         }
       }
-      const { status, body, indexInput } = await run({ query: params.query, variables, operationName: params.operationName });
-      if (indexInput !== undefined) c.header(INDEX_INPUT_HEADER, String(indexInput));
-      return c.json(body, status);
+      return run(c, { query: params.query, variables, operationName: params.operationName });
     });
 }
