@@ -1,15 +1,18 @@
 /**
  * Builds the index for a store of N seeded attestations (bench/seed.ts) without N inputs through a node:
  * the notices the dapp writes for each seeded row (`attestation:created`, and the schema's registration)
- * go through the indexer's own writer (api/index/apply.ts, `applyInputs`), thousands of inputs a
- * transaction. The rows are those the indexer writes for the same notices; `checkIndexSeedEquivalence`
- * proves on every run that the notice made here is the one the real dispatcher emits for that row.
+ * become the rows the indexer makes of them (api/index/apply.ts: `attestationRow`, `inputRow`), written
+ * in bulk, thousands a statement (PostgreSQL's `unnest` of one array per column), which 1,000,000 rows
+ * need: the indexer's own writer does about a thousand a second here. `checkIndexSeedEquivalence` proves
+ * on every run that the notice made here is the one the real dispatcher emits for that row, and
+ * `checkBulkEquivalence` that the bulk rows are those the indexer's writer (`applyInputs`) makes.
  */
+import { getTableColumns, sql, type Table } from "drizzle-orm";
 import type { Address, Hex } from "viem";
-import { applyInputs, type IndexedInput } from "../api/index/apply.ts";
-import type { OpenIndex } from "../api/index/db.ts";
+import { applyInputs, attestationRow, inputRow, type Created, type IndexedInput } from "../api/index/apply.ts";
+import { openIndex, type IndexDb, type OpenIndex } from "../api/index/db.ts";
 import { Indexer } from "../api/index/indexer.ts";
-import { indexState } from "../api/index/schema.ts";
+import { attestations, indexState, inputs, schemata } from "../api/index/schema.ts";
 import type { IndexSource } from "../api/index/source.ts";
 import { jsonToHex } from "../common/hex.ts";
 import type { NoticeEvent } from "../common/wire.ts";
@@ -27,8 +30,10 @@ import { seededRow } from "./seed.ts";
  * those inputs.
  */
 const INDEX_BASE = 1_000_000;
-/** Inputs applied per transaction. */
-const CHUNK = 2_000;
+/** The seeded inputs are all in claimed epochs (`provenThrough` past the last). */
+const ALL_PROVEN = 2 ** 31 - 1;
+/** Rows a bulk statement inserts. */
+const CHUNK = 5_000;
 const T0 = 1_700_000_000;
 
 /** The bench's stack has none of these inputs: the indexer is never asked to read them. */
@@ -75,24 +80,91 @@ function indexedInput(index: number, timestamp: number, notice: NoticeEvent, pay
   };
 }
 
+/**
+ * Inserts `rows` into `table` in one statement: one array parameter per column, `unnest`ed into rows (a
+ * statement of 5,000 rows has 31 parameters, not 155,000; drizzle's per-value work is skipped too).
+ */
+async function insertMany(db: IndexDb, table: Table, rows: readonly Record<string, unknown>[]): Promise<void> {
+  const columns = Object.entries(getTableColumns(table));
+  const names = columns.map(([, column]) => sql.identifier(column.name));
+  const arrays = columns.map(([key, column]) => {
+    const type = column.getSQLType();
+    const values = rows.map((row) => (row[key] === undefined || row[key] === null ? null : type === "jsonb" ? JSON.stringify(row[key]) : row[key]));
+    return sql`${sql.param(values)}::${sql.raw(type)}[]`;
+  });
+  await db.execute(sql`insert into ${table} (${sql.join(names, sql`, `)}) select * from unnest(${sql.join(arrays, sql`, `)})`);
+}
+
+/**
+ * The rows of seeded inputs `from`..`to` - 1, as the indexer makes them from their notices, proven: a
+ * store of a million attestations is of epochs long claimed (and the indexer then has none of them to
+ * look for on the node).
+ */
+function seededRows(from: number, to: number, count: number, ids: Buffer | undefined): { made: Record<string, unknown>[]; read: Record<string, unknown>[] } {
+  const made: Record<string, unknown>[] = [];
+  const read: Record<string, unknown>[] = [];
+  for (let i = from; i < to; i++) {
+    const notice = seededNotice(i, count, ids);
+    const input = indexedInput(INDEX_BASE + i, T0 + i, notice);
+    const record = input.notices[0];
+    if (record === undefined) throw new Error("a seeded input has its notice");
+    made.push(attestationRow(notice.data as Created, input, record, 0, true));
+    read.push(inputRow(input, true));
+  }
+  return { made, read };
+}
+
 /** Writes the schema and `count` attestations into `index` as the indexer would from their notices. */
-export async function seedIndex(index: OpenIndex, count: number, application: string, cacheDir: string): Promise<{ seconds: number }> {
+export async function seedIndex(index: OpenIndex, count: number, application: string, cacheDir: string | undefined): Promise<{ seconds: number }> {
   const started = performance.now();
-  const ids = await idsOf(count, cacheDir);
+  const ids = cacheDir === undefined ? undefined : await idsOf(count, cacheDir);
   await new Indexer(index, NO_NODE, { application, pageSize: 1, log: () => undefined }).prepare();
-  await applyInputs(index.db, [indexedInput(INDEX_BASE - 1, T0 - 1, { event: "schema:registered", data: { schema_id: BENCH_SCHEMA_ID } }, jsonToHex(registration()))], null, -1);
+  await applyInputs(index.db, [indexedInput(INDEX_BASE - 1, T0 - 1, { event: "schema:registered", data: { schema_id: BENCH_SCHEMA_ID } }, jsonToHex(registration()))], null, ALL_PROVEN);
   const progress = startProgress({ label: `index rows seeded (${count.toLocaleString("en-US")})`, total: count });
   for (let start = 0; start < count; start += CHUNK) {
-    const chunk: IndexedInput[] = [];
-    for (let i = start; i < Math.min(count, start + CHUNK); i++) chunk.push(indexedInput(INDEX_BASE + i, T0 + i, seededNotice(i, count, ids)));
-    await applyInputs(index.db, chunk, null, -1);
-    progress.tick(chunk.length);
+    const end = Math.min(count, start + CHUNK);
+    const { made, read } = seededRows(start, end, count, ids);
+    await index.db.transaction(async (tx) => {
+      await insertMany(tx as unknown as IndexDb, attestations, made);
+      await insertMany(tx as unknown as IndexDb, inputs, read);
+    });
+    progress.tick(end - start);
   }
   progress.done();
+  await index.db.update(schemata).set({ attestationCount: count }).where(sql`${schemata.id} = ${BENCH_SCHEMA_ID.toLowerCase()}`);
   // The rows stand for inputs the bench's node never had: the indexer's progress stays at the start, so it
   // neither looks for them on the node nor empties the index for their absence.
-  await index.db.update(indexState).set({ cursor: null, lastInput: -1 });
+  await index.db.update(indexState).set({ cursor: null, lastInput: -1, attestationCount: count });
   return { seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * Seeds `count` rows twice, in PGlite in memory: in bulk (`seedIndex`), and through the indexer's writer
+ * (`applyInputs`, each input as the indexer applies it); every row of every table must be the same. The
+ * differences, by table and row (empty when none).
+ */
+export async function checkBulkEquivalence(count: number): Promise<string[]> {
+  const bulk = await openIndex({ kind: "pglite", dir: "memory://" }, { migrate: true, readTimeoutMs: 60_000 });
+  const applied = await openIndex({ kind: "pglite", dir: "memory://" }, { migrate: true, readTimeoutMs: 60_000 });
+  try {
+    const application = BENCH_ADMIN.toLowerCase();
+    await seedIndex(bulk, count, application, undefined);
+    await new Indexer(applied, NO_NODE, { application, pageSize: 1, log: () => undefined }).prepare();
+    await applyInputs(applied.db, [indexedInput(INDEX_BASE - 1, T0 - 1, { event: "schema:registered", data: { schema_id: BENCH_SCHEMA_ID } }, jsonToHex(registration()))], null, ALL_PROVEN);
+    for (let i = 0; i < count; i++) await applyInputs(applied.db, [indexedInput(INDEX_BASE + i, T0 + i, seededNotice(i, count))], null, ALL_PROVEN);
+    await applied.db.update(indexState).set({ cursor: null, lastInput: -1 });
+    const problems: string[] = [];
+    for (const [name, table, order] of [["attestation", attestations, attestations.position], ["input", inputs, inputs.index], ["schema", schemata, schemata.id], ["index_state", indexState, indexState.id]] as const) {
+      const [a, b] = await Promise.all([bulk.db.select().from(table).orderBy(order), applied.db.select().from(table).orderBy(order)]);
+      if (a.length !== b.length) problems.push(`${name}: ${a.length} rows in bulk, ${b.length} applied`);
+      for (let k = 0; k < Math.min(a.length, b.length); k++) {
+        if (JSON.stringify(a[k]) !== JSON.stringify(b[k])) problems.push(`${name} row ${k}: bulk ${JSON.stringify(a[k])}, applied ${JSON.stringify(b[k])}`);
+      }
+    }
+    return problems;
+  } finally {
+    await Promise.all([bulk.close(), applied.close()]);
+  }
 }
 
 /**

@@ -94,10 +94,6 @@ export interface ReceiptDomain {
 
 /** The fields a receipt states, from the attestation (each also the registry's getAttestation's). */
 export function receiptMessage(source: ReceiptSource): ReceiptMessage {
-  const fields = Object.entries(source.bucket_values);
-  if (fields.length !== 1) throw new Error(`an attestation with ${fields.length} bucketed fields has no receipt: DATA_SCHEMA holds one`);
-  const [[field, bucket]] = fields as [[string, string]];
-  const attestors = source.attestors ?? (source.attestor === undefined ? [] : [source.attestor]);
   return {
     version: RECEIPT_VERSION,
     schema: source.schema_id,
@@ -106,9 +102,18 @@ export function receiptMessage(source: ReceiptSource): ReceiptMessage {
     expirationTime: source.expires_at ?? 0,
     revocable: true,
     refUID: source.claimId,
-    data: encodeAbiParameters(DATA_PARAMS, [source.provider, field, bucket, attestors[0] ?? zeroAddress, BigInt(source.freshness_half_life), attestors]),
+    data: receiptData(source),
     salt: keccak256(encodePacked(["string", "bytes32"], ["rollup-attestation receipt", source.claimId])),
   };
+}
+
+/** A receipt's `data` alone (DATA_SCHEMA's encoding), as the index stores it: no salt, no checksum to compute. */
+export function receiptData(source: ReceiptSource): Hex {
+  const fields = Object.entries(source.bucket_values);
+  if (fields.length !== 1) throw new Error(`an attestation with ${fields.length} bucketed fields has no receipt: DATA_SCHEMA holds one`);
+  const [[field, bucket]] = fields as [[string, string]];
+  const attestors = source.attestors ?? (source.attestor === undefined ? [] : [source.attestor]);
+  return encodeAbiParameters(DATA_PARAMS, [source.provider, field, bucket, attestors[0] ?? zeroAddress, BigInt(source.freshness_half_life), attestors]);
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { eq, sql } from "drizzle-orm";
 import { decodeAbiParameters, getAddress, isAddress, keccak256, concatHex, parseAbiParameters, zeroAddress, zeroHash, type Hex } from "viem";
-import { DATA_SCHEMA, receiptMessage } from "../../common/receipt.ts";
+import { DATA_SCHEMA, receiptData } from "../../common/receipt.ts";
 import type { NoticeEvent } from "../../common/wire.ts";
 import { announcedSchema } from "../rollup/catalog.ts";
 import { decodeNotice } from "../rollup/follower.ts";
@@ -57,7 +57,7 @@ export function noticesHash(payloads: readonly Hex[]): Hex {
   return keccak256(concatHex(payloads.map((p) => keccak256(p))));
 }
 
-type Created = Extract<NoticeEvent, { event: "attestation:created" }>["data"];
+export type Created = Extract<NoticeEvent, { event: "attestation:created" }>["data"];
 type Revoked = Extract<NoticeEvent, { event: "attestation:revoked" }>["data"];
 
 const isId = (v: unknown): v is Hex => typeof v === "string" && /^0x[0-9a-fA-F]{64}$/.test(v);
@@ -67,10 +67,11 @@ function wellFormedCreated(d: Partial<Created>): d is Created {
   return isId(d.claimId) && isId(d.schema_id) && typeof d.owner === "string" && typeof d.timestamp === "number" && typeof d.bucket_values === "object" && d.bucket_values !== null;
 }
 
-function attestationRow(d: Created, input: IndexedInput, notice: NoticeRecord, ordinal: number, proven: boolean): typeof attestations.$inferInsert {
+/** The row an `attestation:created` notice makes (the bench's bulk load makes its rows here too). */
+export function attestationRow(d: Created, input: IndexedInput, notice: NoticeRecord, ordinal: number, proven: boolean): typeof attestations.$inferInsert {
   let data: Hex = "0x";
   // DATA_SCHEMA holds one bucketed field, as the receipt and the registry do; others have no EAS data.
-  if (Object.keys(d.bucket_values).length === 1) data = receiptMessage({ ...d, attester: d.attester ?? zeroAddress }).data;
+  if (Object.keys(d.bucket_values).length === 1) data = receiptData(d);
   const attestors = d.attestors ?? (d.attestor === undefined ? [] : [d.attestor]);
   return {
     id: d.claimId.toLowerCase(),
@@ -96,6 +97,20 @@ function attestationRow(d: Created, input: IndexedInput, notice: NoticeRecord, o
     inputIndex: input.index,
     noticeIndex: notice.index,
     position: input.index * POSITION_SHIFT + ordinal,
+    proven,
+  };
+}
+
+/** The row of an input whose notices are applied (the bench's bulk load makes its rows here too). */
+export function inputRow(input: IndexedInput, proven: boolean): typeof inputs.$inferInsert {
+  return {
+    index: input.index,
+    sender: address(input.origin.sender),
+    blockNumber: input.origin.blockNumber,
+    time: input.origin.timestamp,
+    txid: input.txid,
+    notices: input.notices.length,
+    noticesHash: noticesHash(input.notices.map((n) => n.payload)),
     proven,
   };
 }
@@ -171,16 +186,7 @@ class InputWriter {
         });
       }
     }
-    this.read.push({
-      index: input.index,
-      sender: address(input.origin.sender),
-      blockNumber: input.origin.blockNumber,
-      time: input.origin.timestamp,
-      txid: input.txid,
-      notices: input.notices.length,
-      noticesHash: noticesHash(input.notices.map((n) => n.payload)),
-      proven,
-    });
+    this.read.push(inputRow(input, proven));
     if (this.read.length >= ROWS_PER_STATEMENT) await this.flushRead();
   }
 
