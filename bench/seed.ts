@@ -108,6 +108,7 @@ export function schemaRow(): NewRow<SchemaRow> {
     createdAt: T0 - 1,
     proof: "none",
     attestorQuorum: 1,
+    accountIdField: null,
   };
 }
 

@@ -215,6 +215,8 @@ function decodeClaims(r: ByteReader, schema: CompactSchema, owner: Address, buck
 export function encodeAttestation(params: InputParams["create_attestation"], schema: CompactSchema, addressIndex: (address: Address) => number): { kind: "attestation" | "proven"; body: Uint8Array } | undefined {
   if (params.provider !== schema.providerType || params.schema_id.toLowerCase() !== schema.schemaId) return undefined;
   if (!isHex(params.encrypted_data) || !isAddress(params.owner)) return undefined;
+  // This layout has no room for a nullifier (issue 52): such an item travels as JSON until a version does.
+  if (params.nullifier !== undefined) return undefined;
   const w = new ByteWriter().varint(schema.index).varint(addressIndex(params.owner));
   for (const field of schema.fields) {
     const label = Object.hasOwn(params.bucket_values, field.name) ? params.bucket_values[field.name] : undefined;

@@ -21,6 +21,11 @@ export interface SchemaContent {
   requireSignedConsent?: boolean;
   /** Part of the content unless "admin" (the default), so admin-sealed schemas keep their ids. */
   sealing?: "admin" | "owner" | "owner+admin";
+  /**
+   * Part of the content when given: a schema unique per account is another schema than the same one
+   * without the rule (its attestations mean more), and schemas without it keep their ids.
+   */
+  accountIdField?: string;
 }
 
 export function schemaIdOf(content: SchemaContent): Hex {
@@ -31,6 +36,7 @@ export function schemaIdOf(content: SchemaContent): Hex {
     ...(content.validityPeriod !== undefined ? { validityPeriod: content.validityPeriod } : {}),
     ...(content.requireSignedConsent === true ? { requireSignedConsent: true } : {}),
     ...(content.sealing !== undefined && content.sealing !== "admin" ? { sealing: content.sealing } : {}),
+    ...(content.accountIdField !== undefined ? { accountIdField: content.accountIdField } : {}),
   };
   const canonical = canonicalJson(content.proof === "attestor" ? { ...base, proof: "attestor", ...quorum, ...validity } : { ...base, ...validity });
   return keccak256(stringToBytes(canonical));

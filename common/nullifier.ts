@@ -13,7 +13,7 @@
  *   P is a hash of a possibly guessable account id, so anyone holding it could test guesses.
  */
 import { concatBytes } from "@noble/curves/abstract/utils";
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
 import { z } from "zod";
 import { bytesToHex, hexToBytes, isHex } from "./hex.ts";
 import {
@@ -70,6 +70,15 @@ export interface NullifierKeySetJson {
   commitments: { index: number; commitment: Hex }[];
 }
 
+/** The registered key set as the rollup announces it (notice `nullifier_keys:registered`): public keys only. */
+export interface NullifierKeysView {
+  threshold: number;
+  /** K = k·G, which every later key set must keep. */
+  groupKey: Hex;
+  /** Each share's commitment K_i and the registered attestor that holds it, by index. */
+  commitments: { index: number; commitment: Hex; attestor: Address }[];
+}
+
 /** A key set checked by checkKeySet: every commitment on one polynomial of degree t − 1 through K. */
 export interface NullifierKeys {
   threshold: number;
@@ -115,8 +124,14 @@ export type NullifierVerdict =
 
 export type KeySetVerdict = { ok: true; keys: NullifierKeys } | { ok: false; reason: "malformed" | "inconsistent_commitments"; message: string };
 
-const elementHex = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected 0x and 64 hex digits (an element)");
-const proofHex = z.string().regex(/^0x[0-9a-fA-F]{128}$/, "expected 0x and 128 hex digits (a proof)");
+const elementHex = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, "expected 0x and 64 hex digits (an element)")
+  .transform((v) => v as Hex);
+const proofHex = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{128}$/, "expected 0x and 128 hex digits (a proof)")
+  .transform((v) => v as Hex);
 const shareIndex = z.number().int().min(1).max(MAX_SHARE_INDEX);
 
 /** The published parts' shape, for an input's params; their content is judged by verifyNullifier. */

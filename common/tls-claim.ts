@@ -146,19 +146,61 @@ export interface RangeStatement {
 }
 
 /**
+ * The blind of a claim's nullifier (docs/nullifiers.md): B = r·P and R = r·G. In the signed context, so a
+ * nullifier is bound to the claim it was made in: copied into another claim (a replay, or a front-run of
+ * its owner's input), it no longer matches what that claim's attestors signed.
+ */
+export interface NullifierBinding {
+  blinded: Hex;
+  blindCommitment: Hex;
+}
+
+/** The context's key that carries the nullifier's binding. */
+export const NULLIFIER_CONTEXT_KEY = "nullifier";
+
+/**
  * The client's part of the context: the attestation's owner and schema, so a claim made for one
  * attestation cannot be replayed for another owner or schema; a nonce, so two claims in the same second
- * are two claims (the dapp refuses a signed claim it has seen); and the range statement the claim asks
- * our attestor to sign.
+ * are two claims (the dapp refuses a signed claim it has seen); the range statement the claim asks
+ * our attestor to sign; and, for a schema unique per account, the nullifier's blind B and R, which each
+ * attestor checks against the account it saw before it evaluates its share and signs.
  */
 export function claimContext(
   owner: Address,
   schemaId: Hex,
   nonce?: Hex,
   statement?: RangeStatement,
-): { contextAddress: Address; contextMessage: Hex; nonce?: Hex; statement?: RangeStatement } {
+  nullifier?: NullifierBinding,
+): { contextAddress: Address; contextMessage: Hex; nonce?: Hex; statement?: RangeStatement; nullifier?: NullifierBinding } {
   const context = { contextAddress: owner.toLowerCase() as Address, contextMessage: schemaId.toLowerCase() as Hex };
-  return { ...context, ...(nonce === undefined ? {} : { nonce }), ...(statement === undefined ? {} : { statement: { field: statement.field, range: { ...statement.range } } }) };
+  return {
+    ...context,
+    ...(nonce === undefined ? {} : { nonce }),
+    ...(statement === undefined ? {} : { statement: { field: statement.field, range: { ...statement.range } } }),
+    ...(nullifier === undefined ? {} : { [NULLIFIER_CONTEXT_KEY]: { blinded: nullifier.blinded.toLowerCase() as Hex, blindCommitment: nullifier.blindCommitment.toLowerCase() as Hex } }),
+  };
+}
+
+/**
+ * The nullifier binding a claim's context text names, or why it names none. Exactly `{blinded,
+ * blindCommitment}`, two elements as 0x and 64 hex digits: anything else is no binding.
+ */
+export function contextNullifierBinding(contextText: string): Reading<NullifierBinding> {
+  let context: unknown;
+  try {
+    context = JSON.parse(contextText);
+  } catch {
+    return { ok: false, reason: "the claim's context is not JSON" };
+  }
+  const binding = context !== null && typeof context === "object" && !Array.isArray(context) ? (context as Record<string, unknown>)[NULLIFIER_CONTEXT_KEY] : undefined;
+  if (binding === undefined) return { ok: false, reason: "the claim's signed context binds no nullifier blind (B and R)" };
+  const element = /^0x[0-9a-fA-F]{64}$/;
+  if (binding === null || typeof binding !== "object" || Array.isArray(binding)) return { ok: false, reason: "the claim's nullifier binding is not an object" };
+  const { blinded, blindCommitment, ...extra } = binding as Record<string, unknown>;
+  if (Object.keys(extra).length > 0 || typeof blinded !== "string" || typeof blindCommitment !== "string" || !element.test(blinded) || !element.test(blindCommitment)) {
+    return { ok: false, reason: 'the claim\'s nullifier binding must be {"blinded": <element>, "blindCommitment": <element>}' };
+  }
+  return { ok: true, value: { blinded: blinded.toLowerCase() as Hex, blindCommitment: blindCommitment.toLowerCase() as Hex } };
 }
 
 /** The statement a context names, or why it names none an attestor could sign. */
@@ -245,13 +287,16 @@ export function proofSchemaIssues(p: {
   proof?: ProofKind | undefined;
   attestorQuorum?: number | undefined;
   bucketDefinitions: Record<string, { boundaries: number[]; labels: string[] }>;
+  dataKeys?: readonly string[] | undefined;
+  accountIdField?: string | undefined;
 }): { path: string[]; message: string }[] {
+  const account = accountIdFieldIssues(p);
   if (p.proof !== "attestor") {
-    return p.attestorQuorum !== undefined && p.attestorQuorum !== 1 ? [{ path: ["attestorQuorum"], message: 'a quorum of attestors needs proof "attestor"' }] : [];
+    return [...(p.attestorQuorum !== undefined && p.attestorQuorum !== 1 ? [{ path: ["attestorQuorum"], message: 'a quorum of attestors needs proof "attestor"' }] : []), ...account];
   }
   const fields = Object.keys(p.bucketDefinitions);
   if (fields.length === 0) return [{ path: ["bucketDefinitions"], message: 'a schema with proof "attestor" needs a bucket definition' }];
-  const issues: { path: string[]; message: string }[] = [];
+  const issues: { path: string[]; message: string }[] = [...account];
   for (const field of fields) {
     const problem = proofFieldProblem(field);
     if (problem !== undefined) {
@@ -268,4 +313,20 @@ export function proofSchemaIssues(p: {
     }
   }
   return issues;
+}
+
+/**
+ * Why a schema cannot be unique per account with this `accountIdField`: only attestors see the account id
+ * (the api's word alone would let it name any account), so proof "attestor" is needed; the path is a key
+ * chain like a proven field; and it may not be a data key, which would seal the account id into every
+ * attestation's data for the admin and each grantee to read.
+ */
+function accountIdFieldIssues(p: { proof?: ProofKind | undefined; dataKeys?: readonly string[] | undefined; accountIdField?: string | undefined }): { path: string[]; message: string }[] {
+  const field = p.accountIdField;
+  if (field === undefined) return [];
+  if (p.proof !== "attestor") return [{ path: ["accountIdField"], message: 'a schema unique per account needs proof "attestor": only the attestors see the account id' }];
+  const problem = proofFieldProblem(field);
+  if (problem !== undefined) return [{ path: ["accountIdField"], message: problem }];
+  if (p.dataKeys?.includes(field) === true) return [{ path: ["accountIdField"], message: `"${field}" is a data key: the account id would be sealed into every attestation's data` }];
+  return [];
 }

@@ -5,6 +5,7 @@
  */
 import type { Address, Hex } from "viem";
 import type { BucketDefinition } from "./buckets.ts";
+import type { NullifierKeySetJson, NullifierKeysView, PublishedNullifier } from "./nullifier.ts";
 import type { ProofKind, TlsProof } from "./tls-claim.ts";
 
 export const INPUT_KINDS = [
@@ -18,6 +19,7 @@ export const INPUT_KINDS = [
   "revoke_attestation",
   "register_owner_key",
   "share_keys",
+  "set_nullifier_keys",
 ] as const;
 export type InputKind = (typeof INPUT_KINDS)[number];
 
@@ -66,6 +68,8 @@ export interface InputParams {
     requireSignedConsent?: boolean;
     /** Extension: whose keys open its attestations' data (default "admin", the specification's; docs/consent.md). */
     sealing?: Sealing;
+    /** Extension, with proof "attestor": the account id's JSON path; the schema is then unique per account (docs/nullifiers.md). */
+    accountIdField?: string;
   };
   register_encryption_key: { publicKey: string; algorithm: "nacl-box" };
   create_attestation: {
@@ -79,6 +83,8 @@ export interface InputParams {
      * quorum (required by a schema with proof "attestor"). With them the owner may send the input itself.
      */
     proofs?: TlsProof[];
+    /** Extension, required by a schema unique per account: its nullifier's parts, B and R bound in each signed context. */
+    nullifier?: PublishedNullifier;
   };
   /** Extension: `consent`, the owner's EIP-712 signature (common/consent.ts); then anyone may send it, naming `owner`. */
   grant_access: { requester: Address; schema_id: Hex; expires_at: number; owner?: Address; consent?: SignedConsent; keys?: SharedKey[] };
@@ -90,6 +96,8 @@ export interface InputParams {
   set_role: { address: Address; role: Role; enabled: boolean };
   /** Trusts (or with enabled: false, stops trusting) a TLS attestor's signing address. */
   set_tls_attestor: { address: Address; enabled: boolean; name?: string };
+  /** Extension: the nullifier key set and each share's registered holder; a later one keeps the group key (a re-sharing). */
+  set_nullifier_keys: { keySet: NullifierKeySetJson; attestors: { index: number; address: Address }[] };
   /**
    * Extension: revokes an attestation (its attester, one of the TLS attestors that proved it, or an admin)
    * or withdraws it (its owner). It stays readable, marked; a notice records the revocation.
@@ -192,6 +200,7 @@ export type NoticeEvent =
   | { event: "key:registered"; data: { keyId: Hex } }
   | { event: "attestor:registered"; data: { address: Address; name: string } }
   | { event: "attestor:removed"; data: { address: Address } }
+  | { event: "nullifier_keys:registered"; data: NullifierKeysView }
   | { event: "owner_key:registered"; data: { owner: Address; keyId: Hex } }
   | { event: "keys:shared"; data: { grantId: Hex; owner: Address; requester: Address; attestations: Hex[] } };
 
@@ -209,6 +218,8 @@ export const DAPP_ERROR_CODES = [
   "ATTESTATION_NOT_FOUND",
   "ALREADY_REVOKED",
   "CONSENT_REJECTED", // a signed consent that does not check out, or a relayed one a schema refuses
+  "NULLIFIER_REJECTED", // a claim's nullifier that does not check out, or is missing where the schema needs one (dapp/nullifier.ts)
+  "ACCOUNT_ALREADY_BOUND", // the claim's provider account already backs another owner of the schema
   "INTERNAL_ERROR",
 ] as const;
 export type DappErrorCode = (typeof DAPP_ERROR_CODES)[number];
@@ -248,6 +259,10 @@ export interface SchemaDetail extends SchemaSummary {
   require_signed_consent: boolean;
   /** Extension: whose keys open its attestations' data. */
   sealing: Sealing;
+  /** Extension: one provider account backs one owner (its claims carry nullifiers; docs/nullifiers.md). */
+  unique_per_account: boolean;
+  /** Extension: the JSON path of the provider's account id in a schema unique per account, else null (never an account's value). */
+  account_id_field: string | null;
 }
 
 export interface AttestationView {

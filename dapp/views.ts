@@ -35,6 +35,8 @@ export function schemaDetail(row: SchemaRow, extras: SchemaExtras): SchemaDetail
     validity_period: row.validityPeriod,
     require_signed_consent: row.requireSignedConsent,
     sealing: row.sealing,
+    unique_per_account: row.accountIdField !== null,
+    account_id_field: row.accountIdField,
   };
 }
 

@@ -155,6 +155,8 @@ function schemaContentOf(p: InputParams["register_schema"]): SchemaContent {
     ...(p.validityPeriod !== undefined ? { validityPeriod: p.validityPeriod } : {}),
     ...(p.requireSignedConsent === true ? { requireSignedConsent: true } : {}),
     ...(p.sealing !== undefined ? { sealing: p.sealing } : {}),
+    // Part of the id (common/ids.ts): without it a unique schema's registration would match no announced id.
+    ...(p.accountIdField !== undefined ? { accountIdField: p.accountIdField } : {}),
   };
 }
 

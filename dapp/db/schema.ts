@@ -39,6 +39,11 @@ export const schemas = sqliteTable(
      * way), "owner" (the owner's own key, common/owner-sealed.ts) or "owner+admin" (both).
      */
     sealing: text("sealing", { enum: ["admin", "owner", "owner+admin"] }).notNull().default("admin"),
+    /**
+     * The JSON path of the provider's account id, for a schema unique per account (its claims carry
+     * nullifiers, docs/nullifiers.md); null for every other. A path, never an account's value.
+     */
+    accountIdField: text("account_id_field"),
   },
   (t) => [uniqueIndex("schemas_schema_id_uq").on(t.schemaId)],
 );
@@ -187,6 +192,48 @@ export const tlsAttestors = sqliteTable(
     addedAt: integer("added_at").notNull(),
   },
   (t) => [uniqueIndex("tls_attestors_address_uq").on(t.address)],
+);
+
+/**
+ * The registered nullifier key set (set_nullifier_keys), one row (id 1): its threshold t and group key K.
+ * A new key set replaces it only with the same K, so the nullifiers already bound keep matching.
+ */
+export const nullifierKeySet = sqliteTable("nullifier_key_set", {
+  id: integer("id").primaryKey(),
+  inputIndex: integer("input_index").notNull(),
+  itemIndex: integer("item_index"),
+  threshold: integer("threshold").notNull(),
+  groupKey: blob("group_key", { mode: "buffer" }).notNull(),
+  registeredAt: integer("registered_at").notNull(),
+});
+
+/** The key set's shares: each index's commitment K_i and the registered TLS attestor that holds it. */
+export const nullifierKeyShares = sqliteTable(
+  "nullifier_key_shares",
+  {
+    shareIndex: integer("share_index").primaryKey(),
+    commitment: blob("commitment", { mode: "buffer" }).notNull(),
+    attestor: blob("attestor", { mode: "buffer" }).notNull(),
+  },
+  // One share per attestor: an attestor holding two would count twice towards t.
+  (t) => [uniqueIndex("nullifier_key_shares_attestor_uq").on(t.attestor)],
+);
+
+/**
+ * Each nullifier of a schema unique per account and the owner it is bound to: one provider account backs
+ * one owner. A row is never deleted: a revocation leaves its account bound (docs/nullifiers.md), else an
+ * account could back owners in turn. `attestation_id` is the attestation that bound it first.
+ */
+export const nullifiers = sqliteTable(
+  "nullifiers",
+  {
+    schemaId: blob("schema_id", { mode: "buffer" }).notNull(),
+    nullifier: blob("nullifier", { mode: "buffer" }).notNull(),
+    owner: blob("owner", { mode: "buffer" }).notNull(),
+    attestationId: blob("attestation_id", { mode: "buffer" }).notNull(),
+    inputIndex: integer("input_index").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.schemaId, t.nullifier] })],
 );
 
 /** Roles granted with set_role. DAPP_ADMINS admins are configuration, not rows: they cannot be removed. */

@@ -8,6 +8,7 @@ import type { AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Hex } from "viem";
 import type { Role } from "../../common/wire.ts";
 import type { DappDatabase } from "./open.ts";
+import { createNullifierStore } from "./nullifier-store.ts";
 import { attestations, consentNonces, encryptionKeys, grantKeys, grants, meta, ownerKeys, revocations, roles, schemas, tlsAttestors, usedClaims } from "./schema.ts";
 
 export type SchemaRow = typeof schemas.$inferSelect;
@@ -154,6 +155,7 @@ export function createStore(db: DappDatabase) {
       validityPeriod: ph("validityPeriod"),
       requireSignedConsent: ph("requireSignedConsent"),
       sealing: ph("sealing"),
+      accountIdField: ph("accountIdField"),
     }).prepare(),
     ownerKey: db.select().from(ownerKeys).where(eq(ownerKeys.owner, ph("owner"))).orderBy(desc(ownerKeys.id)).limit(1).prepare(),
     insertOwnerKey: db.insert(ownerKeys).values({
@@ -379,6 +381,8 @@ export function createStore(db: DappDatabase) {
     addTlsAttestor: (address: Buffer, name: string, addedAt: number): void => void q.addTlsAttestor.run({ address, name, addedAt }),
     /** True when there was one to remove. */
     removeTlsAttestor: (address: Buffer): boolean => q.removeTlsAttestor.run({ address }).changes > 0,
+
+    ...createNullifierStore(db),
 
     /** A trivial read that fails when the database is unusable (health). */
     ping(): boolean {

@@ -9,6 +9,8 @@ import { InputRejection } from "../errors.ts";
 import { parseOwnerSealed } from "../../common/owner-sealed.ts";
 import { bytesToHex } from "../../common/hex.ts";
 import type { Store } from "../db/store.ts";
+import { publishedNullifierSchema } from "../../common/nullifier.ts";
+import { bindNullifier, checkClaimNullifier } from "../nullifier.ts";
 import { checkAttestationProofs, proofsParam } from "../proof.ts";
 import { bytes32, fieldRecord, LIMITS, shortText } from "./fields.ts";
 
@@ -23,6 +25,8 @@ export const params = z.object({
   bucket_values: fieldRecord(z.string().min(1).max(LIMITS.label))
     .refine((v) => Object.keys(v).length <= LIMITS.bucketFields, `at most ${LIMITS.bucketFields} fields`),
   proofs: proofsParam.optional(),
+  /** Required by a schema unique per account (dapp/nullifier.ts judges it). */
+  nullifier: publishedNullifierSchema.optional(),
 });
 
 /**
@@ -74,6 +78,10 @@ export default defineInput({
       }
     }
     if (schema.sealing !== "admin") checkOwnerSealing(store, schema.sealing, p.schema_id, p.owner, p.encrypted_data);
+    // Parts no schema rule asks for would sit in calldata meaning nothing: refused rather than ignored.
+    if (p.nullifier !== undefined && schema.accountIdField === null) {
+      throw new InputRejection("INVALID_PARAMS", `nullifier: schema ${p.schema_id} is not unique per account`);
+    }
     const attestationId = writeIdOf("create_attestation", input.index, input.item);
     // Proofs, when present, are checked whatever the schema; a schema with proof "attestor" requires them.
     if (p.proofs === undefined && schema.proof === "attestor") {
@@ -101,6 +109,11 @@ export default defineInput({
         store.useClaim(digest, hexToBuffer(attestationId));
       }
       attestors = checked.attestors;
+      // After the proofs: a share counts only from an attestor that signed, as checkProofs found them.
+      if (schema.accountIdField !== null) {
+        const nullifier = checkClaimNullifier(store, { schemaId: p.schema_id, proofs: p.proofs, signers: checked.attestors, published: p.nullifier });
+        bindNullifier(store, { schemaId: p.schema_id, nullifier, owner: p.owner, attestationId, inputIndex: input.index });
+      }
     }
     const attestor = attestors[0];
     const expiresAt = schema.validityPeriod === null ? null : input.timestamp + schema.validityPeriod;

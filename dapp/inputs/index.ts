@@ -7,6 +7,7 @@ import registerSchema from "./register_schema.ts";
 import registerOwnerKey from "./register_owner_key.ts";
 import revokeAttestation from "./revoke_attestation.ts";
 import revokeGrant from "./revoke_grant.ts";
+import setNullifierKeys from "./set_nullifier_keys.ts";
 import setRole from "./set_role.ts";
 import setTlsAttestor from "./set_tls_attestor.ts";
 import shareKeys from "./share_keys.ts";
@@ -23,4 +24,5 @@ export const INPUTS: Readonly<Record<InputKind, InputModule>> = {
   revoke_attestation: revokeAttestation,
   register_owner_key: registerOwnerKey,
   share_keys: shareKeys,
+  set_nullifier_keys: setNullifierKeys,
 };

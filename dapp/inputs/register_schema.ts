@@ -3,7 +3,9 @@ import { canonicalJson } from "../../common/canonical.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { MAX_QUORUM, PROOF_KINDS, proofSchemaIssues } from "../../common/tls-claim.ts";
 import { hexToBuffer } from "../db/bytes.ts";
+import type { Store } from "../db/store.ts";
 import { defineInput } from "../define.ts";
+import { InputRejection } from "../errors.ts";
 import { MAX_VALIDITY_PERIOD } from "../../common/validity.ts";
 import { SEALINGS } from "../../common/wire.ts";
 import { bucketDefinitions, LIMITS, shortText } from "./fields.ts";
@@ -25,9 +27,28 @@ export const params = z.object({
   requireSignedConsent: z.boolean().optional(),
   /** Whose keys open its attestations' data: the admin's registered key (default), the owner's, or both. */
   sealing: z.enum(SEALINGS).optional(),
+  /** The JSON path of the provider's account id: the schema is then unique per account (docs/nullifiers.md). */
+  accountIdField: z.string().min(1).max(LIMITS.shortText).optional(),
 }).superRefine((p, ctx) => {
   for (const issue of proofSchemaIssues(p)) ctx.addIssue({ code: "custom", ...issue });
 });
+
+/**
+ * A schema unique per account needs the nullifier key set, and a quorum of at least its threshold t: the
+ * dapp counts a nullifier's shares only from the claim's signers, so fewer signers could never give t.
+ */
+function checkUniqueSchema(store: Store, quorum: number): void {
+  const keys = store.nullifierKeys();
+  if (keys === undefined) {
+    throw new InputRejection("INVALID_PARAMS", "accountIdField: no nullifier key set is registered (set_nullifier_keys): a schema unique per account needs one");
+  }
+  if (quorum < keys.threshold) {
+    throw new InputRejection(
+      "INVALID_PARAMS",
+      `accountIdField: a schema unique per account needs an attestorQuorum of at least the nullifier threshold ${keys.threshold} (got ${quorum}): shares count only from a claim's signers`,
+    );
+  }
+}
 
 /** Registers a provider schema; identical content is already registered, so it is accepted as a no-op. */
 export default defineInput({
@@ -38,6 +59,7 @@ export default defineInput({
     const schemaId = schemaIdOf(p);
     const key = hexToBuffer(schemaId);
     if (store.schemaById(key)) return [];
+    if (p.accountIdField !== undefined) checkUniqueSchema(store, p.attestorQuorum ?? 1);
     store.insertSchema({
       inputIndex: input.index,
       itemIndex: input.item,
@@ -56,6 +78,7 @@ export default defineInput({
       validityPeriod: p.validityPeriod ?? null,
       requireSignedConsent: p.requireSignedConsent === true,
       sealing: p.sealing ?? "admin",
+      accountIdField: p.accountIdField ?? null,
     });
     return [{ event: "schema:registered", data: { schema_id: schemaId } }];
   },

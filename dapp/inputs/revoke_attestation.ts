@@ -49,6 +49,7 @@ export default defineInput({
         throw new InputRejection("INVALID_PARAMS", `superseded_by: attestation ${p.superseded_by} is not of the same owner and schema`);
       }
     }
+    // A nullifier the attestation bound stays bound (dapp/nullifier.ts): freeing it would let one account back owners in turn.
     store.insertRevocation({
       attestationId: hexToBuffer(p.attestation_id),
       inputIndex: input.index,

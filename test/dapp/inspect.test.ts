@@ -112,7 +112,7 @@ describe("answered queries", () => {
       name: "provider_schema",
       type: "provider_schema",
       params: { schema_id: s2 },
-      expected: () => ({ ...summary2, data_keys: ["score", "age"], freshness_half_life: 86400, domain: SCHEMA_2.domain, proof: "none", attestor_quorum: 1, validity_period: null, require_signed_consent: false, sealing: "admin" }),
+      expected: () => ({ ...summary2, data_keys: ["score", "age"], freshness_half_life: 86400, domain: SCHEMA_2.domain, proof: "none", attestor_quorum: 1, validity_period: null, require_signed_consent: false, sealing: "admin", unique_per_account: false, account_id_field: null }),
     },
     {
       name: "provider_schema with description, id in upper case",
@@ -132,6 +132,8 @@ describe("answered queries", () => {
         validity_period: null,
         require_signed_consent: false,
         sealing: "admin",
+        unique_per_account: false,
+        account_id_field: null,
       }),
     },
     {

@@ -30,6 +30,7 @@ describe("registries", () => {
       // Only the owner's word registers its key: its wallet, or its signature (an operator's relay is refused in the kind).
       register_owner_key: { owner: true, signedConsent: true },
       share_keys: { owner: true },
+      set_nullifier_keys: { role: "admin" },
     });
   });
 });

@@ -8,6 +8,7 @@
 import fc from "fast-check";
 import type { Address, Hex } from "viem";
 import { inputIdOf, schemaIdOf } from "../../common/ids.ts";
+import { dealKey } from "../../common/nullifier-dealer.ts";
 import { INPUT_KINDS } from "../../common/wire.ts";
 import { databaseDigest } from "../../dapp/db/digest.ts";
 import { PUBLIC_KEY, SCHEMA, SCHEMA_2 } from "../dapp/fixtures.ts";
@@ -17,6 +18,8 @@ import { addressArb, type stateDigest } from "./support.ts";
 export const s1 = schemaIdOf(SCHEMA);
 export const s2 = schemaIdOf(SCHEMA_2);
 export const FAR = T0 + 100_000_000;
+/** A well-formed key set of 2 of 2, dealt from fixed bytes so every run sends the same one. */
+const FUZZ_KEYS = dealKey({ threshold: 2, indices: [1, 2], secret: 7n, random: (n) => new Uint8Array(n).fill(3) }).keySet;
 
 /** The role holders: a forged sender is anyone else. */
 export const PRIVILEGED = new Set<string>([ADMIN, ATTESTOR, OPERATOR]);
@@ -36,6 +39,8 @@ export const VALID: { [K in (typeof INPUT_KINDS)[number]]: () => Record<string, 
   register_owner_key: () => ({ public_key: Buffer.alloc(32, 9).toString("base64"), algorithm: "nacl-box" }),
   // Well-formed; its grant's schema seals to the admin, so the dapp refuses it for what it says, not its form.
   share_keys: () => ({ grant_id: aliceGrant, keys: [{ attestation_id: inputIdOf("create_attestation", 5), sealed_key: `0x${"ab".repeat(104)}` }] }),
+  // Well-formed; its holders are no registered TLS attestors, so the dapp refuses it for what it says, not its form.
+  set_nullifier_keys: () => ({ keySet: FUZZ_KEYS, attestors: [{ index: 1, address: ATTESTOR }, { index: 2, address: OPERATOR }] }),
 };
 export const SENDER: Record<(typeof INPUT_KINDS)[number], Address> = {
   register_schema: ADMIN,
@@ -48,6 +53,7 @@ export const SENDER: Record<(typeof INPUT_KINDS)[number], Address> = {
   revoke_attestation: ATTESTOR,
   register_owner_key: ALICE,
   share_keys: ALICE,
+  set_nullifier_keys: ADMIN,
 };
 
 export type FieldType = "string" | "number" | "integer" | "boolean" | "object" | "array";
@@ -99,6 +105,10 @@ export const FIELDS: { kind: (typeof INPUT_KINDS)[number]; field: string; type: 
   { kind: "share_keys", field: "grant_id", type: "string", pattern: true },
   { kind: "share_keys", field: "keys", type: "array" },
   { kind: "share_keys", field: "owner", type: "string", pattern: true },
+  { kind: "set_nullifier_keys", field: "keySet", type: "object" },
+  { kind: "set_nullifier_keys", field: "attestors", type: "array" },
+  { kind: "register_schema", field: "accountIdField", type: "string", pattern: true },
+  { kind: "create_attestation", field: "nullifier", type: "object" },
 ];
 
 export const scalarOrContainer = fc.oneof(

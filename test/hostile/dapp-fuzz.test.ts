@@ -208,7 +208,7 @@ describe("advance payloads that decode but must not apply", () => {
   });
 
   it("a missing required field is INVALID_PARAMS naming it", { timeout: scaledTimeout(60_000) }, async () => {
-    const optional = ["name", "description", "owner", "proof", "proofs", "attestorQuorum", "validityPeriod", "requireSignedConsent", "consent", "reason", "superseded_by", "sealing"];
+    const optional = ["name", "description", "owner", "proof", "proofs", "attestorQuorum", "validityPeriod", "requireSignedConsent", "consent", "reason", "superseded_by", "sealing", "accountIdField", "nullifier"];
     // A grant may carry keys; sharing them is what share_keys is for.
     const required = FIELDS.filter((f) => !optional.includes(f.field) && !(f.kind === "grant_access" && f.field === "keys"));
     await fc.assert(
