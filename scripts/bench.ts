@@ -28,6 +28,8 @@ const argsSchema = z.object({
   size: z.enum(SIZES).default("full"),
   out: z.string().min(1).default(join(root, "bench-results")),
   rollups: z.enum(["v1", "v2"]).default("v1"),
+  /** `--index` on one backend only (a million rows seed in minutes on each). */
+  backend: z.enum(["pglite", "postgres"]).optional(),
 });
 
 export interface BenchArgs {
@@ -45,6 +47,8 @@ export interface BenchArgs {
   /** Only the index against inspect (bench/sections/index.ts). */
   index: boolean;
   rollups: "v1" | "v2";
+  /** With --index: only this backend (default both). */
+  backend?: "pglite" | "postgres";
 }
 
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
@@ -68,8 +72,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       else attestor = true;
       continue;
     }
-    const match = /^--(size|out|rollups)(?:=(.*))?$/.exec(arg);
-    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor, --onchain, --quorum, --receipts, --index)`);
+    const match = /^--(size|out|rollups|backend)(?:=(.*))?$/.exec(arg);
+    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor, --onchain, --quorum, --receipts, --index, --backend pglite|postgres)`);
     const value = match[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
     raw[match[1] as string] = value;
@@ -83,10 +87,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   if (quorum && (riscv64 || machine || onchain || attestor || parsed.data.rollups !== "v1")) throw new UsageError("--quorum runs on its own, on Rollups v2: leave out the other flags");
   if (receipts && (riscv64 || machine || onchain || attestor || quorum || parsed.data.rollups !== "v1")) throw new UsageError("--receipts runs on its own: leave out the other flags");
   if (index && (riscv64 || machine || onchain || attestor || quorum || receipts || parsed.data.rollups !== "v1")) throw new UsageError("--index runs on its own, on Rollups v1: leave out the other flags");
-  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, onchain, quorum, receipts, index, rollups: parsed.data.rollups };
+  if (parsed.data.backend !== undefined && !index) throw new UsageError("--backend goes with --index");
+  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, onchain, quorum, receipts, index, rollups: parsed.data.rollups, ...(parsed.data.backend === undefined ? {} : { backend: parsed.data.backend }) };
 }
 
-const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}] | npm run bench -- --onchain | npm run bench -- --quorum | npm run bench -- --receipts | npm run bench -- --index [--size ${SIZES.join("|")}]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only; --onchain: the registry's gas beside EAS's, v1 and v2; --quorum: claims under the Authority and a Quorum of 3 and 5; --receipts: signing a receipt; --index: EAS's queries from the index on PGlite and PostgreSQL against inspect, and the indexer's lag)`;
+const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}] | npm run bench -- --onchain | npm run bench -- --quorum | npm run bench -- --receipts | npm run bench -- --index [--size ${SIZES.join("|")}] [--backend pglite|postgres]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only; --onchain: the registry's gas beside EAS's, v1 and v2; --quorum: claims under the Authority and a Quorum of 3 and 5; --receipts: signing a receipt; --index: EAS's queries from the index on PGlite and PostgreSQL (or --backend's alone) against inspect, and the indexer's lag)`;
 
 /**
  * A section run alone (`--onchain`, `--quorum`): the dapp bundle built once, a scratch directory, the
@@ -140,7 +145,8 @@ async function indexMain(args: BenchArgs): Promise<number> {
   const { indexRows } = await import("../bench/sections/index.ts");
   const sizes = args.size === "ci" ? [10_000] : [10_000, 1_000_000];
   return sectionAlone(args, `npm run bench -- --index --size ${args.size}`, "bench-index.json", async function* (ctx) {
-    yield { title: "Rollups v1: EAS's queries from the index against inspect", rows: await indexRows(ctx, sizes) };
+    const backends = args.backend === undefined ? undefined : [args.backend === "pglite" ? ("PGlite" as const) : ("PostgreSQL" as const)];
+    yield { title: "Rollups v1: EAS's queries from the index against inspect", rows: await indexRows(ctx, sizes, backends) };
   });
 }
 

@@ -13,7 +13,8 @@
  *     libcmt's mock driver, and compares every output, report and outputs Merkle root libcmt wrote with
  *     what the node recorded (scripts/lib/libcmt-replay.ts). --queries: inspect queries (one a line)
  *     answered by the node at the log's end and replayed too. One line per difference and a summary; exit
- *     0 when libcmt agrees with the node on everything, 1 otherwise.
+ *     0 when libcmt agrees with the node on everything, 1 otherwise. The dapp is `tsx dapp/main.ts`,
+ *     dist/'s bundle with --bundle, or DAPP_COMMAND (a shell command, as `npm start` takes it).
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -123,7 +124,10 @@ async function replayLibcmt(options: Map<string, string>, flags: Set<string>): P
   if (saveFile !== undefined) writeFileSync(saveFile, formatInputLog(log));
   const source = logFile ?? `the ${log.rollups} node`;
   console.log(`${log.advances.length} input(s) and ${log.inspects.length} inspect(s) from ${source}, through the dapp on libcmt's mock driver`);
-  const result = await replayThroughLibcmt(log, { command: defaultDappCommand(flags.has("--bundle")), cwd: root, admins, keep: flags.has("--keep") });
+  const dappCommand = process.env.DAPP_COMMAND ?? "";
+  if (dappCommand !== "" && flags.has("--bundle")) throw new UsageError("--bundle or DAPP_COMMAND: one dapp at a time");
+  const command = dappCommand === "" ? defaultDappCommand(flags.has("--bundle")) : ["/bin/sh", "-c", `exec ${dappCommand}`];
+  const result = await replayThroughLibcmt(log, { command, cwd: root, admins, keep: flags.has("--keep") });
   for (const d of result.differences) console.log(`${d.where}: ${d.what}`);
   if (result.dir !== undefined) console.log(`session files kept in ${result.dir}`);
   const compared = log.rollups === "v2" ? "outputs, reports and outputs Merkle roots" : "notices and reports";

@@ -26,7 +26,8 @@ const MAX_SEEN = 65_536;
 export type IndexVersion = () => string | undefined;
 
 export function answerCache(version: IndexVersion): {
-  get(request: GraphqlRequest): { answer: GraphqlAnswer | undefined; keep: (answer: GraphqlAnswer) => void };
+  /** The answer kept for `request`, or, when it may be kept once read, `keep` to call with it. */
+  get(request: GraphqlRequest): { answer: GraphqlAnswer | undefined; keep?: (answer: GraphqlAnswer) => void };
 } {
   let at: string | undefined;
   const kept = new Map<string, { answer: GraphqlAnswer; chars: number }>();
@@ -35,7 +36,7 @@ export function answerCache(version: IndexVersion): {
   return {
     get(request) {
       const now = version();
-      if (now === undefined) return { answer: undefined, keep: () => undefined };
+      if (now === undefined) return { answer: undefined };
       // A new version: every answer kept is of an older index.
       if (now !== at) {
         kept.clear();
@@ -49,12 +50,12 @@ export function answerCache(version: IndexVersion): {
         // Most recently used last: the oldest is the first in the map.
         kept.delete(key);
         kept.set(key, hit);
-        return { answer: hit.answer, keep: () => undefined };
+        return { answer: hit.answer };
       }
       if (!seen.has(key)) {
         if (seen.size >= MAX_SEEN) seen.delete(seen.values().next().value as string);
         seen.add(key);
-        return { answer: undefined, keep: () => undefined };
+        return { answer: undefined };
       }
       return {
         answer: undefined,

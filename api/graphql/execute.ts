@@ -119,7 +119,7 @@ export function graphqlExecutor(index: IndexReads, version?: IndexVersion): (req
     const cached = fresh ? undefined : answers?.get(request);
     if (cached?.answer !== undefined) return cached.answer;
     const answer = await executeDocument(index, document, request);
-    cached?.keep(answer);
+    cached?.keep?.(answer);
     return answer;
   };
 }

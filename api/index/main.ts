@@ -10,6 +10,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { messageOf } from "../../common/errors.ts";
 import { graphqlExecutor, MAX_QUERY_BYTES, type GraphqlRequest } from "../graphql/execute.ts";
 import { IndexConfigError, loadIndexerConfig, type IndexerConfig } from "./config.ts";
+import { changeStream } from "./changes.ts";
 import { openIndex } from "./db.ts";
 import { Indexer } from "./indexer.ts";
 import { indexSource } from "./source.ts";
@@ -118,13 +119,16 @@ async function main(): Promise<void> {
           waiters.add(check);
         });
 
-  // Answers are kept until this indexer's next commit: it is the only writer of its index.
+  // Answers are kept until this indexer's next commit: it is the only writer of its index. The api's
+  // replicas that forward to it hear of each commit on /changes and keep theirs until then too.
   const run = graphqlExecutor(index, () => String(indexer.version));
+  const changes = changeStream(() => indexer.version);
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://index");
     const route = `${req.method} ${url.pathname}`;
     if (route === "GET /health") return json(res, 200, { status: "ok", caughtUp, ...indexer.state, location: cfg.location.kind, ...(lastError === undefined ? {} : { lastError }) });
     if (route === "GET /ready") return json(res, caughtUp ? 200 : 503, { ready: caughtUp, ...indexer.state });
+    if (route === "GET /changes") return changes.serve(req, res);
     if (route === "GET /metrics") {
       void registry.metrics().then((text) => res.writeHead(200, { "content-type": registry.contentType }).end(text));
       return;
@@ -180,8 +184,11 @@ async function main(): Promise<void> {
         if (lastError !== undefined) log(`reading again after: ${lastError}`);
         lastError = undefined;
         backoff = cfg.pollMs;
+        changes.announce();
         if (step.caughtUp) await sleep(cfg.pollMs);
       } catch (error) {
+        // A round that failed may have committed inputs before it did.
+        changes.announce();
         failures.inc();
         const message = messageOf(error);
         if (message !== lastError) log(`cannot index now (retrying): ${message}`);
@@ -197,6 +204,7 @@ async function main(): Promise<void> {
     stopping = true;
     log(`${signal}: stopping after the input being applied`);
     await loop;
+    changes.close();
     server.close();
     await index.close();
     log("stopped");

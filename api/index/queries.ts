@@ -7,8 +7,10 @@
  */
 import { eq } from "drizzle-orm";
 import { ApiError } from "../errors.ts";
-import { graphqlExecutor, graphqlGate, passed, type GraphqlBody, type GraphqlRequest } from "../graphql/execute.ts";
+import { graphqlExecutor, graphqlGate, passed, type GraphqlAnswer, type GraphqlBody, type GraphqlRequest } from "../graphql/execute.ts";
 import type { ApiConfig } from "../config.ts";
+import { answerCache } from "../graphql/answers.ts";
+import { indexerChanges } from "./changes.ts";
 import { changeListener, openIndex, type OpenIndex } from "./db.ts";
 import { indexState } from "./schema.ts";
 
@@ -35,6 +37,15 @@ const behind = (minInput: number, held: number): ApiError =>
 
 const unavailable = (where: string, why: string): ApiError => new ApiError("INDEX_UNAVAILABLE", `The index cannot be read: ${why}`, { index: where });
 
+/** Keeps an answer the indexer sent, when it is whole (answerCache keeps no answer with errors). */
+function keepForwarded(keep: (answer: GraphqlAnswer) => void, text: string): void {
+  try {
+    keep({ status: 200, body: JSON.parse(text) as GraphqlBody, text });
+  } catch {
+    // Not JSON after all: sent as it came, never kept.
+  }
+}
+
 /** Whether the indexer's 503 is its INDEX_BEHIND (an error with a code), not a failure of its own. */
 function behindAnswer(text: string): boolean {
   try {
@@ -48,10 +59,16 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
   if (config.kind === "indexer") {
     // Refused here rather than a hop away: a bad query costs the indexer nothing.
     const gate = graphqlGate();
+    // Answers kept until the indexer's next commit, heard on its /changes.
+    const changes = indexerChanges(config.url);
+    const answers = answerCache(changes.version);
     return {
       async graphql(request, minInput) {
         const checked = gate(request);
         if (!passed(checked)) return { status: checked.status, text: JSON.stringify(checked.body), indexInput: undefined };
+        // A read-your-writes request asks the indexer: the news of the commit it needs may not be here yet.
+        const cached = minInput >= 0 ? undefined : answers.get(request);
+        if (cached?.answer !== undefined) return { status: cached.answer.status, text: cached.answer.text ?? JSON.stringify(cached.answer.body), indexInput: undefined };
         let response: Response;
         try {
           response = await fetch(`${config.url}/graphql`, {
@@ -69,9 +86,13 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
         const held = Number(response.headers.get("x-index-input") ?? Number.NaN);
         if (response.status === 503 && text !== undefined && behindAnswer(text)) throw behind(minInput, Number.isFinite(held) ? held : -1);
         if (text === undefined || !text.startsWith("{") || (response.status !== 200 && response.status !== 400)) throw unavailable(config.url, `the indexer answered HTTP ${response.status}`);
+        if (cached?.keep !== undefined && response.status === 200) keepForwarded(cached.keep, text);
         return { status: response.status, text, indexInput: Number.isFinite(held) ? held : undefined };
       },
-      close: () => Promise.resolve(),
+      close: () => {
+        changes.close();
+        return Promise.resolve();
+      },
     };
   }
   let opened: Promise<OpenIndex> | undefined;

@@ -167,7 +167,7 @@ async function measure(ctx: BenchContext, n: number, seed: SeedResult, backend: 
   }
 }
 
-export async function indexRows(ctx: BenchContext, sizes: readonly number[]): Promise<SectionRows> {
+export async function indexRows(ctx: BenchContext, sizes: readonly number[], backends: readonly (typeof BACKENDS)[number][] = BACKENDS): Promise<SectionRows> {
   const { log, root, work } = ctx;
   const problems = [...(await checkIndexSeedEquivalence(0, 1_000)), ...(await checkIndexSeedEquivalence(777, 1_000))];
   if (problems.length > 0) throw new Error(`index: the seeded notices are not the dapp's: ${problems.join("; ")}`);
@@ -187,7 +187,7 @@ export async function indexRows(ctx: BenchContext, sizes: readonly number[]): Pr
     log(`index: seeded the dapp's store with ${n.toLocaleString("en-US")} attestations in ${seed.seconds.toFixed(1)} s`);
     const server = await startPostgres();
     try {
-      for (const backend of BACKENDS) {
+      for (const backend of backends) {
         const location: IndexLocation = backend === "PGlite" ? { kind: "pglite", dir: pgliteDir(dirs.PGlite) } : { kind: "postgres", url: server.url, schema: "public" };
         const index = await openIndex(location, { migrate: true, readTimeoutMs: 60_000 });
         const seeded = await seedIndex(index, n, DEFAULTS.dappAddress.toLowerCase(), join(root, "bench-results", "cache"));

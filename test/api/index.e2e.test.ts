@@ -123,6 +123,18 @@ describe.each(VARIANTS)("$name", (variant) => {
       expect((body.data?.aggregateAttestation as { _count: { _all: number } })._count._all).toBe(made);
     });
 
+    it("keeps an answer asked again and again until the index's next commit, then answers the new state", async () => {
+      const count = `{ aggregateAttestation { _count { _all } } }`;
+      const countOf = async (): Promise<number> => ((await post(count)).body.data?.aggregateAttestation as { _count: { _all: number } })._count._all;
+      await until(indexed, (n) => n === made, "the index to hold every attestation");
+      // Asked three times: kept on the second, served from the third (the api keeps it, whichever the backend).
+      for (let k = 0; k < 3; k++) expect(await countOf()).toBe(made);
+      await attest(1);
+      await until(indexed, (n) => n === made, "the index to hold the new attestation");
+      // The commit is heard (the indexer's /changes, or PostgreSQL's LISTEN) and the kept answer retired.
+      await until(countOf, (n) => n === made, "the api's answer after the commit", 5_000, 20);
+    });
+
     it("refuses, with what it needs, a request naming an input the index will not reach, and bodies it cannot read", async () => {
       const ahead = await post(`{ aggregateAttestation { _count { _all } } }`, { "X-Min-Input-Index": "1000000" });
       expect(ahead.status).toBe(503);

@@ -23,6 +23,8 @@ describe("npm run bench's arguments", () => {
   it("--index measures the index against inspect alone, at either size", () => {
     expect(parseBenchArgs(["--index", "--size", "ci"])).toMatchObject({ index: true, size: "ci", rollups: "v1", receipts: false, quorum: false });
     expect(parseBenchArgs([]).index).toBe(false);
+    expect(parseBenchArgs(["--index", "--backend", "postgres"])).toMatchObject({ index: true, backend: "postgres" });
+    expect(parseBenchArgs(["--index"]).backend).toBeUndefined();
   });
 
   it.each([
@@ -34,6 +36,8 @@ describe("npm run bench's arguments", () => {
     [["--index", "--receipts"], /--index runs on its own, on Rollups v1: leave out the other flags/],
     [["--index", "--rollups", "v2"], /--index runs on its own/],
     [["--fast"], /unknown argument: --fast/],
+    [["--backend", "postgres"], /--backend goes with --index/],
+    [["--index", "--backend", "mysql"], /--backend: /],
   ])("refuses %j", (argv, message) => {
     expect(() => parseBenchArgs(argv)).toThrow(message);
   });

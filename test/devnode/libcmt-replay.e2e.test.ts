@@ -24,8 +24,12 @@ interface Run {
 }
 
 function replay(stack: TestStack, args: readonly string[]): Promise<Run> {
+  // The dapp the stack ran, on libcmt too (the bundle built for the run, test/support/global-setup.ts); the
+  // riscv64 pass's stack ran it under qemu, and libcmt on the host runs the sources.
+  const built = process.env.TEST_DAPP_COMMAND ? undefined : process.env.TEST_DAPP_BUILT;
   const env = {
     ...process.env,
+    ...(built === undefined || BUNDLE.length > 0 ? {} : { DAPP_COMMAND: `"${process.execPath}" "${built}"` }),
     NODE_PORT: String(stack.ports.node),
     CHAIN_PORT: String(stack.ports.chain),
     ROLLUPS: stack.rollups,

@@ -46,6 +46,7 @@ const SCRIPTS: Record<string, { bad: string[]; says: RegExp }> = {
   riscv64: { bad: ["bogus"], says: /unknown step: bogus/ },
   "client-generate": { bad: ["--force"], says: /unknown argument: --force/ },
   "test-times": { bad: ["/nonexistent/report.json"], says: /not vitest's JSON report/ },
+  "test-calibrate": { bad: ["now"], says: /unexpected argument: now/ },
   "nullifier-keys": { bad: ["mint"], says: /unknown command mint: deal or reshare/ },
 };
 

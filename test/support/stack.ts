@@ -72,8 +72,8 @@ export interface StartStackOptions {
   /** Fixed ports; the others are picked free. */
   ports?: Partial<StackPorts>;
   /**
-   * The dapp's command (argv, or a shell string as DAPP_COMMAND). Default: tsx dapp/main.ts, or the built
-   * bundle (dist/dapp/main.js, `npm run build`) when TEST_DAPP_BUNDLE=1.
+   * The dapp's command (argv, or a shell string as DAPP_COMMAND). Default: `testDappCommand()`, the bundle
+   * built once for the run.
    */
   dappCommand?: readonly string[] | string;
   /**
@@ -269,9 +269,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     ...(options.externalRpcUrl === undefined ? { contracts: predictedContracts(privateKeyToAccount(STACK_DEPLOYER_KEY).address) } : {}),
     ...(options.publish === true ? { publisher: { port: publisherPort as number } } : {}),
     ...((options.index ?? options.api === true) ? { index: { port: indexPort as number } } : {}),
-    // TEST_DAPP_BUNDLE=1 (set by .ci/run for one pass) runs the built bundle, so what ships is what is tested;
-    // TEST_DAPP_COMMAND (set by `npm run riscv64 -- e2e`) runs another dapp, the riscv64 one under qemu.
-    dappCommand: options.dappCommand ?? nonEmpty(process.env.TEST_DAPP_COMMAND) ?? defaultDappCommand(process.env.TEST_DAPP_BUNDLE === "1"),
+    dappCommand: options.dappCommand ?? testDappCommand(),
     api: options.api === true,
     attestor: options.attestor === true ? { ports: [ports.attestor, ...extraAttestorPorts], caFiles: options.attestorCaFiles ?? "" } : undefined,
     demoProvider: options.demoProvider === true ? { port: ports.demoProvider } : undefined,
@@ -348,6 +346,19 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
 /** Where reader k of a stack started with `readers` keeps its record and its dapp's database (as `npm start` puts it). */
 export function readerDataDirOf(stack: Pick<TestStack, "dataDir">, k: number): string {
   return readerDataDir(stack, k);
+}
+
+/**
+ * The dapp the suites' stacks run: TEST_DAPP_COMMAND (set by `npm run riscv64 -- e2e`: the riscv64 one under
+ * qemu); TEST_DAPP_BUNDLE=1, dist/'s bundle; otherwise the bundle built once for the run
+ * (test/support/global-setup.ts, TEST_DAPP_BUILT), or the sources through tsx when there is none.
+ */
+export function testDappCommand(): readonly string[] | string {
+  const command = nonEmpty(process.env.TEST_DAPP_COMMAND);
+  if (command !== undefined) return command;
+  if (process.env.TEST_DAPP_BUNDLE === "1") return defaultDappCommand(true);
+  const built = nonEmpty(process.env.TEST_DAPP_BUILT);
+  return built === undefined ? defaultDappCommand(false) : [process.execPath, built];
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
