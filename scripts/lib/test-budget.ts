@@ -1,7 +1,9 @@
 /**
  * `npm test`'s wall time at most, in units of the calibration workload's time on the same machine
- * (docs/testing.md, "The budget"). Measured on 29 November 2026: 2,050 s of npm test against a 7.4 s
- * calibration, a ratio of 277 on this two-core machine; the budget leaves half as much again for a noisy
- * machine. Issue 51 asks 900 s, a ratio near 120: the budget comes down as the suites get cheaper.
+ * (`npm run test:calibrate`; docs/testing.md, "The budget"). Measured on 29 November 2026 on this two-core
+ * machine: the calibration takes 1.8 s quiet; CI's npm test of that day took 2,317 s (a ratio of about
+ * 1,290), and a run here with a benchmark and another engineer's tests beside it 2,608 s (1,450). The
+ * budget leaves a fifth more than that loaded run: a change that makes the suites much slower fails, a
+ * busy machine does not. Issue 51 asks 900 s, a ratio near 500: the budget comes down as suites get cheaper.
  */
-export const TEST_BUDGET_RATIO = 420;
+export const TEST_BUDGET_RATIO = 1_750;

@@ -14,6 +14,7 @@ import { consentDomain, grantTypedData } from "../../common/consent.ts";
 import { resealContentKey, sealToOwner } from "../../common/content-seal.ts";
 import { compactSchemaOfDetail, encodeCompactBatch } from "../../common/compact-batch.ts";
 import { hexToUtf8, utf8ToHex } from "../../common/hex.ts";
+import { dealKey } from "../../common/nullifier-dealer.ts";
 import { inputIdOf, keyIdOf, schemaIdOf } from "../../common/ids.ts";
 import { binRange } from "../../common/range-pattern.ts";
 import { sealForKey } from "../../common/seal.ts";
@@ -39,6 +40,14 @@ const requester = privateKeyToAccount(hardhatPrivateKey(5));
 const REQUESTER = requester.address.toLowerCase() as Address;
 const STRANGER = 6;
 const tlsAttestor = privateKeyToAccount("0x0123456789012345678901234567890123456789012345678901234567890123");
+/** A second TLS attestor, so that a nullifier key set of two shares (t = 2) has two holders. */
+const secondAttestor = privateKeyToAccount("0x0223456789012345678901234567890123456789012345678901234567890123");
+/** The nullifier key set (issue 52): dealt t = 2 of 2, index 1 to the first attestor, 2 to the second. */
+const NULLIFIER_KEYS = dealKey({ threshold: 2, indices: [1, 2] });
+const NULLIFIER_HOLDERS = [
+  { index: 1, address: tlsAttestor.address },
+  { index: 2, address: secondAttestor.address },
+];
 const adminBox = nacl.box.keyPair.fromSecretKey(new Uint8Array(32).fill(3));
 const ownerBox = nacl.box.keyPair.fromSecretKey(new Uint8Array(32).fill(4));
 const requesterBox = nacl.box.keyPair.fromSecretKey(new Uint8Array(32).fill(5));
@@ -84,6 +93,9 @@ export async function sendEveryKind(stack: TestStack): Promise<EveryKindLog> {
   await send({ type: "register_schema", params: { ...PLAIN, flowType: "stranger" } }, STRANGER, "REJECTED");
   await send({ type: "register_encryption_key", params: { publicKey: b64(adminBox.publicKey), algorithm: "nacl-box" } }, 0, "ACCEPTED");
   await send({ type: "set_tls_attestor", params: { address: tlsAttestor.address, enabled: true, name: "replay attestor" } }, 0, "ACCEPTED");
+  await send({ type: "set_tls_attestor", params: { address: secondAttestor.address, enabled: true, name: "second attestor" } }, 0, "ACCEPTED");
+  await send({ type: "set_nullifier_keys", params: { keySet: NULLIFIER_KEYS.keySet, attestors: NULLIFIER_HOLDERS } }, STRANGER, "REJECTED");
+  await send({ type: "set_nullifier_keys", params: { keySet: NULLIFIER_KEYS.keySet, attestors: NULLIFIER_HOLDERS } }, 0, "ACCEPTED");
 
   const plainId = inputIdOf("create_attestation", await send(attestation(sPlain, sealForKey(PLAINTEXT, b64(adminBox.publicKey))), ATTESTOR, "ACCEPTED"));
   const at = await now();
