@@ -66,7 +66,7 @@ interface Waiting {
 }
 
 /** How long a new prover may take to load attestor-core and say it is ready, at least (measured: ~2 s idle, >30 s on a loaded CI machine). */
-export const PROVER_START_BOUND_MS = 120_000;
+const PROVER_START_BOUND_MS = 120_000;
 
 export class ProverPool {
   private readonly provers = new Set<Prover>();

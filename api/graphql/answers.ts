@@ -25,12 +25,15 @@ const MAX_SEEN = 65_536;
 /** The index's version now: changes whenever what the index holds changes; undefined when unknown. */
 export type IndexVersion = () => string | undefined;
 
+/** An answer kept: always with the JSON text a hit sends. */
+export type KeptAnswer = GraphqlAnswer & { text: string };
+
 export function answerCache(version: IndexVersion): {
   /** The answer kept for `request`, or, when it may be kept once read, `keep` to call with it. */
-  get(request: GraphqlRequest): { answer: GraphqlAnswer | undefined; keep?: (answer: GraphqlAnswer) => void };
+  get(request: GraphqlRequest): { answer: KeptAnswer | undefined; keep?: (answer: GraphqlAnswer) => void };
 } {
   let at: string | undefined;
-  const kept = new Map<string, { answer: GraphqlAnswer; chars: number }>();
+  const kept = new Map<string, { answer: KeptAnswer; chars: number }>();
   const seen = new Set<string>();
   let keptChars = 0;
   return {

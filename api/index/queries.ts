@@ -68,7 +68,7 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
         if (!passed(checked)) return { status: checked.status, text: JSON.stringify(checked.body), indexInput: undefined };
         // A read-your-writes request asks the indexer: the news of the commit it needs may not be here yet.
         const cached = minInput >= 0 ? undefined : answers.get(request);
-        if (cached?.answer !== undefined) return { status: cached.answer.status, text: cached.answer.text ?? JSON.stringify(cached.answer.body), indexInput: undefined };
+        if (cached?.answer !== undefined) return { status: cached.answer.status, text: cached.answer.text, indexInput: undefined };
         let response: Response;
         try {
           response = await fetch(`${config.url}/graphql`, {

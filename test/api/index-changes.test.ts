@@ -71,6 +71,25 @@ describe("the indexer's change stream", () => {
     }
   });
 
+  it("a stream that never says a whole event is dropped past 1 KiB, and gives no version", async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("x".repeat(2_000));
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    let requests = 0;
+    server.on("request", () => (requests += 1));
+    const changes = indexerChanges(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 50);
+    try {
+      // Dropped and asked again (a retry every 50 ms), never believed.
+      await until(() => requests, (n) => n >= 2, "the stream dropped and asked again", 5_000, 10);
+      expect(changes.version()).toBeUndefined();
+    } finally {
+      changes.close();
+    }
+  });
+
   it("a server that is not an indexer's stream gives no version", async () => {
     const server = createServer((_req, res) => res.writeHead(404).end("no"));
     servers.push(server);
