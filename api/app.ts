@@ -11,7 +11,7 @@ import { ApiError, errorBody } from "./errors.ts";
 import { requestLogging } from "./log.ts";
 import { openApiDocument, openApiRoute } from "./openapi.ts";
 import { router } from "./operations.ts";
-import type { ClientAddressOf } from "./rate-limit.ts";
+import { clientAddress, type ClientAddressOf } from "./rate-limit.ts";
 import { INPUT_INDEX_HEADER, MIN_INPUT_INDEX_HEADER, READ_FALLBACK_HEADER, readConsistency } from "./rollup/read-context.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { attestationRoutes } from "./routes/attestations.ts";
@@ -33,19 +33,16 @@ export interface ApiOptions {
   logError?: (error: unknown, c: Context) => void;
 }
 
-/** The rate-limit key: the socket's peer, or the first X-Forwarded-For hop only behind a trusted proxy. */
+/** The rate-limit key of a request hono serves (api/rate-limit.ts, clientAddress). */
 export function clientAddressResolver(trustProxy: boolean): ClientAddressOf {
   return (c) => {
-    if (trustProxy) {
-      const forwarded = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
-      if (forwarded !== undefined && forwarded !== "") return forwarded;
-    }
+    let peer: string | undefined;
     try {
-      return getConnInfo(c).remote.address ?? "unknown";
+      peer = getConnInfo(c).remote.address;
     } catch {
       // app.request() in tests has no socket: all such calls count as one client.
-      return "unknown";
     }
+    return clientAddress(trustProxy, c.req.header("x-forwarded-for"), peer);
   };
 }
 
@@ -56,6 +53,11 @@ export const REPLICA_HEADER = "X-Api-Replica";
 export function answeringReplica(services: ApiServices): string | undefined {
   return services.config.replica === "api" ? undefined : services.config.replica;
 }
+
+/** Headers a browser reads on a cross-origin answer: CORS lets every origin read every answer. */
+const EXPOSED_HEADERS = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-Id", REPLICA_HEADER, INPUT_INDEX_HEADER, READ_FALLBACK_HEADER];
+/** What every answer but a preflight's carries for CORS (here, and on kept answers: api/graphql/kept-listener.ts). */
+export const CORS_HEADERS = { "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSED_HEADERS.join(",") } as const;
 
 export function createApi(services: ApiServices, options: ApiOptions = {}) {
   const clientOf = clientAddressResolver(services.config.trustProxy);
@@ -75,16 +77,13 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
     });
   }
   app.use("*", services.metrics.middleware);
-  const exposed = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-Id", REPLICA_HEADER, INPUT_INDEX_HEADER, READ_FALLBACK_HEADER];
-  const preflight = cors({ origin: "*", allowHeaders: ["Authorization", "Content-Type", MIN_INPUT_INDEX_HEADER], allowMethods: ["GET", "POST", "DELETE", "OPTIONS"], exposeHeaders: exposed });
-  const exposedHeaders = exposed.join(",");
+  const preflight = cors({ origin: "*", allowHeaders: ["Authorization", "Content-Type", MIN_INPUT_INDEX_HEADER], allowMethods: ["GET", "POST", "DELETE", "OPTIONS"], exposeHeaders: EXPOSED_HEADERS });
   app.use("*", async (c, next) => {
     if (c.req.method === "OPTIONS") return preflight(c, next);
     // hono's cors sets these on `c.res` before the route answers, which makes every answer be copied into
     // a full WHATWG Response (a fifth of a kept GraphQL answer's cost, measured); headers prepared on the
     // context go into the answer as it is made.
-    c.header("Access-Control-Allow-Origin", "*");
-    c.header("Access-Control-Expose-Headers", exposedHeaders);
+    for (const [name, value] of Object.entries(CORS_HEADERS)) c.header(name, value);
     await next();
   });
   // Read-your-writes: what a request's reads must see, and the headers that say what happened to it.

@@ -79,22 +79,39 @@ export function createApiLogger(level: LogLevel, options: { format?: LogFormat; 
 /** Ids a client may choose: short tokens, so a header can neither flood a log nor forge its structure. */
 const CLIENT_ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
 
+/** A request's id: the one the client sent in `X-Request-Id` when it is sane, else a new one. */
+export function requestIdOf(offered: string | undefined): string {
+  return offered !== undefined && CLIENT_ID_RE.test(offered) ? offered : crypto.randomUUID();
+}
+
+export interface RequestLine {
+  reqId: string;
+  method: string;
+  route: string;
+  status: number;
+  /** Since the request arrived, rounded to a tenth. */
+  ms: number;
+}
+
+/** A request's line, once answered. */
+export function logRequest(logger: ApiLogger, line: RequestLine): void {
+  // A load balancer's health checks come every half second: worth a line only when debugging.
+  if (line.route === "/healthcheck" && line.status === 200) logger.debug(line, "request");
+  else logger.info(line, "request");
+}
+
 /**
  * Sets the request id (answered in `X-Request-Id`), then logs the request once answered: method, route
  * pattern, status, time. Put it first, so every answer is logged, errors included.
  */
 export function requestLogging(logger: ApiLogger) {
   return createMiddleware<{ Variables: RequestIdVariables }>(async (c, next) => {
-    const offered = c.req.header("x-request-id");
-    const reqId = offered !== undefined && CLIENT_ID_RE.test(offered) ? offered : crypto.randomUUID();
+    const reqId = requestIdOf(c.req.header("x-request-id"));
     c.set("requestId", reqId);
     c.header("X-Request-Id", reqId);
     const started = performance.now();
     await next();
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    const line = { reqId, method: c.req.method, route: c.req.routePath, status: c.res.status, ms };
-    // A load balancer's health checks come every half second: worth a line only when debugging.
-    if (c.req.routePath === "/healthcheck" && c.res.status === 200) logger.debug(line, "request");
-    else logger.info(line, "request");
+    logRequest(logger, { reqId, method: c.req.method, route: c.req.routePath, status: c.res.status, ms });
   });
 }

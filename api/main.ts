@@ -2,11 +2,12 @@
  * Starts the attestation API: validates the configuration, opens the port, attaches the WebSocket hub
  * on /ws, follows the dapp's notices, and stops cleanly on SIGINT/SIGTERM.
  */
-import { serve, type ServerType } from "@hono/node-server";
-import type { Server } from "node:http";
+import { getRequestListener } from "@hono/node-server";
+import { createServer, type Server } from "node:http";
 import { pathToFileURL } from "node:url";
 import { answeringReplica, createApi, REPLICA_HEADER } from "./app.ts";
 import { explorerSite, isExplorerPath, loadExplorer } from "./explorer.ts";
+import { keptAnswerListener } from "./graphql/kept-listener.ts";
 import { ConfigError, loadConfig, type ApiConfig } from "./config.ts";
 import { createServices, type ApiServices } from "./services.ts";
 import { withTimeout } from "./timeout.ts";
@@ -21,8 +22,9 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
-export async function startApi(config: ApiConfig): Promise<RunningApi> {
-  const services = createServices(config);
+/** `overrides`: what tests give the services instead (createServices): a clock, where the log goes. */
+export async function startApi(config: ApiConfig, overrides: Parameters<typeof createServices>[1] = {}): Promise<RunningApi> {
+  const services = createServices(config, overrides);
   const hub = new WsHub();
   services.setEventSink((event) => hub.broadcast(event));
   services.setWsClientCount(() => hub.clientCount);
@@ -35,14 +37,21 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
   services.follower.start();
   services.readPool?.start();
 
-  const server = await new Promise<ServerType>((resolve) => {
-    const s = serve({ fetch: processFetch(services, app, site), port: config.port, hostname: config.host }, () => resolve(s));
+  // hono serves the api; kept GraphQL answers are sent before it (api/graphql/kept-listener.ts).
+  const hono = getRequestListener(processFetch(services, app, site), { hostname: config.host });
+  const server: Server = createServer(keptAnswerListener(services, hono));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
-  hub.attach(server as Server);
+  hub.attach(server);
   // Idle keep-alive connections stay open longer than clients keep them (undici: 4 s, proxies: 60 s), so the
   // server never closes a connection a client is about to reuse (the client would see "other side closed").
-  (server as Server).keepAliveTimeout = 65_000;
-  (server as Server).headersTimeout = 66_000;
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   const address = server.address();
   const port = typeof address === "object" && address !== null ? address.port : config.port;
   const shownHost = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
@@ -64,7 +73,7 @@ export async function startApi(config: ApiConfig): Promise<RunningApi> {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         // Keep-alive connections would hold close() open; they carry no work once we are stopping.
-        (server as Server).closeAllConnections?.();
+        server.closeAllConnections();
       });
     },
   };

@@ -14,6 +14,8 @@ export interface ApiMetrics {
   registry: Registry;
   /** Counts and times every request; put first, so it sees every answer, errors included. */
   middleware: MiddlewareHandler;
+  /** One answered request, as the middleware counts it (for answers made outside hono: api/graphql/kept-listener.ts). */
+  observeRequest(route: string, method: string, status: number, seconds: number): void;
   /** Group commit: the writes each transaction carried. */
   observeGroup(writes: number): void;
   /** The TLS attestor's claims, by mode and outcome, and how long they took. */
@@ -83,6 +85,11 @@ export function createApiMetrics(sources: MetricSources): ApiMetrics {
   });
   new Gauge({ name: "api_prover_processes", help: "Prover processes running (TLS attestor claims)", registers, collect() { this.set(sources.provers()); } });
 
+  const observeRequest = (route: string, method: string, status: number, seconds: number): void => {
+    requests.inc({ route, method, status: String(status) });
+    latency.observe({ route, method }, seconds);
+    if (status === 429) refused.inc({ route });
+  };
   const middleware: MiddlewareHandler = async (c, next) => {
     const started = performance.now();
     try {
@@ -90,16 +97,14 @@ export function createApiMetrics(sources: MetricSources): ApiMetrics {
     } finally {
       // Unknown paths share one label: a scanner must not mint a series per path.
       const route = c.req.routePath === "*" || c.req.routePath === "/*" ? "(unmatched)" : c.req.routePath;
-      const status = String(c.res.status);
-      requests.inc({ route, method: c.req.method, status });
-      latency.observe({ route, method: c.req.method }, (performance.now() - started) / 1000);
-      if (status === "429") refused.inc({ route });
+      observeRequest(route, c.req.method, c.res.status, (performance.now() - started) / 1000);
     }
   };
 
   return {
     registry,
     middleware,
+    observeRequest,
     observeGroup: (writes) => groups.observe(writes),
     observeProof: (mode, outcome, seconds) => proofs.observe({ mode, outcome }, seconds),
     observeSharedStateFallback: () => fallbacks.inc(),

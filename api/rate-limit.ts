@@ -121,15 +121,30 @@ export function rateLimit(limiter: RateLimitStore | undefined, group: RateLimitG
   return createMiddleware(async (c, next) => {
     if (limiter === undefined || exempt?.(c) === true) return next();
     const decision = await limiter.hit(group, clientOf(c));
-    const headers: Record<string, string> = {
-      "X-RateLimit-Limit": String(decision.limit),
-      "X-RateLimit-Remaining": String(decision.remaining),
-      "X-RateLimit-Reset": String(decision.resetAt),
-    };
-    if (!decision.allowed) {
-      throw new RateLimitedError(decision, { ...headers, "Retry-After": String(decision.retryAfter) });
-    }
+    const headers = rateLimitHeaders(decision);
+    if (!decision.allowed) throw new RateLimitedError(decision, headers);
+    // Prepared on the context, not set on `c.res` after the route: that copies the answer into a full
+    // WHATWG Response (as hono's cors did, api/app.ts). An error's answer carries them too.
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
     await next();
-    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
   });
+}
+
+/** The headers a rate-limited answer carries: the window's state, and Retry-After when refused. */
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    "X-RateLimit-Limit": String(decision.limit),
+    "X-RateLimit-Remaining": String(decision.remaining),
+    "X-RateLimit-Reset": String(decision.resetAt),
+    ...(decision.allowed ? {} : { "Retry-After": String(decision.retryAfter) }),
+  };
+}
+
+/** The rate-limit key: the socket's peer, or the first X-Forwarded-For hop only behind a trusted proxy. */
+export function clientAddress(trustProxy: boolean, forwardedFor: string | undefined, peer: string | undefined): string {
+  if (trustProxy) {
+    const forwarded = forwardedFor?.split(",")[0]?.trim();
+    if (forwarded !== undefined && forwarded !== "") return forwarded;
+  }
+  return peer ?? "unknown";
 }

@@ -34,12 +34,18 @@ function tooLarge(): ApiError {
   });
 }
 
+/** A JSON media type: application/json, or a +json one. */
+export const JSON_MEDIA_TYPE = /^application\/([\w.+-]*\+)?json\b/i;
+
+/** A request whose body was read before hono saw it (api/graphql/kept-listener.ts); @hono/node-server reads it too. */
+export type WithRawBody = IncomingMessage & { rawBody?: Buffer };
+
 interface NodeBindings {
-  incoming?: IncomingMessage;
+  incoming?: WithRawBody;
 }
 
 /** The node request behind a Hono context when @hono/node-server serves it (absent in app.request tests). */
-function incomingOf(c: Context): IncomingMessage | undefined {
+function incomingOf(c: Context): WithRawBody | undefined {
   return (c.env as NodeBindings | undefined)?.incoming;
 }
 
@@ -55,6 +61,8 @@ const limitStream = bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => { throw 
 async function bodyText(c: Context): Promise<string> {
   const length = c.req.header("content-length");
   const incoming = incomingOf(c);
+  // Read already, within the limit, by the listener in front of hono.
+  if (incoming?.rawBody instanceof Buffer) return incoming.rawBody.toString("utf8");
   if (length === undefined || incoming === undefined || incoming.readableDidRead) {
     let text = "";
     await limitStream(c, async () => {
@@ -80,7 +88,7 @@ async function bodyText(c: Context): Promise<string> {
  */
 export const jsonBody = createMiddleware(async (c, next) => {
   const contentType = c.req.header("content-type");
-  if (contentType !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(contentType)) {
+  if (contentType !== undefined && !JSON_MEDIA_TYPE.test(contentType)) {
     throw new ApiError("INVALID_REQUEST", "The body must be JSON", {
       field: "Content-Type",
       issue: `expected application/json, got ${contentType}`,

@@ -28,9 +28,19 @@ export type IndexVersion = () => string | undefined;
 /** An answer kept: always with the JSON text a hit sends. */
 export type KeptAnswer = GraphqlAnswer & { text: string };
 
+/** What makes two requests the same request: their operation, query text and variables, as sent. */
+function answerKey(request: GraphqlRequest): string {
+  return `${request.operationName ?? ""}\u0000${request.query}\u0000${JSON.stringify(request.variables ?? {})}`;
+}
+
 export function answerCache(version: IndexVersion): {
   /** The answer kept for `request`, or, when it may be kept once read, `keep` to call with it. */
   get(request: GraphqlRequest): { answer: KeptAnswer | undefined; keep?: (answer: GraphqlAnswer) => void };
+  /**
+   * The text of the answer kept for `request` at the index's version now, or undefined; unlike `get`, a miss
+   * counts as no sighting (the request goes on to `get`, which counts it). For api/graphql/kept-listener.ts.
+   */
+  peek(request: GraphqlRequest): string | undefined;
 } {
   let at: string | undefined;
   const kept = new Map<string, { answer: KeptAnswer; chars: number }>();
@@ -47,7 +57,7 @@ export function answerCache(version: IndexVersion): {
         keptChars = 0;
         at = now;
       }
-      const key = `${request.operationName ?? ""}\u0000${request.query}\u0000${JSON.stringify(request.variables ?? {})}`;
+      const key = answerKey(request);
       const hit = kept.get(key);
       if (hit !== undefined) {
         // Most recently used last: the oldest is the first in the map.
@@ -78,6 +88,16 @@ export function answerCache(version: IndexVersion): {
           keptChars += chars;
         },
       };
+    },
+    peek(request) {
+      const now = version();
+      if (now === undefined || now !== at) return undefined;
+      const key = answerKey(request);
+      const hit = kept.get(key);
+      if (hit === undefined) return undefined;
+      kept.delete(key);
+      kept.set(key, hit);
+      return hit.answer.text;
     },
   };
 }

@@ -109,10 +109,15 @@ export const passed = (checked: DocumentNode | GraphqlAnswer): checked is Docume
  * Runs requests against the index. With `version` (the index's, api/graphql/answers.ts) answers are kept
  * until the index changes; without it, or for a `fresh` request, every request reads.
  */
-export function graphqlExecutor(index: IndexReads, version?: IndexVersion): (request: GraphqlRequest, fresh?: boolean) => Promise<GraphqlAnswer> {
+export type GraphqlRun = ((request: GraphqlRequest, fresh?: boolean) => Promise<GraphqlAnswer>) & {
+  /** The text of the answer kept for `request`, if any (answerCache's `peek`): no read, no gate. */
+  kept(request: GraphqlRequest): string | undefined;
+};
+
+export function graphqlExecutor(index: IndexReads, version?: IndexVersion): GraphqlRun {
   const gate = graphqlGate();
   const answers = version === undefined ? undefined : answerCache(version);
-  return async (request, fresh = false) => {
+  const run = async (request: GraphqlRequest, fresh = false): Promise<GraphqlAnswer> => {
     const document = gate(request);
     if (!passed(document)) return document;
     // `fresh`: the caller has seen the index hold what it needs; a kept answer may predate the news of it.
@@ -122,6 +127,7 @@ export function graphqlExecutor(index: IndexReads, version?: IndexVersion): (req
     cached?.keep?.(answer);
     return answer;
   };
+  return Object.assign(run, { kept: (request: GraphqlRequest) => answers?.peek(request) });
 }
 
 async function executeDocument(index: IndexReads, document: DocumentNode, request: GraphqlRequest): Promise<GraphqlAnswer> {

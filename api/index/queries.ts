@@ -7,7 +7,7 @@
  */
 import { eq } from "drizzle-orm";
 import { ApiError } from "../errors.ts";
-import { graphqlExecutor, graphqlGate, passed, type GraphqlAnswer, type GraphqlBody, type GraphqlRequest } from "../graphql/execute.ts";
+import { graphqlExecutor, graphqlGate, passed, type GraphqlAnswer, type GraphqlBody, type GraphqlRequest, type GraphqlRun } from "../graphql/execute.ts";
 import type { ApiConfig } from "../config.ts";
 import { answerCache } from "../graphql/answers.ts";
 import { indexerChanges } from "./changes.ts";
@@ -29,6 +29,8 @@ export interface IndexAnswer {
 export interface IndexQueries {
   /** `minInput`: the input the answer must see (-1: none). */
   graphql(request: GraphqlRequest, minInput: number): Promise<IndexAnswer>;
+  /** The JSON text of the answer kept for `request` (no read-your-writes need), or undefined: no read. */
+  kept(request: GraphqlRequest): string | undefined;
   close(): Promise<void>;
 }
 
@@ -89,6 +91,7 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
         if (cached?.keep !== undefined && response.status === 200) keepForwarded(cached.keep, text);
         return { status: response.status, text, indexInput: Number.isFinite(held) ? held : undefined };
       },
+      kept: (request) => answers.peek(request),
       close: () => {
         changes.close();
         return Promise.resolve();
@@ -106,7 +109,7 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
   // Reading the server the indexer writes, the api hears of each of its commits and keeps answers until the next.
   const location = config.location;
   const listener = config.keepAnswers && location.kind === "postgres" ? changeListener(location) : undefined;
-  let run: ReturnType<typeof graphqlExecutor> | undefined;
+  let run: GraphqlRun | undefined;
   const heldInput = async (index: OpenIndex): Promise<number> => {
     const [row] = await index.read((db) => db.select({ lastInput: indexState.lastInput }).from(indexState).where(eq(indexState.id, 1)));
     return row?.lastInput ?? -1;
@@ -130,6 +133,7 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
       const answer = await run(request, minInput >= 0);
       return { status: answer.status, text: answer.text ?? JSON.stringify(answer.body), indexInput: minInput >= 0 ? held : undefined };
     },
+    kept: (request) => run?.kept(request),
     async close() {
       await listener?.close();
       if (opened !== undefined) await (await opened.catch(() => undefined))?.close();
