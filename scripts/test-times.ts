@@ -6,15 +6,15 @@
  * `--calibration FILE` (`npm run test:calibrate`'s, from the same machine and run) it also holds the run to
  * its budget: the wall time divided by the calibration's must stay within TEST_BUDGET_RATIO, else exit 1.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { parseArgs, runScript, UsageError } from "./lib/cli.ts";
-import { TEST_BUDGET_RATIO } from "./lib/test-budget.ts";
+import { TEST_BUDGET_RATIO, type FileWeights } from "./lib/test-budget.ts";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
-const USAGE = "npm run test:times -- [FILE] [--calibration CALIBRATION]    (FILE: vitest's JSON report; default $TEST_TIMES_FILE or .test-times.json; CALIBRATION: npm run test:calibrate's file, to hold the run to its budget)";
+const USAGE = "npm run test:times -- [FILE] [--calibration CALIBRATION] [--weights OUT]    (FILE: vitest's JSON report; default $TEST_TIMES_FILE or .test-times.json; CALIBRATION: npm run test:calibrate's file, to hold the run to its budget; OUT: where to write each file's seconds, the order vitest starts them in: test/support/file-weights.json)";
 
 
 
@@ -43,7 +43,7 @@ function readCalibration(file: string): number {
 }
 
 async function main(): Promise<number> {
-  const { positional, options } = parseArgs(process.argv.slice(2), ["--calibration"], []);
+  const { positional, options } = parseArgs(process.argv.slice(2), ["--calibration", "--weights"], []);
   if (positional.length > 1) throw new UsageError(`one report at a time (got ${positional.join(" ")})`);
   const file = positional[0] ?? process.env.TEST_TIMES_FILE ?? ".test-times.json";
   const calibrationFile = options.get("--calibration");
@@ -59,6 +59,14 @@ async function main(): Promise<number> {
   console.log(`npm test: ${seconds(end - parsed.startTime)} s wall, ${files.length} files, ${seconds(total)} s summed over the files (${parsed.success ? "passed" : "FAILED"})\n`);
   console.log("| file | s | tests | share |\n|---|---|---|---|");
   for (const f of files.sort((a, b) => b.ms - a.ms)) console.log(`| ${f.name}${f.status === "passed" ? "" : ` (${f.status})`} | ${seconds(f.ms)} | ${f.tests} | ${((100 * f.ms) / total).toFixed(1)}% |`);
+  const weightsFile = options.get("--weights");
+  if (weightsFile !== undefined) {
+    const weights: FileWeights = {
+      measured: `a run of ${new Date(parsed.startTime).toISOString().slice(0, 10)}: each file's seconds, from npm run test:times`,
+      seconds: Object.fromEntries(files.map((f) => [f.name, Math.round(f.ms / 100) / 10])),
+    };
+    writeFileSync(weightsFile, `${JSON.stringify(weights, null, 1)}\n`);
+  }
   const tests = parsed.testResults.flatMap((f) => f.assertionResults.map((a) => ({ file: relative(ROOT, f.name), name: a.fullName, ms: a.duration ?? 0 })));
   console.log("\nThe ten slowest tests:\n\n| test | file | s |\n|---|---|---|");
   for (const t of tests.sort((a, b) => b.ms - a.ms).slice(0, 10)) console.log(`| ${t.name} | ${t.file} | ${seconds(t.ms)} |`);

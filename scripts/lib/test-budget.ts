@@ -6,4 +6,13 @@
  * budget leaves a fifth more than that loaded run: a change that makes the suites much slower fails, a
  * busy machine does not. Issue 51 asks 900 s, a ratio near 500: the budget comes down as suites get cheaper.
  */
+import { z } from "zod";
+
 export const TEST_BUDGET_RATIO = 1_750;
+
+/**
+ * Each test file's seconds in a run, which vitest's sequencer starts longest first
+ * (test/support/sequencer.ts): `npm run test:times -- REPORT --weights FILE` writes it from a run's report.
+ */
+export const fileWeightsSchema = z.object({ measured: z.string(), seconds: z.record(z.string(), z.number().nonnegative()) });
+export type FileWeights = z.infer<typeof fileWeightsSchema>;

@@ -5,11 +5,11 @@
  * is a vitest JSON report made here, with the wall time chosen on either side of the budget.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { TEST_BUDGET_RATIO } from "../../scripts/lib/test-budget.ts";
+import { fileWeightsSchema, TEST_BUDGET_RATIO } from "../../scripts/lib/test-budget.ts";
 import { PROJECT_ROOT } from "../support/stack.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "test-budget-"));
@@ -46,6 +46,18 @@ describe("npm test's budget", () => {
     const run = times([report, "--calibration", calibration]);
     expect(run.status, run.out).toBe(1);
     expect(run.out).toContain(": OVER");
+  });
+
+  it("--weights writes each file's seconds, which the sequencer reads (test/support/sequencer.ts)", { timeout: 60_000 }, () => {
+    const { report } = files(123.45);
+    const out = join(dir, "weights.json");
+    const run = times([report, "--weights", out]);
+    expect(run.status, run.out).toBe(0);
+    const weights = fileWeightsSchema.parse(JSON.parse(readFileSync(out, "utf8")));
+    expect(weights.seconds).toEqual({ "test/a.test.ts": 123.5 });
+    expect(weights.measured).toMatch(/^a run of 2023-11-14/);
+    // The table the repository runs by is one the schema reads.
+    expect(Object.keys(fileWeightsSchema.parse(JSON.parse(readFileSync(join(PROJECT_ROOT, "test/support/file-weights.json"), "utf8"))).seconds).length).toBeGreaterThan(100);
   });
 
   it("a calibration file that is not one is refused, exit 2", { timeout: 60_000 }, () => {
