@@ -12,6 +12,7 @@ import { join } from "node:path";
 import type { Address } from "viem";
 import type { RollupsVersion } from "../../devnode/config.ts";
 import type { StackContracts } from "./deploy-contracts.ts";
+import { compiledPath } from "../../toolkit/process-build.ts";
 
 /**
  * The kinds of piece, in start order. With replicas, "api" is `api-1` ... `api-N` behind the balancer;
@@ -105,6 +106,11 @@ export interface StackSettings {
   dappAdmins: string;
   /** The dapp's command line: an argv, or a shell command string (DAPP_COMMAND). */
   dappCommand: readonly string[] | string;
+  /**
+   * Where the other Node processes were compiled (toolkit/process-build.ts), run from there instead of
+   * through tsx; undefined runs the sources (npm start). The test suites' stacks set it.
+   */
+  compiledDir?: string | undefined;
   /** Start the api: `true`, `false`, or `"auto"` (when api/main.ts exists). */
   api: boolean | "auto";
   /** The TLS attestors (attestor/server.ts) on loopback, one per port (the first is "attestor"); undefined runs none. */
@@ -258,7 +264,7 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
   const kind = kindOf(piece);
   const tsx = (file: string): Pick<Command, "file" | "args"> => ({
     file: process.execPath,
-    args: ["--import", "tsx", file],
+    args: s.compiledDir === undefined ? ["--import", "tsx", file] : [compiledPath(s.compiledDir, file)],
   });
   switch (kind) {
     case "chain":

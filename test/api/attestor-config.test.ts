@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadAttestorConfig } from "../../attestor/config.ts";
-import { PROJECT_ROOT } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT } from "../support/stack.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "attestor-config-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -30,7 +30,7 @@ describe("the attestor's configuration", () => {
   });
 
   it("the process stops with one line when a CA file cannot be read", () => {
-    const run = spawnSync(process.execPath, ["--import", "tsx", "attestor/server.ts"], {
+    const run = spawnSync(process.execPath, processArgs("attestor/server.ts"), {
       cwd: PROJECT_ROOT,
       env: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, ATTESTOR_PORT: "0", ATTESTOR_CA_FILES: "/no/such/ca.pem" },
       encoding: "utf8",

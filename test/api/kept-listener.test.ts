@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../api/config.ts";
 import { startApi, type RunningApi } from "../../api/main.ts";
 import { closedPort, TEST_JWT_SECRET } from "../support/api-fixtures.ts";
+import { processArgs } from "../support/stack.ts";
 import { until } from "../support/until.ts";
 
 let indexer: ChildProcess;
@@ -58,7 +59,7 @@ const stable = (headers: IncomingHttpHeaders) => Object.fromEntries(Object.entri
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "kept-listener-"));
   const [down, indexPort, apiPort] = [await closedPort(), await closedPort(), await closedPort()];
-  indexer = spawn(process.execPath, ["--import", "tsx", "api/index/main.ts"], {
+  indexer = spawn(process.execPath, processArgs("api/index/main.ts"), {
     env: { ...process.env, ROLLUP_URL: `http://127.0.0.1:${down}`, RPC_URL: `http://127.0.0.1:${down}`, DATA_DIR: dataDir, INDEX_PORT: String(indexPort), DATABASE_URL: "" },
     stdio: "ignore",
   });

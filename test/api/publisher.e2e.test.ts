@@ -22,7 +22,7 @@ import { schemaIdOf } from "../../common/ids.ts";
 import { TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { hardhatPrivateKey } from "../../devnode/config.ts";
-import { freePorts, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+import { freePorts, processArgs, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 import { createTestPki, type TestPki } from "../support/tls.ts";
 import { JsonRpcProvider, sdk } from "../support/eas-sdk.ts";
 import { until } from "../support/until.ts";
@@ -59,7 +59,7 @@ describe.each(["v1", "v2"] as const)("attestations on chain without hand work (%
 
   /** `npm run publish` on the stack's node and chain, for `contracts`, batches of 3, polling every 100 ms. */
   const spawnPublisher = (contracts: { registry: Address; gate: Address }, env: Record<string, string>) =>
-    spawn(process.execPath, ["--import", "tsx", "api/publisher/main.ts"], {
+    spawn(process.execPath, processArgs("api/publisher/main.ts"), {
       cwd: PROJECT_ROOT,
       env: { PATH: process.env.PATH, ROLLUPS: rollups, ROLLUP_URL: stack.urls.node, RPC_URL: stack.urls.rpc, REGISTRY_ADDRESS: contracts.registry, GATE_ADDRESS: contracts.gate, PUBLISH_BATCH_MAX: "3", PUBLISH_POLL_MS: "100", ...env },
       stdio: "ignore",

@@ -15,7 +15,7 @@ import type { ReaderStatus } from "../../devnode/reader.ts";
 import type { SnapshotManifest } from "../../devnode/snapshot.ts";
 import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import { encodePayload } from "../../scripts/lib/rollup-client.ts";
-import { freePorts, PROJECT_ROOT, type TestStack } from "../support/stack.ts";
+import { freePorts, processArgs, PROJECT_ROOT, type TestStack } from "../support/stack.ts";
 
 export async function readerStatus(stack: TestStack): Promise<ReaderStatus> {
   const response = await fetch(`${stack.urls.node}/reader`);
@@ -104,7 +104,7 @@ export function spoiledCopy(folder: string, edit: (manifest: SnapshotManifest, c
 export async function startToRefuse(rpcUrl: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const [node, rollupHttp] = await freePorts(2);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "devnode/main.ts"], {
+    const child = spawn(process.execPath, processArgs("devnode/main.ts"), {
       cwd: PROJECT_ROOT,
       env: { PATH: process.env.PATH, RPC_URL: rpcUrl, DEVNODE_ROLE: "validator", DEVNODE_CHAIN: "external", NODE_PORT: String(node), ROLLUP_HTTP_PORT: String(rollupHttp), ...env },
     });

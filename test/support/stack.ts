@@ -34,6 +34,7 @@ import { predictedContracts, STACK_DEPLOYER_KEY } from "../../scripts/lib/deploy
 import { defaultDappCommand, readerDataDir, stackStatusPath, stackUrls, type PieceKind, type PieceName, type StackSettings, type StackUrls } from "../../scripts/lib/stack-pieces.ts";
 import { processesOf, type ProcessId } from "../../scripts/lib/stack-processes.ts";
 import { Supervisor, type PieceStatus } from "../../scripts/lib/stack-supervisor.ts";
+import { compiledPath, type PROCESS_ENTRIES } from "../../toolkit/process-build.ts";
 
 export type { PieceKind, PieceName, StackUrls, InputVerdict, Sender };
 
@@ -270,6 +271,7 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     ...(options.publish === true ? { publisher: { port: publisherPort as number } } : {}),
     ...((options.index ?? options.api === true) ? { index: { port: indexPort as number } } : {}),
     dappCommand: options.dappCommand ?? testDappCommand(),
+    compiledDir: compiledDir(),
     api: options.api === true,
     attestor: options.attestor === true ? { ports: [ports.attestor, ...extraAttestorPorts], caFiles: options.attestorCaFiles ?? "" } : undefined,
     demoProvider: options.demoProvider === true ? { port: ports.demoProvider } : undefined,
@@ -359,6 +361,20 @@ export function testDappCommand(): readonly string[] | string {
   if (process.env.TEST_DAPP_BUNDLE === "1") return defaultDappCommand(true);
   const built = nonEmpty(process.env.TEST_DAPP_BUILT);
   return built === undefined ? defaultDappCommand(false) : [process.execPath, built];
+}
+
+/** The processes compiled once for the run (test/support/global-setup.ts), or undefined: the sources through tsx. */
+function compiledDir(): string | undefined {
+  return nonEmpty(process.env.TEST_PROCESSES_BUILT);
+}
+
+/**
+ * node's arguments for one of the stack's Node processes (toolkit/process-build.ts, PROCESS_ENTRIES), as the
+ * suites' stacks start it: compiled for the run, or the sources through tsx.
+ */
+export function processArgs(entry: (typeof PROCESS_ENTRIES)[number]): string[] {
+  const dir = compiledDir();
+  return dir === undefined ? ["--import", "tsx", entry] : [compiledPath(dir, entry)];
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
