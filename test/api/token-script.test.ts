@@ -6,14 +6,14 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { verifyToken } from "../../api/auth/tokens.ts";
 import { loadConfig } from "../../api/config.ts";
-import { PROJECT_ROOT } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT } from "../support/stack.ts";
 
 const run = promisify(execFile);
 const dataDir = mkdtempSync(join(tmpdir(), "api-token-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 async function token(args: string[], env: Record<string, string> = {}) {
-  return run(process.execPath, ["--import", "tsx", "scripts/token.ts", ...args], {
+  return run(process.execPath, [...processArgs("scripts/token.ts"), ...args], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, DATA_DIR: dataDir, JWT_SECRET: "", ...env },
   });

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { databaseDigest, tableDigests } from "../../dapp/db/digest.ts";
 import { startHarness, T0 } from "../dapp/harness.ts";
 import type { AdvanceOutcome } from "../dapp/rollup-server.ts";
-import { PROJECT_ROOT } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT } from "../support/stack.ts";
 import { HARDHAT_ADDRESSES, mixedLog, prng, type LogStep } from "./mixed-log.ts";
 import { directDapp, errorOf, figure, runs, scaledTimeout } from "./support.ts";
 
@@ -106,7 +106,7 @@ describe("replay of a recorded input log", () => {
 
     // The operator's tool agrees, file against file.
     const digestOf = (file: string): string => {
-      const out = execFileSync(process.execPath, ["--import", "tsx", "scripts/db-digest.ts", path.join(dir, file)], {
+      const out = execFileSync(process.execPath, [...processArgs("scripts/db-digest.ts"), path.join(dir, file)], {
         cwd: PROJECT_ROOT,
         encoding: "utf8",
       });

@@ -4,7 +4,7 @@
  */
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { PROJECT_ROOT } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT } from "../support/stack.ts";
 
 interface Run {
   status: number | null;
@@ -16,7 +16,7 @@ function run(script: string, args: readonly string[]): Promise<Run> {
   return new Promise((resolve) => {
     // Nothing listens on these: a script that tried to connect instead of refusing its arguments would fail differently.
     const env = { ...process.env, NODE_PORT: "9", CHAIN_PORT: "9", API_URL: "http://127.0.0.1:9" };
-    const child = spawn(process.execPath, ["--import", "tsx", `scripts/${script}.ts`, ...args], { cwd: PROJECT_ROOT, env });
+    const child = spawn(process.execPath, [...processArgs(`scripts/${script}.ts`), ...args], { cwd: PROJECT_ROOT, env });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));

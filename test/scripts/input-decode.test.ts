@@ -12,7 +12,7 @@ import { jsonToHex, utf8ToHex } from "../../common/hex.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { decodeInputPayload } from "../../scripts/lib/decode-input.ts";
 import { SCHEMA } from "../dapp/fixtures.ts";
-import { PROJECT_ROOT } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT } from "../support/stack.ts";
 
 const schemaId = schemaIdOf(SCHEMA);
 const schema = compactSchemaOf(4, schemaId, "http", SCHEMA.domain, SCHEMA.bucketDefinitions);
@@ -61,7 +61,7 @@ describe("npm run input -- decode", () => {
 
   function run(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "scripts/input.ts", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, NODE_PORT: String(port) } });
+      const child = spawn(process.execPath, [...processArgs("scripts/input.ts"), ...args], { cwd: PROJECT_ROOT, env: { ...process.env, NODE_PORT: String(port) } });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));

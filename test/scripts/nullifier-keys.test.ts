@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { blindNullifier, checkKeySet, evaluateNullifierShare, finishNullifier, type KeyShare, type NullifierKeys } from "../../common/nullifier.ts";
 import { shareFromFile } from "../../common/nullifier-dealer.ts";
 import { parseNullifierKeysArgs, runNullifierKeys } from "../../scripts/lib/nullifier-keys.ts";
-import { PROJECT_ROOT } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT } from "../support/stack.ts";
 
 const root = mkdtempSync(join(tmpdir(), "nullifier-keys-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -101,7 +101,7 @@ describe("npm run nullifier-keys: deal, then reshare", () => {
   });
 
   it("as a command: --help exits 0 with the usage, a bad argument exits 2 with one line", { timeout: 60_000 }, () => {
-    const run = (args: string[]) => spawnSync(process.execPath, ["--import", "tsx", "scripts/nullifier-keys.ts", ...args], { cwd: PROJECT_ROOT, encoding: "utf8" });
+    const run = (args: string[]) => spawnSync(process.execPath, [...processArgs("scripts/nullifier-keys.ts"), ...args], { cwd: PROJECT_ROOT, encoding: "utf8" });
     const help = run(["--help"]);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^usage: npm run nullifier-keys -- deal/);

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fileWeightsSchema, TEST_BUDGET_RATIO } from "../../scripts/lib/test-budget.ts";
-import { PROJECT_ROOT } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT } from "../support/stack.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "test-budget-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,7 +29,7 @@ function files(wallSeconds: number): { report: string; calibration: string } {
 }
 
 function times(args: string[]): { status: number | null; out: string } {
-  const run = spawnSync(process.execPath, ["--import", "tsx", "scripts/test-times.ts", ...args], { cwd: PROJECT_ROOT, encoding: "utf8" });
+  const run = spawnSync(process.execPath, [...processArgs("scripts/test-times.ts"), ...args], { cwd: PROJECT_ROOT, encoding: "utf8" });
   return { status: run.status, out: `${run.stdout}${run.stderr}` };
 }
 

@@ -2,10 +2,10 @@
  * Once per `npm test`, before any suite (vitest's globalSetup), two builds under `.test-build/<pid>/`.
  *
  * The stack's other Node processes (the devnode, the indexer, the api, the publisher, the attestor, the demo
- * provider) compiled by toolkit/process-build.ts: TEST_PROCESSES_BUILT says where, and the suites' stacks
- * and the suites that start one of them run them from there (test/support/stack.ts, processCommand). One
- * starts with half the CPU tsx takes (the api: 1.9 s against 3.8 s here). TEST_PROCESSES_TSX=1 runs the
- * sources instead.
+ * provider) and the `npm run` commands compiled by toolkit/process-build.ts: TEST_PROCESSES_BUILT says
+ * where; the suites' stacks run the processes from there, and suites that start one themselves may
+ * (test/support/stack.ts, processArgs). One starts with half the CPU tsx takes (the api: 1.9 s against
+ * 3.8 s here). TEST_PROCESSES_TSX=1 runs the sources instead.
  *
  * The dapp built into a bundle with the
  * build `npm run build` and the image use (toolkit/dapp-build.ts), under the project so `better-sqlite3`
@@ -19,7 +19,7 @@ import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildDapp } from "../../toolkit/dapp-build.ts";
-import { buildProcesses } from "../../toolkit/process-build.ts";
+import { buildProcesses, PROCESS_ENTRIES, scriptEntries } from "../../toolkit/process-build.ts";
 
 const PROJECT_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
@@ -27,7 +27,7 @@ export default async function setup(): Promise<() => void> {
   const env = process.env;
   const dir = join(PROJECT_ROOT, ".test-build", String(process.pid));
   if (env.TEST_PROCESSES_TSX !== "1") {
-    await buildProcesses(join(dir, "processes"));
+    await buildProcesses(join(dir, "processes"), [...new Set([...PROCESS_ENTRIES, ...scriptEntries()])]);
     env.TEST_PROCESSES_BUILT = join(dir, "processes");
   }
   if ((env.TEST_DAPP_COMMAND ?? "") === "" && env.TEST_DAPP_BUNDLE !== "1" && env.TEST_DAPP_TSX !== "1") {

@@ -369,10 +369,10 @@ function compiledDir(): string | undefined {
 }
 
 /**
- * node's arguments for one of the stack's Node processes (toolkit/process-build.ts, PROCESS_ENTRIES), as the
- * suites' stacks start it: compiled for the run, or the sources through tsx.
+ * node's arguments for one of the stack's Node processes or an `npm run` command (`scripts/x.ts`), as the
+ * suites' stacks start them: compiled for the run (toolkit/process-build.ts), or the sources through tsx.
  */
-export function processArgs(entry: (typeof PROCESS_ENTRIES)[number]): string[] {
+export function processArgs(entry: (typeof PROCESS_ENTRIES)[number] | `scripts/${string}.ts`): string[] {
   const dir = compiledDir();
   return dir === undefined ? ["--import", "tsx", entry] : [compiledPath(dir, entry)];
 }
