@@ -27,7 +27,7 @@ import { riscv64Rows } from "./sections/riscv64.ts";
 import { measureScale, scaleFigures, withStraightRigs } from "./sections/scale.ts";
 import { SEEDED_HOW, seedStores, sqliteFloors } from "./sections/stores.ts";
 import { onchainFigureNames, onchainRows } from "./sections/onchain.ts";
-import { publisherFigureNames, publisherRows } from "./sections/publisher.ts";
+import { publisherFigureNames, publisherRows, startPublisherStack } from "./sections/publisher.ts";
 import { CATCH_UP_FIGURE, READ_QUERIES, READER_INSPECT_FIGURE, READER_LOADS, readerFigureName, readerRows } from "./sections/readers.ts";
 import { LIBCMT_PEAK, LIBCMT_RATE, transportRows } from "./sections/transports.ts";
 import { startWholeStack } from "./sections/whole-stack.ts";
@@ -99,6 +99,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const { log, root } = options;
   const profile = PROFILES[options.size];
   const startedAt = new Date().toISOString();
+  // Each part's wall time, logged as it ends: where a run's time goes (CI runs the ci size inside npm test's budget).
+  let lapStarted = performance.now();
+  const lap = (part: string): void => {
+    const now = performance.now();
+    log(`took ${((now - lapStarted) / 1000).toFixed(1)} s: ${part}`);
+    lapStarted = now;
+  };
   const figures: Figure[] = [];
   const notes: string[] = [];
   let seeding: BenchReport["seeding"] = [];
@@ -114,14 +121,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const bundle = await buildDappBundle(root, bundleDir);
   log(`dapp: ${bundle.command.slice(1).join(" ")}; work dir ${work}`);
   const ctx: BenchContext = { root, work, profile, bundle, log };
+  lap("dapp bundle");
   const echo = startEcho(ctx);
   let stack: TestStack | undefined;
   try {
     // ---- the stores, and their in-process floors before anything else uses them ----
     const stores = await seedStores(ctx);
     seeding = stores.seeding;
-    const sqlite = sqliteFloors(stores, profile.floorOps);
+    lap("seeding");
+    const sqlite = sqliteFloors(stores, profile.floorOps, profile.floorWarmup);
     const floorRate = await advanceFloor(ctx, stores.big);
+    lap("sqlite and advance floors");
     const smallStore = stores.seeded.get(Math.min(...profile.scaleSizes)) as SeedResult;
     const batches = await batchAdvance(ctx, smallStore);
     figures.push(
@@ -131,6 +141,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       }),
     );
 
+    lap("batch advance");
+
     // ---- scale; on the largest store's rig, the straight advance then the memory load ----
     const { straight, peakKiB } = await withStraightRigs(ctx, stores, async (rigs) => {
       const rig = await measureScale(ctx, stores, sqlite, rigs, scale);
@@ -139,23 +151,29 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     });
     figures.push(...scaleFigures(scale, stores.largest));
     const bareKiB = await bareNodeKiB(ctx);
+    lap("scale, straight advance, mixed load, bare node");
 
     // ---- the dapp on libcmt beside the same dapp on the rollup HTTP server, on the smallest store ----
     const transports = await transportRows(ctx, stores.seeded.get(Math.min(...profile.scaleSizes)) as SeedResult, profile.transportInputs);
     figures.push(...transports.figures);
     notes.push(...transports.notes);
+    lap("transports");
 
     // ---- the whole stack on the inspect-size store: inspect, api, the gas of a write ----
     const echoAt = await echoUrl(echo);
     stack = await startWholeStack(ctx, options.rollups);
+    lap("whole stack start");
     const inspect = await inspectRows(ctx, stack, echoAt, stores, sqlite);
     figures.push(...inspect.figures);
+    lap("inspect");
     const api = await apiRows(ctx, stack, inspect.attestationC1);
     figures.push(...api.figures);
     notes.push(...api.notes);
+    lap("api");
     const gas = await gasRows(ctx, stack);
     figures.push(...gas.figures);
     notes.push(...gas.notes);
+    lap("gas of a write");
 
     // ---- the dapp under riscv64 (qemu-user) beside the native dapp ----
     if (options.riscv64 !== undefined) {
@@ -171,6 +189,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       });
       figures.push(...rows.figures);
       notes.push(rows.note);
+      lap("riscv64");
     }
 
     // ---- the dapp in a 128 MiB riscv64 machine (qemu-system) on a million attestations ----
@@ -185,26 +204,36 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       });
       figures.push(...rows.figures);
       notes.push(rows.note);
+      lap("machine");
     }
 
     // ---- advance through the chain's InputBox; then the advance and memory figures ----
     const chain = await chainAdvance(ctx, stack);
     figures.push(...advanceFigures(ctx, stores.largest, straight, floorRate, chain), ...memoryFigures(stores.largest, peakKiB, bareKiB, stores.big));
+    lap("chain advance");
 
     // ---- readers: a stack of their own, once the whole stack is no longer loaded ----
-    const readers = await readerRows(ctx, profile.readers.inputs, profile.readers.requests);
+    const readers = await readerRows(ctx, profile.readers.inputs, profile.readers.requests, profile.readers.warmup);
     figures.push(...readers.figures);
     notes.push(...readers.notes);
+    lap("readers");
 
-    // ---- the publisher: a stack of its own, its gas beside EAS's and its delay ----
-    const published = await publisherRows(ctx, options.rollups);
-    figures.push(...published.figures);
-    notes.push(...published.notes);
-
-    // ---- on chain: the registry's gas beside EAS's, on a stack of its own ----
-    const onchain = await onchainRows(ctx, options.rollups);
-    figures.push(...onchain.figures);
-    notes.push(...onchain.notes);
+    // ---- the publisher: a stack of its own, its delay at two poll intervals ----
+    // ---- on chain: the registry's gas beside EAS's, on a stack of its own (ci: the publisher's, after it) ----
+    const shared = profile.onchainOnPublisherStack ? await startPublisherStack(ctx, options.rollups) : undefined;
+    try {
+      const published = await publisherRows(ctx, options.rollups, shared);
+      figures.push(...published.figures);
+      notes.push(...published.notes);
+      lap("publisher");
+      const onchain = await onchainRows(ctx, options.rollups, shared);
+      figures.push(...onchain.figures);
+      notes.push(...onchain.notes);
+      if (shared !== undefined) notes.push("on chain (ci size): on the publisher's stack once its publisher stopped, not on a stack of its own.");
+    } finally {
+      await shared?.stop();
+    }
+    lap("on chain");
     notes.push(...runNotes(profile, bundle.nodeFlags));
   } finally {
     await stack?.stop();

@@ -31,10 +31,14 @@ const field = "data.balance";
 const buckets = { boundaries: [0, 100, 1000, 10000], labels: ["low", "mid", "high"] };
 
 export interface AttestorBenchOptions {
-  /** Claims per mode (after one untimed claim each). */
+  /** Timed claims per mode. */
   claims: number;
+  /** Untimed claims per mode before the timed ones (the api's prover, the user's provers warm). */
+  warmup: number;
   /** Claims sent by the 64 clients, relayed and plain each. */
   loadClaims: number;
+  /** Run the indexer beside the api, as npm start does (no figure reads it). */
+  indexer: boolean;
   log: (line: string) => void;
 }
 
@@ -54,6 +58,7 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
   plainProvider.route("/balance", { kind: "json", value: { data: { balance: 512.5, currency: "EUR" } } });
   const stack = await startStack({
     api: true,
+    index: options.indexer,
     attestor: true,
     attestors: 3,
     attestorCaFiles: pki.ca.certPath,
@@ -94,7 +99,7 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
         schemaId,
         ...(mode === undefined ? {} : { proofMode: mode }),
       };
-      await post("/api/core/claim", user, body);
+      for (let i = 0; i < options.warmup; i++) await post("/api/core/claim", user, body);
       const samples: number[] = [];
       const started = performance.now();
       for (let i = 0; i < options.claims; i++) {
@@ -160,7 +165,7 @@ export async function attestorRows(options: AttestorBenchOptions): Promise<{ fig
       try {
         for (const mode of ["reveal", "zk"] as const) {
           const schema = provingSchema(schemaId, quorum);
-          await proveHere(schema, mode, provers);
+          for (let i = 0; i < options.warmup; i++) await proveHere(schema, mode, provers);
           const samples: number[] = [];
           let peak = 0;
           const cpuBefore = attestorsCpu();

@@ -77,11 +77,15 @@ interface Split {
   storage: number;
 }
 
-export async function onchainRows(ctx: BenchContext, rollups: "v1" | "v2"): Promise<SectionRows> {
+/**
+ * The on-chain rows, on `shared` (a stack of the same Rollups version with the registry, whose other users
+ * are done; the caller stops it) or else on a stack of its own.
+ */
+export async function onchainRows(ctx: BenchContext, rollups: "v1" | "v2", shared?: TestStack): Promise<SectionRows> {
   const { log } = ctx;
   let stack: TestStack | undefined;
   try {
-    stack = await startStack({ rollups, dataDir: mkdtempSync(join(ctx.work, `onchain-${rollups}-`)), dappCommand: ctx.bundle.command, readyTimeoutMs: 120_000 });
+    stack = shared ?? (await startStack({ rollups, dataDir: mkdtempSync(join(ctx.work, `onchain-${rollups}-`)), dappCommand: ctx.bundle.command, readyTimeoutMs: 120_000 }));
     const s = stack;
     const contracts = s.contracts;
     if (contracts === undefined) throw new Error("on-chain bench: the stack deployed no registry");
@@ -250,6 +254,6 @@ export async function onchainRows(ctx: BenchContext, rollups: "v1" | "v2"): Prom
       return { base, calldata, proof, events, storage: Number(receipt.gasUsed) - base - calldata - proof - events };
     }
   } finally {
-    await stack?.stop();
+    if (shared === undefined) await stack?.stop();
   }
 }

@@ -27,8 +27,6 @@ import { percentile } from "../stats.ts";
 import type { BenchContext, SectionRows } from "./context.ts";
 import { JWT_SECRET } from "./whole-stack.ts";
 
-/** Rounds of the delay figure, per poll interval: a few claims, their epoch closed, timed until recorded. */
-const DELAY_ROUNDS = 4;
 const CLAIMS_PER_DELAY_ROUND = 4;
 /** The shortest poll the publisher's configuration allows. */
 const FAST_POLL_MS = 50;
@@ -77,20 +75,32 @@ async function closeEpoch(stack: TestStack): Promise<void> {
   if (!response.ok) throw new Error(`publisher bench: closing the epoch: HTTP ${response.status}`);
 }
 
-export async function publisherRows(ctx: BenchContext, rollups: "v1" | "v2"): Promise<SectionRows> {
+/** The publisher section's stack (chain, devnode, dapp bundle, api, the registry and the gate), fresh. */
+export function startPublisherStack(ctx: BenchContext, rollups: "v1" | "v2"): Promise<TestStack> {
+  return startStack({
+    api: true,
+    index: ctx.profile.indexer,
+    rollups,
+    dataDir: mkdtempSync(join(ctx.work, "publisher-")),
+    dappCommand: ctx.bundle.command,
+    env: { RATE_LIMITS: "off", PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET },
+    readyTimeoutMs: 120_000,
+  });
+}
+
+/**
+ * The delay rows, on `shared` (a stack from startPublisherStack that the caller stops, left with no
+ * publisher running) or else on a stack of its own.
+ */
+export async function publisherRows(ctx: BenchContext, rollups: "v1" | "v2", shared?: TestStack): Promise<SectionRows> {
   const { log } = ctx;
+  /** Rounds of the delay figure, per poll interval: a few claims, their epoch closed, timed until recorded. */
+  const rounds = ctx.profile.publisherRounds;
   let stack: TestStack | undefined;
   let provider: ProviderServer | undefined;
   let open: OpenPublisher | undefined;
   try {
-    stack = await startStack({
-      api: true,
-      rollups,
-      dataDir: mkdtempSync(join(ctx.work, "publisher-")),
-      dappCommand: ctx.bundle.command,
-      env: { RATE_LIMITS: "off", PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET },
-      readyTimeoutMs: 120_000,
-    });
+    stack = shared ?? (await startPublisherStack(ctx, rollups));
     const s = stack;
     const contracts = s.contracts;
     if (contracts === undefined) throw new Error("publisher bench: the stack deployed no registry and gate");
@@ -160,7 +170,7 @@ export async function publisherRows(ctx: BenchContext, rollups: "v1" | "v2"): Pr
       const current = open;
       await until(() => current.store.counts().pending.attestation, (n) => n === 0, "the new publisher catching up", 120_000, 100);
       const samples: number[] = [];
-      for (let round = 0; round < DELAY_ROUNDS; round++) {
+      for (let round = 0; round < rounds; round++) {
         const made = await makeClaims(s, providerUrl, CLAIMS_PER_DELAY_ROUND);
         const last = made[made.length - 1] as Made;
         await closeEpoch(s);
@@ -181,7 +191,7 @@ export async function publisherRows(ctx: BenchContext, rollups: "v1" | "v2"): Pr
     const notes = [
       `publisher: a stack of its own (Rollups ${rollups}); claims through the api (plain, one attestation each, group-committed), their epoch closed; ` +
         `the publisher (api/publisher/, as npm run publish runs it) records their inputs' batch notices in the registry (recordMany: one proof a notice). ` +
-        `Delay: ${DELAY_ROUNDS} rounds of ${CLAIMS_PER_DELAY_ROUND} claims per poll interval, timed from the epoch's proofs being readable at the node (polled every 10 ms) ` +
+        `Delay: ${rounds} rounds of ${CLAIMS_PER_DELAY_ROUND} claims per poll interval, timed from the epoch's proofs being readable at the node (polled every 10 ms) ` +
         `to the registry and the gate holding the last claim (polled every 10 ms); every claim by an owner of its own; max at the shipped ${DEFAULT_PUBLISH_POLL_MS} ms poll ${Math.round(shipped[shipped.length - 1] ?? Number.NaN)} ms.`,
     ];
     return { figures, notes };
@@ -189,6 +199,6 @@ export async function publisherRows(ctx: BenchContext, rollups: "v1" | "v2"): Pr
     await open?.publisher.stop();
     open?.store.close();
     await provider?.close();
-    await stack?.stop();
+    if (shared === undefined) await stack?.stop();
   }
 }

@@ -74,7 +74,8 @@ async function startApi(ctx: BenchContext, stack: TestStack, name: string, readU
   }
 }
 
-export async function readerRows(ctx: BenchContext, inputs: number, requests: number): Promise<SectionRows> {
+/** `requests` timed reads per figure, after `warmup` untimed ones (on the first round of each load). */
+export async function readerRows(ctx: BenchContext, inputs: number, requests: number, warmup: number): Promise<SectionRows> {
   const { log } = ctx;
   const stack = await startStack({ api: false, readers: 2, dataDir: join(ctx.work, "readers-stack"), dappCommand: ctx.bundle.command, readyTimeoutMs: 120_000 });
   const apis: Child[] = [];
@@ -114,7 +115,7 @@ export async function readerRows(ctx: BenchContext, inputs: number, requests: nu
     const via = await Promise.all([startApi(ctx, stack, "api-node", []), startApi(ctx, stack, "api-1-reader", stack.urls.readers.slice(0, 1)), startApi(ctx, stack, "api-2-readers", stack.urls.readers)]);
     apis.push(...via.map((v) => v.child));
     const loads = (url: string): LoadOptions[] =>
-      READ_QUERIES.map((query) => ({ baseUrl: url, concurrency: 16, count: requests, warmup: Math.min(100, requests), next: (i: number) => ({ method: "GET" as const, path: paths[query](i) }) }));
+      READ_QUERIES.map((query) => ({ baseUrl: url, concurrency: 16, count: requests, warmup, next: (i: number) => ({ method: "GET" as const, path: paths[query](i) }) }));
     const [viaNode] = via;
     const nodeResults = await runInterleaved(loads(viaNode?.url ?? ""), ROUNDS);
     const before = await nodeInspects(stack);
@@ -126,7 +127,7 @@ export async function readerRows(ctx: BenchContext, inputs: number, requests: nu
           baseUrl: stack.urls.readers[0] as string,
           concurrency: 16,
           count: requests,
-          warmup: Math.min(100, requests),
+          warmup,
           next: (i: number) => ({ method: "GET" as const, path: inspectPath({ type: "attestation", params: { attestation_id: inputIdOf("create_attestation", firstInput + (i % inputs)) } }) }),
           check: acceptedInspect,
         },

@@ -26,14 +26,22 @@ function scaleSizes(ctx: BenchContext): number[] {
  */
 export async function withStraightRigs<T>(ctx: BenchContext, stores: Stores, use: (rigs: Map<number, DirectRig>) => Promise<T>): Promise<T> {
   const rigs = new Map<number, DirectRig>();
+  const start = async (stored: number): Promise<void> => {
+    const rigDir = join(ctx.work, `rig-${stored}`);
+    mkdirSync(rigDir, { recursive: true });
+    rigs.set(
+      stored,
+      await startDirectRig({ root: ctx.root, workDir: rigDir, dbPath: (stores.seeded.get(stored) as SeedResult).path, dappMain: ctx.bundle.main, nodeFlags: ctx.bundle.nodeFlags }),
+    );
+  };
   try {
-    for (const stored of scaleSizes(ctx)) {
-      const rigDir = join(ctx.work, `rig-${stored}`);
-      mkdirSync(rigDir, { recursive: true });
-      rigs.set(
-        stored,
-        await startDirectRig({ root: ctx.root, workDir: rigDir, dbPath: (stores.seeded.get(stored) as SeedResult).path, dappMain: ctx.bundle.main, nodeFlags: ctx.bundle.nodeFlags }),
-      );
+    if (ctx.profile.rigsAtOnce) {
+      // Every start settles before a failure is thrown, so the finally below stops each rig that came up.
+      const started = await Promise.allSettled(scaleSizes(ctx).map(start));
+      const failed = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
+      if (failed !== undefined) throw failed.reason;
+    } else {
+      for (const stored of scaleSizes(ctx)) await start(stored);
     }
     return await use(rigs);
   } finally {

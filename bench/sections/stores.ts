@@ -54,22 +54,22 @@ export interface SqliteFloor {
   byTarget: LatencySummary;
 }
 
-function sqliteFloor(seed: SeedResult, floorOps: number): SqliteFloor {
+function sqliteFloor(seed: SeedResult, floorOps: number, warmup: number): SqliteFloor {
   const db = openDatabase({ path: seed.path });
   const store = createStore(db);
   const ids = seed.sampleAttestationIds.map(hexToBuffer);
   const owners = seed.sampleOwners.map(hexToBuffer);
   const target = hexToBuffer(seed.targetOwner);
-  const attestation = timeSync((i) => void store.attestationById(ids[i % ids.length] as Buffer), floorOps, 1000);
-  const byOwner = timeSync((i) => void store.attestationsByOwner(owners[i % owners.length] as Buffer, 1000, 0), floorOps, 1000);
-  const byTarget = timeSync(() => void store.attestationsByOwner(target, 1000, 0), Math.ceil(floorOps / 4), 200);
+  const attestation = timeSync((i) => void store.attestationById(ids[i % ids.length] as Buffer), floorOps, warmup);
+  const byOwner = timeSync((i) => void store.attestationsByOwner(owners[i % owners.length] as Buffer, 1000, 0), floorOps, warmup);
+  const byTarget = timeSync(() => void store.attestationsByOwner(target, 1000, 0), Math.ceil(floorOps / 4), Math.ceil(warmup / 5));
   db.$client.close();
   return { attestation, byOwner, byTarget };
 }
 
-/** Every store's SQLite floors, by store size. */
-export function sqliteFloors(stores: Stores, floorOps: number): Map<number, SqliteFloor> {
+/** Every store's SQLite floors, by store size: `floorOps` timed calls a query, after `warmup` untimed ones. */
+export function sqliteFloors(stores: Stores, floorOps: number, warmup: number): Map<number, SqliteFloor> {
   const sqlite = new Map<number, SqliteFloor>();
-  for (const [stored, seed] of stores.seeded) sqlite.set(stored, sqliteFloor(seed, floorOps));
+  for (const [stored, seed] of stores.seeded) sqlite.set(stored, sqliteFloor(seed, floorOps, warmup));
   return sqlite;
 }

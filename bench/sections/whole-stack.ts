@@ -18,6 +18,7 @@ export const JWT_SECRET = "bench-secret-bench-secret-bench-secret-0123";
 export async function startWholeStack(ctx: BenchContext, rollups: "v1" | "v2"): Promise<TestStack> {
   const stack = await startStack({
     api: true,
+    index: ctx.profile.indexer,
     rollups,
     dataDir: join(ctx.work, "stack"),
     dappCommand: ctx.bundle.command,
