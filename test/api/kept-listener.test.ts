@@ -87,9 +87,10 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  // The indexer first: a failing stop of the api must not leave it running.
+  indexer?.kill("SIGKILL");
   agent.destroy();
   await api?.stop();
-  indexer?.kill("SIGKILL");
   rmSync(dataDir, { recursive: true, force: true });
 });
 
