@@ -17,6 +17,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
+import { compiledPath } from "./compiled-path.ts";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
@@ -30,10 +31,6 @@ export function scriptEntries(): string[] {
     .map((name) => `scripts/${name}`);
 }
 
-/** Where `entry`'s compiled module is under `outDir`. */
-export function compiledPath(outDir: string, entry: string): string {
-  return join(outDir, entry.replace(/\.ts$/, ".mjs"));
-}
 
 /** Where `source` reads `import.meta.url` (the expression, not the words in a string or a comment). */
 function importMetaUrlSpans(path: string, source: string): { start: number; end: number }[] {

@@ -79,9 +79,12 @@ export function keptAnswerListener(services: ApiServices, next: RequestListener)
     if (text !== undefined && limiter !== undefined) {
       const forwarded = req.headers["x-forwarded-for"];
       const client = clientAddress(trustProxy, Array.isArray(forwarded) ? forwarded[0] : forwarded, req.socket.remoteAddress);
-      decision = await Promise.resolve(limiter.hit("schemas", client)).catch(() => undefined);
-      // The store failed: hono's path asks it again and answers what it says.
-      if (decision === undefined) return handOn(req, res, body);
+      try {
+        decision = await limiter.hit("schemas", client);
+      } catch {
+        // The store failed (at once or later): hono's path asks it again and answers what it says.
+        return handOn(req, res, body);
+      }
     }
     if (text === undefined) return handOn(req, res, body);
     if (decision === undefined) return send(req, res, started, 200, text, {});

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { Address } from "viem";
 import type { RollupsVersion } from "../../devnode/config.ts";
 import type { StackContracts } from "./deploy-contracts.ts";
-import { compiledPath } from "../../toolkit/process-build.ts";
+import { compiledPath } from "../../toolkit/compiled-path.ts";
 
 /**
  * The kinds of piece, in start order. With replicas, "api" is `api-1` ... `api-N` behind the balancer;

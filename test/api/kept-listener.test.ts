@@ -23,6 +23,8 @@ let dataDir: string;
 const logLines: string[] = [];
 /** Requests the listener answered (services.index.kept gave it a text). */
 let keptHits = 0;
+/** The next lookup of a kept answer throws this (a fault in the listener's own work). */
+let keptFault: Error | undefined;
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 interface Answer {
@@ -78,6 +80,9 @@ beforeAll(async () => {
   api = await startApi(config, { logDestination: { write: (line: string) => void logLines.push(line) } });
   const kept = api.services.index.kept.bind(api.services.index);
   api.services.index.kept = (request) => {
+    const fault = keptFault;
+    keptFault = undefined;
+    if (fault !== undefined) throw fault;
     const text = kept(request);
     if (text !== undefined) keptHits += 1;
     return text;
@@ -153,6 +158,42 @@ describe("kept GraphQL answers in front of hono", () => {
     const next = await post(query(7));
     expect(next.status).toBe(200);
     expect(next.reused).toBe(true);
+  });
+
+  it("a rate-limit store that fails hands the request to hono, which asks it again and answers", async () => {
+    const body = query(19);
+    await post(body);
+    await post(body);
+    const limiter = api.services.limiter;
+    if (limiter === undefined) throw new Error("the api runs without a rate limiter");
+    const hit = limiter.hit.bind(limiter);
+    let failed = 0;
+    limiter.hit = () => {
+      limiter.hit = hit;
+      failed += 1;
+      throw new Error("the store is down");
+    };
+    const hitsBefore = keptHits;
+    const answer = await post(body);
+    expect(failed).toBe(1);
+    expect(keptHits).toBe(hitsBefore + 1);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toBe(JSON.stringify({ data: { attestations: [] } }));
+    expect(answer.headers["x-ratelimit-limit"]).toBe("60");
+  });
+
+  it("a fault in the listener's own work is a 500 INTERNAL_ERROR, logged, and the api goes on serving", async () => {
+    const body = query(23);
+    await post(body);
+    await post(body);
+    keptFault = new Error("a lookup that broke");
+    const broken = await post(body);
+    expect(broken.status).toBe(500);
+    expect(JSON.parse(broken.body)).toMatchObject({ success: false, error: { code: "INTERNAL_ERROR", message: "Internal server error" } });
+    expect(broken.body).not.toContain("a lookup that broke");
+    expect(logLines.some((line) => line.includes("unexpected fault") && line.includes("a lookup that broke"))).toBe(true);
+    const after = await post(body);
+    expect(after.status).toBe(200);
   });
 
   it("the rate limit holds on kept answers: past 60 a minute, 429 RATE_LIMITED with Retry-After, counted", async () => {

@@ -34,7 +34,8 @@ import { predictedContracts, STACK_DEPLOYER_KEY } from "../../scripts/lib/deploy
 import { defaultDappCommand, readerDataDir, stackStatusPath, stackUrls, type PieceKind, type PieceName, type StackSettings, type StackUrls } from "../../scripts/lib/stack-pieces.ts";
 import { processesOf, type ProcessId } from "../../scripts/lib/stack-processes.ts";
 import { Supervisor, type PieceStatus } from "../../scripts/lib/stack-supervisor.ts";
-import { compiledPath, type PROCESS_ENTRIES } from "../../toolkit/process-build.ts";
+import { compiledPath } from "../../toolkit/compiled-path.ts";
+import type { PROCESS_ENTRIES } from "../../toolkit/process-build.ts";
 
 export type { PieceKind, PieceName, StackUrls, InputVerdict, Sender };
 
