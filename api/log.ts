@@ -67,13 +67,41 @@ function plainDestination(out: DestinationStream): DestinationStream {
   };
 }
 
+/**
+ * Standard output, written once per turn of the event loop: the lines of every request answered in one turn
+ * go out in one write. Under load a turn answers many requests, and a write per line cost more than the
+ * line (about a tenth of a kept GraphQL answer's time). A line waits for the end of its turn, never longer;
+ * the lines of the last turn are written when the process exits. A SIGKILL loses at most that turn's lines.
+ */
+export function turnBatchedStdout(): DestinationStream {
+  const out = destination({ fd: 1, sync: true });
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (pending.length === 0) return;
+    const text = pending.length === 1 ? (pending[0] as string) : pending.join("");
+    pending = [];
+    out.write(text);
+  };
+  process.on("exit", flush);
+  return {
+    write(chunk: string) {
+      pending.push(chunk);
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(flush);
+    },
+  };
+}
+
 export function createApiLogger(level: LogLevel, options: { format?: LogFormat; destination?: DestinationStream; replica?: string } = {}): ApiLogger {
   const replica = options.replica ?? "api";
   // Replicas write into one log stream: each line names the replica that wrote it.
   const base = replica === "api" ? { service: "api" } : { service: "api", replica };
   const pinoOptions = { level, base, timestamp: pino.stdTimeFunctions.isoTime };
-  if (options.format === "plain") return pino(pinoOptions, plainDestination(options.destination ?? destination({ fd: 1, sync: true })));
-  return options.destination === undefined ? pino(pinoOptions) : pino(pinoOptions, options.destination);
+  const out = options.destination ?? turnBatchedStdout();
+  return pino(pinoOptions, options.format === "plain" ? plainDestination(out) : out);
 }
 
 /** Ids a client may choose: short tokens, so a header can neither flood a log nor forge its structure. */

@@ -135,6 +135,11 @@ export async function seedIndex(index: OpenIndex, count: number, application: st
   // The rows stand for inputs the bench's node never had: the indexer's progress stays at the start, so it
   // neither looks for them on the node nor empties the index for their absence.
   await index.db.update(indexState).set({ cursor: null, lastInput: -1, attestationCount: count });
+  // A bulk load leaves PostgreSQL work to do (autovacuum's analyze and the visibility map of every page, a
+  // checkpoint's writes) that would otherwise run during the timed reads: done here, as a server that has
+  // been up a while would have done it.
+  await index.db.execute(sql`VACUUM ANALYZE`);
+  await index.db.execute(sql`CHECKPOINT`);
   return { seconds: (performance.now() - started) / 1000 };
 }
 

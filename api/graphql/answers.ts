@@ -13,20 +13,24 @@
  * cache and never pushes out the few answers asked again and again. Each is kept with its JSON text, which
  * is what a hit sends.
  */
-import type { GraphqlAnswer, GraphqlRequest } from "./execute.ts";
+import type { GraphqlAnswer } from "./execute.ts";
+import { graphqlRequestOf, type GraphqlRequest } from "./request.ts";
 
-/** Characters of answers kept at most (the least recently used go first): about 32 MiB of text. */
+/** Characters of answers kept at most (the least recently used go first): about 32 MiB of text and its bytes. */
 const MAX_KEPT_CHARS = 32 * 1024 * 1024;
 /** An answer larger than this is not kept: big answers are rare, and would crowd the small ones out. */
 const MAX_ANSWER_CHARS = 64 * 1024;
 /** Requests remembered as seen once (their keys only), per version: past it the oldest are forgotten. */
 const MAX_SEEN = 65_536;
+/** Request bodies remembered as leading to a kept answer, per version, and the longest remembered. */
+const MAX_BODY_CHARS = 8 * 1024 * 1024;
+const MAX_BODY_LENGTH = 8 * 1024;
 
 /** The index's version now: changes whenever what the index holds changes; undefined when unknown. */
 export type IndexVersion = () => string | undefined;
 
-/** An answer kept: always with the JSON text a hit sends. */
-export type KeptAnswer = GraphqlAnswer & { text: string };
+/** An answer kept: always with the JSON text a hit sends, and its UTF-8 bytes (what a hit before hono writes). */
+export type KeptAnswer = GraphqlAnswer & { text: string; bytes: Buffer };
 
 /** What makes two requests the same request: their operation, query text and variables, as sent. */
 function answerKey(request: GraphqlRequest): string {
@@ -37,34 +41,48 @@ export function answerCache(version: IndexVersion): {
   /** The answer kept for `request`, or, when it may be kept once read, `keep` to call with it. */
   get(request: GraphqlRequest): { answer: KeptAnswer | undefined; keep?: (answer: GraphqlAnswer) => void };
   /**
-   * The text of the answer kept for `request` at the index's version now, or undefined; unlike `get`, a miss
-   * counts as no sighting (the request goes on to `get`, which counts it). For api/graphql/kept-listener.ts.
+   * The bytes of the answer kept for a request's `body` at the index's version now, or undefined; unlike
+   * `get`, a miss counts as no sighting (the request goes on to `get`, which counts it). For
+   * api/graphql/kept-listener.ts: a body seen before leads to its answer without being parsed again.
    */
-  peek(request: GraphqlRequest): string | undefined;
+  peek(body: Buffer): Buffer | undefined;
 } {
   let at: string | undefined;
   const kept = new Map<string, { answer: KeptAnswer; chars: number }>();
   const seen = new Set<string>();
+  // Bodies (as latin1: one character per byte, so two bodies are equal exactly when their bytes are) that
+  // parsed to a kept answer's key. A client sends the same bytes again and again.
+  const bodies = new Map<string, string>();
   let keptChars = 0;
+  let bodyChars = 0;
+  const current = (): string | undefined => {
+    const now = version();
+    // A new version: every answer kept is of an older index.
+    if (now !== undefined && now !== at) {
+      kept.clear();
+      seen.clear();
+      bodies.clear();
+      keptChars = 0;
+      bodyChars = 0;
+      at = now;
+    }
+    return now;
+  };
+  const used = (key: string): KeptAnswer | undefined => {
+    const hit = kept.get(key);
+    if (hit === undefined) return undefined;
+    // Most recently used last: the oldest is the first in the map.
+    kept.delete(key);
+    kept.set(key, hit);
+    return hit.answer;
+  };
   return {
     get(request) {
-      const now = version();
+      const now = current();
       if (now === undefined) return { answer: undefined };
-      // A new version: every answer kept is of an older index.
-      if (now !== at) {
-        kept.clear();
-        seen.clear();
-        keptChars = 0;
-        at = now;
-      }
       const key = answerKey(request);
-      const hit = kept.get(key);
-      if (hit !== undefined) {
-        // Most recently used last: the oldest is the first in the map.
-        kept.delete(key);
-        kept.set(key, hit);
-        return { answer: hit.answer };
-      }
+      const hit = used(key);
+      if (hit !== undefined) return { answer: hit };
       if (!seen.has(key)) {
         if (seen.size >= MAX_SEEN) seen.delete(seen.values().next().value as string);
         seen.add(key);
@@ -76,28 +94,39 @@ export function answerCache(version: IndexVersion): {
           // Only a whole answer (no field failed, no refusal) of the version it was read at.
           if (at !== now || fresh.status !== 200 || fresh.body.errors !== undefined) return;
           const text = fresh.text ?? JSON.stringify(fresh.body);
-          const chars = key.length + text.length;
-          if (chars > MAX_ANSWER_CHARS || kept.has(key)) return;
+          const bytes = Buffer.from(text, "utf8");
+          const chars = key.length + text.length + bytes.length;
+          if (text.length > MAX_ANSWER_CHARS || kept.has(key)) return;
           for (const [oldest, entry] of kept) {
             if (keptChars + chars <= MAX_KEPT_CHARS) break;
             kept.delete(oldest);
             keptChars -= entry.chars;
           }
           seen.delete(key);
-          kept.set(key, { answer: { ...fresh, text }, chars });
+          kept.set(key, { answer: { ...fresh, text, bytes }, chars });
           keptChars += chars;
         },
       };
     },
-    peek(request) {
-      const now = version();
-      if (now === undefined || now !== at) return undefined;
+    peek(body) {
+      const now = current();
+      if (now === undefined || kept.size === 0) return undefined;
+      const raw = body.length <= MAX_BODY_LENGTH ? body.toString("latin1") : undefined;
+      const known = raw === undefined ? undefined : bodies.get(raw);
+      if (known !== undefined) return used(known)?.bytes;
+      const request = graphqlRequestOf(body.toString("utf8"));
+      if (request === undefined) return undefined;
       const key = answerKey(request);
-      const hit = kept.get(key);
-      if (hit === undefined) return undefined;
-      kept.delete(key);
-      kept.set(key, hit);
-      return hit.answer.text;
+      const hit = used(key);
+      if (hit === undefined || raw === undefined) return hit?.bytes;
+      for (const oldest of bodies.keys()) {
+        if (bodyChars + raw.length <= MAX_BODY_CHARS) break;
+        bodies.delete(oldest);
+        bodyChars -= oldest.length;
+      }
+      bodies.set(raw, key);
+      bodyChars += raw.length;
+      return hit.bytes;
     },
   };
 }

@@ -7,22 +7,16 @@
  */
 import { execute, GraphQLError, Kind, parse, specifiedRules, validate, visit, type DocumentNode } from "graphql";
 import { answerCache, type IndexVersion } from "./answers.ts";
+import { MAX_QUERY_BYTES, type GraphqlRequest } from "./request.ts";
 import { indexRoot, type IndexReads } from "./resolve.ts";
 import { limitsRule, MAX_SKIP, MAX_TAKE, schema } from "./schema.ts";
 
-/** Longest query text taken, and most tokens parsed: a huge document is refused before it costs anything. */
-export const MAX_QUERY_BYTES = 16 * 1024;
+/** Most tokens parsed: a huge document is refused before it costs anything (so is a long one: MAX_QUERY_BYTES). */
 const MAX_TOKENS = 2_000;
 /** Validated documents kept, by their text. */
 const CACHED_DOCUMENTS = 256;
 
 const READ_FAILURES = new Set(["QUERY_TIMEOUT", "INDEX_UNAVAILABLE"]);
-
-export interface GraphqlRequest {
-  query: string;
-  variables?: Record<string, unknown> | null | undefined;
-  operationName?: string | null | undefined;
-}
 
 export interface GraphqlBody {
   data?: Record<string, unknown> | null;
@@ -110,8 +104,8 @@ export const passed = (checked: DocumentNode | GraphqlAnswer): checked is Docume
  * until the index changes; without it, or for a `fresh` request, every request reads.
  */
 export type GraphqlRun = ((request: GraphqlRequest, fresh?: boolean) => Promise<GraphqlAnswer>) & {
-  /** The text of the answer kept for `request`, if any (answerCache's `peek`): no read, no gate. */
-  kept(request: GraphqlRequest): string | undefined;
+  /** The bytes of the answer kept for a request's `body`, if any (answerCache's `peek`): no read, no gate. */
+  kept(body: Buffer): Buffer | undefined;
 };
 
 export function graphqlExecutor(index: IndexReads, version?: IndexVersion): GraphqlRun {
@@ -127,7 +121,7 @@ export function graphqlExecutor(index: IndexReads, version?: IndexVersion): Grap
     cached?.keep?.(answer);
     return answer;
   };
-  return Object.assign(run, { kept: (request: GraphqlRequest) => answers?.peek(request) });
+  return Object.assign(run, { kept: (body: Buffer) => answers?.peek(body) });
 }
 
 async function executeDocument(index: IndexReads, document: DocumentNode, request: GraphqlRequest): Promise<GraphqlAnswer> {

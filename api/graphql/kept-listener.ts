@@ -20,7 +20,6 @@ import { clientAddress, RateLimitedError, rateLimitHeaders, type RateDecision } 
 import { MIN_INPUT_INDEX_HEADER } from "../rollup/read-context.ts";
 import type { ApiServices } from "../services.ts";
 import { JSON_MEDIA_TYPE, MAX_BODY_BYTES, type WithRawBody } from "../validation.ts";
-import { MAX_QUERY_BYTES, type GraphqlRequest } from "./execute.ts";
 
 export type RequestListener = (req: IncomingMessage, res: ServerResponse) => unknown;
 
@@ -37,24 +36,6 @@ function eligible(req: IncomingMessage): boolean {
   return Number.isSafeInteger(length) && length > 0 && length <= MAX_BODY_BYTES;
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
-
-/** The body as the route's schema would take it (api/routes/graphql.ts), or undefined for hono to judge. */
-export function graphqlRequestOf(body: Buffer): GraphqlRequest | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString("utf8"));
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(parsed)) return undefined;
-  const { query, variables, operationName } = parsed;
-  if (typeof query !== "string" || query.length === 0 || query.length > MAX_QUERY_BYTES) return undefined;
-  if (variables !== undefined && variables !== null && !isRecord(variables)) return undefined;
-  if (operationName !== undefined && operationName !== null && typeof operationName !== "string") return undefined;
-  return { query, variables, operationName };
-}
-
 /** A listener that answers kept GraphQL answers itself and hands every other request to `next` (hono's). */
 export function keptAnswerListener(services: ApiServices, next: RequestListener): RequestListener {
   const replica = answeringReplica(services);
@@ -62,21 +43,20 @@ export function keptAnswerListener(services: ApiServices, next: RequestListener)
   const { limiter, metrics, logger } = services;
   const trustProxy = services.config.trustProxy;
 
-  const send = (req: IncomingMessage, res: ServerResponse, started: number, status: number, text: string, headers: Record<string, string>): void => {
+  const send = (req: IncomingMessage, res: ServerResponse, started: number, status: number, body: Buffer, headers: Record<string, string>): void => {
     const offered = req.headers["x-request-id"];
     const reqId = requestIdOf(typeof offered === "string" ? offered : undefined);
-    res.writeHead(status, { ...fixed, ...headers, "X-Request-Id": reqId, "content-length": String(Buffer.byteLength(text)) });
-    res.end(text);
+    res.writeHead(status, { ...fixed, ...headers, "X-Request-Id": reqId, "content-length": String(body.length) });
+    res.end(body);
     const elapsed = performance.now() - started;
     metrics.observeRequest(ROUTE, "POST", status, elapsed / 1000);
     logRequest(logger, { reqId, method: "POST", route: ROUTE, status, ms: Math.round(elapsed * 10) / 10 });
   };
 
   const answer = async (req: WithRawBody, res: ServerResponse, started: number, body: Buffer): Promise<void> => {
-    const request = graphqlRequestOf(body);
-    const text = request === undefined ? undefined : services.index.kept(request);
+    const kept = services.index.kept(body);
     let decision: RateDecision | undefined;
-    if (text !== undefined && limiter !== undefined) {
+    if (kept !== undefined && limiter !== undefined) {
       const forwarded = req.headers["x-forwarded-for"];
       const client = clientAddress(trustProxy, Array.isArray(forwarded) ? forwarded[0] : forwarded, req.socket.remoteAddress);
       try {
@@ -86,12 +66,12 @@ export function keptAnswerListener(services: ApiServices, next: RequestListener)
         return handOn(req, res, body);
       }
     }
-    if (text === undefined) return handOn(req, res, body);
-    if (decision === undefined) return send(req, res, started, 200, text, {});
+    if (kept === undefined) return handOn(req, res, body);
+    if (decision === undefined) return send(req, res, started, 200, kept, {});
     const headers = rateLimitHeaders(decision);
-    if (decision.allowed) return send(req, res, started, 200, text, headers);
+    if (decision.allowed) return send(req, res, started, 200, kept, headers);
     const refused = new RateLimitedError(decision, headers);
-    send(req, res, started, refused.status, JSON.stringify(errorBody(refused)), headers);
+    send(req, res, started, refused.status, Buffer.from(JSON.stringify(errorBody(refused))), headers);
   };
 
   const handOn = (req: WithRawBody, res: ServerResponse, body: Buffer): void => {
@@ -108,7 +88,7 @@ export function keptAnswerListener(services: ApiServices, next: RequestListener)
       const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
       answer(req, res, started, body).catch((error: unknown) => {
         logger.error({ err: error, method: "POST", path: ROUTE }, "unexpected fault");
-        if (!res.headersSent) send(req, res, started, 500, JSON.stringify(errorBody(new ApiError("INTERNAL_ERROR", "Internal server error"))), {});
+        if (!res.headersSent) send(req, res, started, 500, Buffer.from(JSON.stringify(errorBody(new ApiError("INTERNAL_ERROR", "Internal server error")))), {});
       });
     });
     // A request torn off mid-body has no one to answer.

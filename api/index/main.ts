@@ -8,7 +8,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { messageOf } from "../../common/errors.ts";
-import { graphqlExecutor, MAX_QUERY_BYTES, type GraphqlRequest } from "../graphql/execute.ts";
+import { graphqlExecutor } from "../graphql/execute.ts";
+import { MAX_QUERY_BYTES, type GraphqlRequest } from "../graphql/request.ts";
 import { IndexConfigError, loadIndexerConfig, type IndexerConfig } from "./config.ts";
 import { changeStream } from "./changes.ts";
 import { openIndex } from "./db.ts";

@@ -7,7 +7,8 @@
  */
 import { eq } from "drizzle-orm";
 import { ApiError } from "../errors.ts";
-import { graphqlExecutor, graphqlGate, passed, type GraphqlAnswer, type GraphqlBody, type GraphqlRequest, type GraphqlRun } from "../graphql/execute.ts";
+import { graphqlExecutor, graphqlGate, passed, type GraphqlAnswer, type GraphqlBody, type GraphqlRun } from "../graphql/execute.ts";
+import type { GraphqlRequest } from "../graphql/request.ts";
 import type { ApiConfig } from "../config.ts";
 import { answerCache } from "../graphql/answers.ts";
 import { indexerChanges } from "./changes.ts";
@@ -29,8 +30,8 @@ export interface IndexAnswer {
 export interface IndexQueries {
   /** `minInput`: the input the answer must see (-1: none). */
   graphql(request: GraphqlRequest, minInput: number): Promise<IndexAnswer>;
-  /** The JSON text of the answer kept for `request` (no read-your-writes need), or undefined: no read. */
-  kept(request: GraphqlRequest): string | undefined;
+  /** The bytes of the answer kept for a request's `body` (no read-your-writes need), or undefined: no read. */
+  kept(body: Buffer): Buffer | undefined;
   close(): Promise<void>;
 }
 
@@ -91,7 +92,7 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
         if (cached?.keep !== undefined && response.status === 200) keepForwarded(cached.keep, text);
         return { status: response.status, text, indexInput: Number.isFinite(held) ? held : undefined };
       },
-      kept: (request) => answers.peek(request),
+      kept: (body) => answers.peek(body),
       close: () => {
         changes.close();
         return Promise.resolve();
@@ -133,7 +134,7 @@ export function indexQueries(config: ApiConfig["index"]): IndexQueries {
       const answer = await run(request, minInput >= 0);
       return { status: answer.status, text: answer.text ?? JSON.stringify(answer.body), indexInput: minInput >= 0 ? held : undefined };
     },
-    kept: (request) => run?.kept(request),
+    kept: (body) => run?.kept(body),
     async close() {
       await listener?.close();
       if (opened !== undefined) await (await opened.catch(() => undefined))?.close();

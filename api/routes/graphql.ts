@@ -7,7 +7,7 @@
  */
 import { createRoute, z, type RouteConfigToTypedResponse } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { MAX_QUERY_BYTES, type GraphqlRequest } from "../graphql/execute.ts";
+import { MAX_QUERY_BYTES, type GraphqlRequest } from "../graphql/request.ts";
 import { currentReadNeeds } from "../rollup/read-context.ts";
 import { errorResponses, jsonContent, jsonRequest, operationTraits, router, type OperationTraits } from "../operations.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";

@@ -3,16 +3,19 @@
  * pattern, status and time; the id is the client's when it is a sane token, else a new one, and it is
  * answered in X-Request-Id.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { createApi } from "../../api/app.ts";
 import { plainLogLine } from "../../api/log.ts";
 import { loadConfig } from "../../api/config.ts";
 import { createServices } from "../../api/services.ts";
 import { closedPort, TEST_JWT_SECRET } from "../support/api-fixtures.ts";
+import { until } from "../support/until.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "api-log-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -102,5 +105,38 @@ describe("plainLogLine", () => {
     const err = { type: "TypeError", message: "boom", stack: "TypeError: boom\n    at f (a.ts:1:1)" };
     expect(plainLogLine({ level: 40, msg: "cannot read notices", service: "api", url: "http://x/rpc", err })).toBe('[api] WARN cannot read notices url=http://x/rpc err="TypeError: boom"\n');
     expect(plainLogLine({ level: 50, msg: "unexpected fault", service: "api", replica: "api-2", err })).toBe('[api-2] ERROR unexpected fault err="TypeError: boom"\n    at f (a.ts:1:1)\n');
+  });
+});
+
+describe("standard output written once per turn of the event loop", () => {
+  /** A process that logs through `createApiLogger` to its standard output, its lines gathered as they come. */
+  function loggingProcess(body: string) {
+    const logModule = pathToFileURL(join(process.cwd(), "api/log.ts")).href;
+    const script = `import { createApiLogger } from ${JSON.stringify(logModule)};\nconst logger = createApiLogger("info");\n${body}`;
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const lines = () => out.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as { msg: string; n?: number });
+    return { child, lines, exited };
+  }
+
+  it("writes a turn's lines at its end, without waiting for more, whole and in order", async () => {
+    const run = loggingProcess(`for (let n = 0; n < 50; n++) logger.info({ n }, "turn");\nsetTimeout(() => undefined, 60_000);`);
+    try {
+      const lines = await until(() => run.lines(), (l) => l.length >= 50, "the first turn's 50 lines", 30_000, 20);
+      expect(lines.map((l) => l.n)).toEqual(Array.from({ length: 50 }, (_, n) => n));
+    } finally {
+      run.child.kill("SIGKILL");
+    }
+  });
+
+  it("writes the last turn's lines when the process exits in that turn", async () => {
+    const run = loggingProcess(`logger.info({ n: 1 }, "before exit");\nlogger.fatal({ n: 2 }, "exiting");\nprocess.exit(3);`);
+    expect(await run.exited).toBe(3);
+    expect(run.lines().map((l) => [l.msg, l.n])).toEqual([
+      ["before exit", 1],
+      ["exiting", 2],
+    ]);
   });
 });
