@@ -146,13 +146,17 @@ export interface RangeStatement {
 }
 
 /**
- * The blind of a claim's nullifier (docs/nullifiers.md): B = r·P and R = r·G. In the signed context, so a
- * nullifier is bound to the claim it was made in: copied into another claim (a replay, or a front-run of
- * its owner's input), it no longer matches what that claim's attestors signed.
+ * The blind of a claim's nullifier (docs/nullifiers.md): B = r·P and R = r·G, and the field of the provider's
+ * answer the account id was read at. In the signed context, so a nullifier is bound to the claim it was made
+ * in: copied into another claim (a replay, or a front-run of its owner's input), it no longer matches what
+ * that claim's attestors signed. The field is the one the attestors read the account at, so the dapp can
+ * hold it to the schema's `accountIdField`: a prover that named another field (one whose value it
+ * chooses) would get a fresh nullifier for the same account.
  */
 export interface NullifierBinding {
   blinded: Hex;
   blindCommitment: Hex;
+  accountField: string;
 }
 
 /** The context's key that carries the nullifier's binding. */
@@ -177,13 +181,16 @@ export function claimContext(
     ...context,
     ...(nonce === undefined ? {} : { nonce }),
     ...(statement === undefined ? {} : { statement: { field: statement.field, range: { ...statement.range } } }),
-    ...(nullifier === undefined ? {} : { [NULLIFIER_CONTEXT_KEY]: { blinded: nullifier.blinded.toLowerCase() as Hex, blindCommitment: nullifier.blindCommitment.toLowerCase() as Hex } }),
+    ...(nullifier === undefined
+      ? {}
+      : { [NULLIFIER_CONTEXT_KEY]: { blinded: nullifier.blinded.toLowerCase() as Hex, blindCommitment: nullifier.blindCommitment.toLowerCase() as Hex, accountField: nullifier.accountField } }),
   };
 }
 
 /**
  * The nullifier binding a claim's context text names, or why it names none. Exactly `{blinded,
- * blindCommitment}`, two elements as 0x and 64 hex digits: anything else is no binding.
+ * blindCommitment, accountField}`: two elements as 0x and 64 hex digits, and a field a proof can name
+ * (`proofFieldProblem`): anything else is no binding.
  */
 export function contextNullifierBinding(contextText: string): Reading<NullifierBinding> {
   let context: unknown;
@@ -196,11 +203,19 @@ export function contextNullifierBinding(contextText: string): Reading<NullifierB
   if (binding === undefined) return { ok: false, reason: "the claim's signed context binds no nullifier blind (B and R)" };
   const element = /^0x[0-9a-fA-F]{64}$/;
   if (binding === null || typeof binding !== "object" || Array.isArray(binding)) return { ok: false, reason: "the claim's nullifier binding is not an object" };
-  const { blinded, blindCommitment, ...extra } = binding as Record<string, unknown>;
-  if (Object.keys(extra).length > 0 || typeof blinded !== "string" || typeof blindCommitment !== "string" || !element.test(blinded) || !element.test(blindCommitment)) {
-    return { ok: false, reason: 'the claim\'s nullifier binding must be {"blinded": <element>, "blindCommitment": <element>}' };
+  const { blinded, blindCommitment, accountField, ...extra } = binding as Record<string, unknown>;
+  if (
+    Object.keys(extra).length > 0 ||
+    typeof blinded !== "string" ||
+    typeof blindCommitment !== "string" ||
+    !element.test(blinded) ||
+    !element.test(blindCommitment) ||
+    typeof accountField !== "string" ||
+    proofFieldProblem(accountField) !== undefined
+  ) {
+    return { ok: false, reason: 'the claim\'s nullifier binding must be {"blinded": <element>, "blindCommitment": <element>, "accountField": <a chain of object keys>}' };
   }
-  return { ok: true, value: { blinded: blinded.toLowerCase() as Hex, blindCommitment: blindCommitment.toLowerCase() as Hex } };
+  return { ok: true, value: { blinded: blinded.toLowerCase() as Hex, blindCommitment: blindCommitment.toLowerCase() as Hex, accountField } };
 }
 
 /** The statement a context names, or why it names none an attestor could sign. */

@@ -35,6 +35,8 @@ export function registeredKeys(stored: StoredNullifierKeys): NullifierKeys {
 
 export interface ClaimNullifier {
   schemaId: Hex;
+  /** The schema's `accountIdField`: the field every signed context must say the account was read at. */
+  accountIdField: string;
   /** The claim's signed proofs, already checked (dapp/proof.ts), and their signers in the same order. */
   proofs: readonly Pick<TlsProof, "claim">[];
   signers: readonly Address[];
@@ -44,7 +46,7 @@ export interface ClaimNullifier {
 /**
  * The nullifier a proven claim of a schema unique per account establishes, or a refusal. In order:
  * it is there; every signed context binds exactly its B and R (else parts copied from another claim would
- * pass); every share whose index is registered is held by one of the claim's signers (a signer checked B
+ * pass) and the schema's account field (else the attestors read the account elsewhere); every share whose index is registered is held by one of the claim's signers (a signer checked B
  * against the account it saw; a share from elsewhere vouches for nothing); then verifyNullifier's checks.
  */
 export function checkClaimNullifier(store: Store, claim: ClaimNullifier): Hex {
@@ -61,6 +63,9 @@ export function checkClaimNullifier(store: Store, claim: ClaimNullifier): Hex {
     if (!binding.ok) throw refuse(`${which}: ${binding.reason}`);
     if (binding.value.blinded !== blinded || binding.value.blindCommitment !== blindCommitment) {
       throw refuse(`${which} was signed for another blind (B, R) than this nullifier's: a nullifier counts only in the claim it was made in`);
+    }
+    if (binding.value.accountField !== claim.accountIdField) {
+      throw refuse(`${which} read the account at ${binding.value.accountField}; schema ${claim.schemaId} names its accounts by ${claim.accountIdField}`);
     }
   });
   const holders = new Map(stored.shares.map((share) => [share.shareIndex, bytesToHex(share.attestor) as Address]));

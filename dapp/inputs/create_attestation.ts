@@ -111,7 +111,7 @@ export default defineInput({
       attestors = checked.attestors;
       // After the proofs: a share counts only from an attestor that signed, as checkProofs found them.
       if (schema.accountIdField !== null) {
-        const nullifier = checkClaimNullifier(store, { schemaId: p.schema_id, proofs: p.proofs, signers: checked.attestors, published: p.nullifier });
+        const nullifier = checkClaimNullifier(store, { schemaId: p.schema_id, accountIdField: schema.accountIdField, proofs: p.proofs, signers: checked.attestors, published: p.nullifier });
         bindNullifier(store, { schemaId: p.schema_id, nullifier, owner: p.owner, attestationId, inputIndex: input.index });
       }
     }

@@ -126,6 +126,8 @@ interface ClaimOptions {
   tamper?: (parts: PublishedNullifier) => PublishedNullifier;
   /** The blind the signed contexts bind, when not the nullifier's own (a replay); null: none at all. */
   binding?: NullifierBinding | null;
+  /** The field the signed contexts say the account was read at, when not the schema's. */
+  accountField?: string;
 }
 
 /** A proven attestation of the unique schema for `owner` and `accountId`, its nullifier made by the real protocol. */
@@ -140,7 +142,7 @@ async function uniqueClaim(owner: Address, accountId: string, o: ClaimOptions = 
   });
   const made = finishNullifier(blinding, evaluations, current.keys);
   const nullifier = o.tamper === undefined ? made : o.tamper(structuredClone(made));
-  const binding = o.binding === undefined ? { blinded: blinding.blinded, blindCommitment: blinding.blindCommitment } : (o.binding ?? undefined);
+  const binding = o.binding === undefined ? { blinded: blinding.blinded, blindCommitment: blinding.blindCommitment, accountField: o.accountField ?? (UNIQUE.accountIdField as string) } : (o.binding ?? undefined);
   const proofs = await Promise.all(signers.map((index) => signedClaim(attestors[index - 1] as (typeof attestors)[number], owner, binding)));
   return {
     params: { schema_id: usid, owner, provider: "http", encrypted_data: "0x0102", bucket_values: { "data.balance": "mid" }, proofs, nullifier },
@@ -330,6 +332,18 @@ describe("bad nullifiers are refused with their reason, writing nothing", () => 
       async () => ({ ...(await uniqueClaim(BOB, ACCOUNT_B, { binding: null })).params, nullifier: aliceFirst.nullifier }),
       "NULLIFIER_REJECTED",
       "nullifier: claim 1: the claim's signed context binds no nullifier blind (B and R)",
+    ],
+    [
+      "claims whose attestors read the account at another field than the schema's (one the prover chooses)",
+      async () => (await uniqueClaim(BOB, ACCOUNT_A, { accountField: "data.nickname" })).params,
+      "NULLIFIER_REJECTED",
+      `nullifier: claim 1 read the account at data.nickname; schema ${usid} names its accounts by data.accountId`,
+    ],
+    [
+      "a binding whose account field is not a chain of object keys",
+      async () => (await uniqueClaim(BOB, ACCOUNT_B, { accountField: "data[0]" })).params,
+      "NULLIFIER_REJECTED",
+      'nullifier: claim 1: the claim\'s nullifier binding must be {"blinded": <element>, "blindCommitment": <element>, "accountField": <a chain of object keys>}',
     ],
     [
       "an unblinding proof that lies (A's nullifier named for B's account)",
