@@ -52,6 +52,8 @@ export const API_ERROR_STATUS = {
   PROOF_NOT_READY: 409,
   /** Extension (docs/receipts.md): no receipt can be signed for it (no registry known, or several bucketed fields). */
   RECEIPT_UNAVAILABLE: 409,
+  /** Extension (docs/nullifiers.md): the claim's provider account already backs another owner of the schema. */
+  ACCOUNT_ALREADY_BOUND: 409,
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_STATUS;

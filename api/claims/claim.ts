@@ -40,6 +40,14 @@ export async function makeClaim(services: ClaimServices, request: ClaimRequest):
   const { field, boundaries, labels } = request.bucketDefinition;
   const schema = await chooseSchema(services, request.provider, host, field, request.schemaId);
   assertSameDefinition(schema, field, { boundaries, labels });
+  // Its claims carry a nullifier made with the attestors' key shares, which the api's prover does not
+  // run (docs/nullifiers.md, "Remaining"): refused here rather than as the rollup's rejection.
+  if (schema.accountIdField !== undefined) {
+    throw new ApiError("INVALID_REQUEST", `Schema ${schema.schemaId} is unique per account: its claims carry a nullifier the api cannot make yet`, {
+      field: "schemaId",
+      issue: "prove on your side and send the claims with their nullifier to POST /api/core/claim/proven",
+    });
+  }
   const seal = await sealerFor(services, schema, request.owner);
 
   if (schema.proof === "attestor") {

@@ -5,6 +5,7 @@
 import type { Address, Hex } from "viem";
 import { writeIdOf } from "../../common/ids.ts";
 import { nativeKeccakHex } from "../../common/native-keccak.ts";
+import type { PublishedNullifier } from "../../common/nullifier.ts";
 import type { TlsProof } from "../../common/tls-claim.ts";
 import type { ClaimServices } from "./services.ts";
 
@@ -16,6 +17,8 @@ export interface AttestationToRecord {
   field: string;
   bucket: string;
   proofs?: TlsProof[];
+  /** A schema unique per account's claim: its nullifier's published parts (docs/nullifiers.md). */
+  nullifier?: PublishedNullifier;
 }
 
 export interface RecordedClaim {
@@ -35,6 +38,7 @@ export async function recordAttestation(services: ClaimServices, a: AttestationT
       encrypted_data: a.encryptedData,
       bucket_values: { [a.field]: a.bucket },
       ...(a.proofs === undefined ? {} : { proofs: a.proofs }),
+      ...(a.nullifier === undefined ? {} : { nullifier: a.nullifier }),
     },
     { schemaId: a.schemaId },
   );

@@ -5,8 +5,9 @@
  * the value: it checks the signed claims the way the dapp will, and relays them for the token's address.
  */
 import type { Address, Hex } from "viem";
+import type { PublishedNullifier } from "../../common/nullifier.ts";
 import { checkProofs, ProofProblem } from "../../common/proof-check.ts";
-import type { TlsProof } from "../../common/tls-claim.ts";
+import { contextNullifierBinding, type TlsProof } from "../../common/tls-claim.ts";
 import { ApiError } from "../errors.ts";
 import { recordAttestation, type RecordedClaim } from "./record.ts";
 import { namedSchema } from "./schema.ts";
@@ -19,11 +20,41 @@ export interface ProvenClaimRequest {
   bucket: string;
   encryptedData: Hex;
   proofs: TlsProof[];
+  /** Required for a schema unique per account, refused for any other. */
+  nullifier?: PublishedNullifier | undefined;
   requestId: string | undefined;
 }
 
 function badProofs(issue: string): ApiError {
   return new ApiError("INVALID_REQUEST", `The signed claims do not prove the attestation: ${issue}`, { field: "proofs", issue });
+}
+
+/**
+ * The nullifier's parts against the schema and the signed claims, as the dapp will hold them
+ * (dapp/nullifier.ts): there exactly when the schema is unique per account, and bound by every claim's
+ * signed context to its blind (B, R) and to the schema's account field. The proofs of the parts are the
+ * rollup's to check against the registered key set; an account already bound is its answer too (409).
+ */
+function checkNullifierBinding(request: ProvenClaimRequest, schemaId: Hex, accountIdField: string | undefined): void {
+  const { nullifier } = request;
+  if (accountIdField === undefined) {
+    if (nullifier !== undefined) throw new ApiError("INVALID_REQUEST", `Schema ${schemaId} is not unique per account: send no nullifier`, { field: "nullifier", issue: "only a schema unique per account takes one" });
+    return;
+  }
+  if (nullifier === undefined) {
+    throw new ApiError("INVALID_REQUEST", `Schema ${schemaId} is unique per account: its claims carry a nullifier`, { field: "nullifier", issue: "required: the nullifier made with the attestors' shares (docs/nullifiers.md)" });
+  }
+  request.proofs.forEach((proof, i) => {
+    const binding = contextNullifierBinding(proof.claim.context);
+    const issue = !binding.ok
+      ? binding.reason
+      : binding.value.blinded !== nullifier.blinded.toLowerCase() || binding.value.blindCommitment !== nullifier.blindCommitment.toLowerCase()
+        ? "it was signed for another blind (B, R) than the nullifier's"
+        : binding.value.accountField !== accountIdField
+          ? `it read the account at ${binding.value.accountField}, the schema's account field is ${accountIdField}`
+          : undefined;
+    if (issue !== undefined) throw badProofs(`claim ${i + 1}: ${issue}`);
+  });
 }
 
 export async function relayProvenClaim(services: ClaimServices, request: ProvenClaimRequest): Promise<RecordedClaim> {
@@ -50,6 +81,7 @@ export async function relayProvenClaim(services: ClaimServices, request: ProvenC
     if (error instanceof ProofProblem) throw badProofs(error.message);
     throw error;
   }
+  checkNullifierBinding(request, schema.schemaId, schema.accountIdField);
   return recordAttestation(
     services,
     {
@@ -60,6 +92,7 @@ export async function relayProvenClaim(services: ClaimServices, request: ProvenC
       field: request.field,
       bucket: request.bucket,
       proofs: request.proofs,
+      ...(request.nullifier === undefined ? {} : { nullifier: request.nullifier }),
     },
     { reqId: request.requestId, path: "relay", attestors: request.proofs.length },
   );

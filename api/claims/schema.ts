@@ -21,6 +21,8 @@ export interface ChosenSchema {
   quorum: number;
   /** Whose keys its data is sealed to (docs/consent.md). */
   sealing: Sealing;
+  /** The field naming the provider account, for a schema unique per account (docs/nullifiers.md). */
+  accountIdField: string | undefined;
 }
 
 /**
@@ -56,6 +58,7 @@ export async function chooseSchema(services: ClaimServices, provider: string, ho
     proof: chosen.content.proof ?? "none",
     quorum: chosen.content.attestorQuorum ?? 1,
     sealing: chosen.content.sealing ?? "admin",
+    accountIdField: chosen.content.accountIdField,
   };
 }
 
@@ -74,6 +77,7 @@ export async function namedSchema(services: ClaimServices, provider: string, hos
       proof: known.proof ?? "none",
       attestor_quorum: known.attestorQuorum ?? 1,
       sealing: known.sealing ?? "admin",
+      account_id_field: known.accountIdField ?? null,
     });
   }
   return checkedSchema(schemaId, provider, host, field, await services.reader.query("provider_schema", { schema_id: schemaId }));
@@ -84,7 +88,7 @@ function checkedSchema(
   provider: string,
   host: string | undefined,
   field: string,
-  schema: Pick<SchemaDetail, "provider_type" | "domain" | "bucket_definitions" | "data_keys" | "proof" | "attestor_quorum" | "sealing">,
+  schema: Pick<SchemaDetail, "provider_type" | "domain" | "bucket_definitions" | "data_keys" | "proof" | "attestor_quorum" | "sealing" | "account_id_field">,
 ): ChosenSchema {
   if (schema.provider_type !== provider) {
     throw new ApiError("INVALID_REQUEST", `Schema ${schemaId} is for provider ${schema.provider_type}`, {
@@ -106,6 +110,7 @@ function checkedSchema(
     proof: schema.proof,
     quorum: schema.attestor_quorum,
     sealing: schema.sealing,
+    accountIdField: schema.account_id_field ?? undefined,
   };
 }
 

@@ -107,6 +107,9 @@ function rejection(error: DappErrorReport["error"] | undefined, status: string, 
   if (code === "ATTESTATION_NOT_FOUND") return new ApiError("ATTESTATION_NOT_FOUND", `Attestation not found: ${message}`);
   if (code === "CONSENT_REJECTED") return new ApiError("CONSENT_REJECTED", "The rollup refused the owner's consent", { reason: message });
   if (code === "ALREADY_REVOKED") return new ApiError("ALREADY_REVOKED", `The attestation was already revoked: ${message}`);
+  if (code === "ACCOUNT_ALREADY_BOUND") {
+    return new ApiError("ACCOUNT_ALREADY_BOUND", "This provider account already backs another owner of the schema", { schema_id: options.schemaId ?? "" });
+  }
   if (code === "SCHEMA_NOT_FOUND") {
     return new ApiError("SCHEMA_NOT_FOUND", "Provider schema not found", { schema_id: options.schemaId ?? "" });
   }

@@ -47,6 +47,12 @@ export const schemaRegistrationSchema = z.object({
     .max(MAX_QUORUM)
     .optional()
     .openapi({ description: `extension, with proof "attestor": how many distinct registered attestors must sign each claim (1 to ${MAX_QUORUM}, default 1)` }),
+  accountIdField: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .openapi({ description: 'extension, with proof "attestor": the field of the provider\'s answer that names the account (a dot path); the schema is then unique per account: one account backs one owner (docs/nullifiers.md). Needs the nullifier key set registered and an attestorQuorum of at least its threshold' }),
   validityPeriod: z
     .int()
     .min(1)
@@ -141,6 +147,7 @@ export function adminRoutes(services: ApiServices, clientOf: ClientAddressOf) {
         ...(body.validityPeriod === undefined ? {} : { validityPeriod: body.validityPeriod }),
         ...(body.requireSignedConsent === true ? { requireSignedConsent: true } : {}),
         ...(body.sealing === undefined || body.sealing === "admin" ? {} : { sealing: body.sealing }),
+        ...(body.accountIdField === undefined ? {} : { accountIdField: body.accountIdField }),
       };
       await services.write("register_schema", {
         ...content,

@@ -7,6 +7,7 @@ import { messageOf } from "../../common/errors.ts";
 import { inputTransaction } from "../rollup/chain-reader.ts";
 import type { Address, Hex } from "viem";
 import { bucketDefinitionProblem } from "../../common/buckets.ts";
+import { publishedNullifierSchema } from "../../common/nullifier.ts";
 import { MAX_QUORUM, PROOF_MODES, proofFieldProblem } from "../../common/tls-claim.ts";
 import type { AttestationView } from "../../common/wire.ts";
 import type { AuthVariables } from "../auth/middleware.ts";
@@ -131,13 +132,16 @@ const provenClaimSchema = z.object({
     .transform((s) => s as Hex)
     .openapi({ description: "the data sealed on the user's side for the registered key, or for the owner's own key where the schema seals to the owner (as encrypted_data)" }),
   proofs: z.array(signedClaimSchema).min(1).max(MAX_QUORUM).openapi({ description: "one signed claim per attestor of the schema's quorum" }),
+  nullifier: publishedNullifierSchema
+    .optional()
+    .openapi("PublishedNullifier", { description: "extension, for a schema unique per account (required there, refused elsewhere): the nullifier's published parts, made with the attestors' key shares (docs/nullifiers.md); never the account id" }),
 });
 
 const provenClaimTraits: OperationTraits = {
   group: "attestations",
   auth: "user",
   body: true,
-  errors: ["SCHEMA_NOT_FOUND", "ROLLUP_UNAVAILABLE", "ROLLUP_REJECTED", "INPUT_TX_FAILED", "RPC_UNAVAILABLE", "INSUFFICIENT_FUNDS", "NONCE_TOO_LOW"],
+  errors: ["SCHEMA_NOT_FOUND", "ACCOUNT_ALREADY_BOUND", "ROLLUP_UNAVAILABLE", "ROLLUP_REJECTED", "INPUT_TX_FAILED", "RPC_UNAVAILABLE", "INSUFFICIENT_FUNDS", "NONCE_TOO_LOW"],
 };
 
 export const provenClaimRoute = createRoute({
@@ -262,6 +266,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
         bucket: body.bucket,
         encryptedData: body.encryptedData,
         proofs: body.proofs,
+        nullifier: body.nullifier,
         requestId: c.get("requestId"),
       });
       return c.json({ success: true as const, data: { ...claimed, receipt: await receiptOrNull(services, claimed.claimId) } }, 200);
