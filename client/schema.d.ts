@@ -1118,6 +1118,7 @@ export interface paths {
                         encryptedData: `0x${string}`;
                         /** @description one signed claim per attestor of the schema's quorum */
                         proofs: components["schemas"]["SignedTlsClaim"][];
+                        nullifier?: components["schemas"]["PublishedNullifier"];
                     };
                 };
             };
@@ -1179,7 +1180,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Error: NONCE_TOO_LOW */
+                /** @description Error: ACCOUNT_ALREADY_BOUND, NONCE_TOO_LOW */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4238,7 +4239,7 @@ export interface components {
             success: false;
             error: {
                 /** @enum {string} */
-                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "CONSENT_REJECTED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ALREADY_REVOKED" | "NOT_REVOKED" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INDEX_UNAVAILABLE" | "INDEX_BEHIND" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "OWNER_KEY_MISSING" | "PROOF_NOT_READY" | "RECEIPT_UNAVAILABLE";
+                code: "INVALID_REQUEST" | "INVALID_PARAMETER" | "INVALID_KEY_FORMAT" | "AUTH_MISSING" | "AUTH_INVALID" | "UNAUTHORIZED" | "AUTH_INSUFFICIENT" | "FORBIDDEN" | "NOT_OWNER" | "GRANT_EXPIRED" | "CONSENT_REJECTED" | "NOT_FOUND" | "SCHEMA_NOT_FOUND" | "ATTESTATION_NOT_FOUND" | "NO_GRANT_FOUND" | "NONCE_TOO_LOW" | "ALREADY_REVOKED" | "NOT_REVOKED" | "ROLLUP_REJECTED" | "RATE_LIMITED" | "INTERNAL_ERROR" | "DECRYPTION_FAILED" | "PROVIDER_ERROR" | "PROVIDER_UNAVAILABLE" | "PROVIDER_AUTH_FAILED" | "PROVIDER_INVALID_RESPONSE" | "ZKTLS_PROOF_FAILED" | "INPUT_TX_FAILED" | "ROLLUP_ERROR" | "ROLLUP_UNAVAILABLE" | "RPC_UNAVAILABLE" | "INDEX_UNAVAILABLE" | "INDEX_BEHIND" | "INSUFFICIENT_FUNDS" | "ENCRYPTION_KEY_MISSING" | "OWNER_KEY_MISSING" | "PROOF_NOT_READY" | "RECEIPT_UNAVAILABLE" | "ACCOUNT_ALREADY_BOUND";
                 message: string;
                 details?: {
                     [key: string]: unknown;
@@ -4267,6 +4268,8 @@ export interface components {
             proof?: "none" | "attestor";
             /** @description extension, with proof "attestor": how many distinct registered attestors must sign each claim (1 to 16, default 1) */
             attestorQuorum?: number;
+            /** @description extension, with proof "attestor": the field of the provider's answer that names the account (a dot path); the schema is then unique per account: one account backs one owner (docs/nullifiers.md). Needs the nullifier key set registered and an attestorQuorum of at least its threshold */
+            accountIdField?: string;
             /** @description extension: seconds each attestation of the schema stays valid (its expiresAt = its timestamp + this); absent: attestations never expire */
             validityPeriod?: number;
             /** @description extension: grants and revokes of the schema's data need the owner's own consent (its EIP-712 signature, or sent from its wallet); the api's relay alone is refused */
@@ -4351,6 +4354,18 @@ export interface components {
                 epoch: number;
             };
             signature: `0x${string}`;
+        };
+        /** @description extension, for a schema unique per account (required there, refused elsewhere): the nullifier's published parts, made with the attestors' key shares (docs/nullifiers.md); never the account id */
+        PublishedNullifier: {
+            nullifier: `0x${string}`;
+            blinded: `0x${string}`;
+            blindCommitment: `0x${string}`;
+            unblindingProof: `0x${string}`;
+            shares: {
+                index: number;
+                evaluation: `0x${string}`;
+                proof: `0x${string}`;
+            }[];
         };
         /** @description GraphQL's answer: data, and errors (each with its message, locations and path) */
         GraphQLResult: {

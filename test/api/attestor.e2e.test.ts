@@ -9,7 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { getAddress, hexToString, stringToHex, type Address, type Hex } from "viem";
+import { getAddress, hexToString, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectEvents, type BatchProof } from "../../client/index.ts";
@@ -19,9 +19,7 @@ import { openSealed } from "../../common/seal.ts";
 import { namedContent } from "../../common/sealed-content.ts";
 import { boxKeyPairOf, openAttestedData } from "../../client/keys.ts";
 import { canonicalJson } from "../../common/canonical.ts";
-import { dealKey } from "../../common/nullifier-dealer.ts";
-import { blindNullifier, evaluateNullifierShare, finishNullifier } from "../../common/nullifier.ts";
-import { claimContext, claimParameters, type TlsProof } from "../../common/tls-claim.ts";
+import { claimParameters, type TlsProof } from "../../common/tls-claim.ts";
 import { bearer, JSON_HEADERS, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
 import { batchOf, deployAttestationGate, deployAttestationRegistry, recordArgs } from "../support/gate.ts";
 import { startProviderServer, TLS_1_1_ONLY, type ProviderServer } from "../support/provider-server.ts";
@@ -29,6 +27,7 @@ import { startRecordingProxy, type RecordingProxy } from "../support/recording-p
 import { startStack, type TestStack } from "../support/stack.ts";
 import { field, definition, bucketDefinition, schema, quorumSchema, schemaId, quorumSchemaId, recipient, VALUE, VALUE_HEX, SENTINEL, USER_B_KEY, callApi, signAs, runProjectScript, attestorKeyIn, filesUnder, type ApiAnswer, type ProjectScript } from "./attestor-e2e-support.ts";
 import { createTestPki, type TestPki } from "../support/tls.ts";
+import { uniquePerAccountTests } from "./attestor-e2e-unique.ts";
 
 let pki: TestPki;
 let provider: ProviderServer;
@@ -60,13 +59,10 @@ async function sentParams(claimId: string): Promise<Record<string, unknown>> {
 const attestorKey = (k: number): Hex => attestorKeyIn(stack.dataDir, k);
 const attestorAddress = (k: number): Address => privateKeyToAccount(attestorKey(k)).address.toLowerCase() as Address;
 
-async function ownerAttestationCount(owner: string): Promise<number> {
-  return ((await call("GET", `/api/core/attestations/${owner}`)).body.data as unknown as unknown[]).length;
-}
+const ownerAttestationCount = async (owner: string): Promise<number> => ((await call("GET", `/api/core/attestations/${owner}`)).body.data as unknown as unknown[]).length;
 
 /** `npm run <script>` as a user runs it, against this stack. */
-const script = (name: ProjectScript, args: string[]) =>
-  runProjectScript(name, args, { ROLLUP_URL: stack.urls.node, RPC_URL: stack.urls.rpc, ATTESTOR_URL: stack.urls.attestors.join(","), ATTESTOR_CA_FILES: pki.ca.certPath });
+const script = (name: ProjectScript, args: string[]) => runProjectScript(name, args, { ROLLUP_URL: stack.urls.node, RPC_URL: stack.urls.rpc, ATTESTOR_URL: stack.urls.attestors.join(","), ATTESTOR_CA_FILES: pki.ca.certPath });
 const prove = (args: string[]) => script("prove", args);
 
 beforeAll(async () => {
@@ -451,82 +447,4 @@ describe("claims sent straight to the InputBox", () => {
   });
 });
 
-describe("a schema unique per account, through the api (docs/nullifiers.md)", () => {
-  // The attestors of this stack hold shares 1 and 2 of a key dealt here, t = 2; claims are signed with
-  // their keys as the attestor processes would sign them, so the rollup's rule is what is shown (the
-  // attestor processes' side of the protocol is docs/nullifiers.md's "Remaining").
-  const dealt = dealKey({ threshold: 2, indices: [1, 2] });
-  const unique = { ...quorumSchema, flowType: "balance-per-account", accountIdField: "data.accountId" };
-  const uniqueId = schemaIdOf(unique);
-  const ACCOUNTS = { a: "acct-3141-5926", b: "acct-2718-2818" };
-  let nonce = 0;
-
-  /** The proven claim's body for `owner` and `accountId`: two attestors' claims binding one nullifier's blind. */
-  async function provenBody(owner: Address, accountId: string, o: { accountField?: string; nullifier?: boolean; schema?: Hex } = {}): Promise<Record<string, unknown>> {
-    const schema = o.schema ?? uniqueId;
-    const subject = { provider: "localhost", schemaId: schema, accountId };
-    const blinding = blindNullifier(subject);
-    const parts = finishNullifier(
-      blinding,
-      dealt.shares.map((share) => evaluateNullifierShare(share, subject, blinding)),
-      dealt.keys,
-    );
-    const parameters = canonicalJson(claimParameters({ url: provider.url("/balance"), method: "GET", field, range: binRange(definition, "high") as NonNullable<ReturnType<typeof binRange>> }));
-    const proofs = await Promise.all(
-      [1, 2].map((k) => {
-        nonce += 1;
-        const binding = { blinded: blinding.blinded, blindCommitment: blinding.blindCommitment, accountField: o.accountField ?? unique.accountIdField };
-        const context = canonicalJson({ ...claimContext(owner, schema, `0x${nonce.toString(16).padStart(16, "0")}`, undefined, binding), providerHash: "0x00" });
-        const claim = { provider: "http", parameters, owner: privateKeyToAccount(USER_B_KEY).address, timestampS: Math.floor(Date.now() / 1000), context, identifier: "0x" as Hex, epoch: 1 };
-        return signAs(claim, attestorKey(k));
-      }),
-    );
-    return { schemaId: schema, field, bucket: "high", encryptedData: "0x0102", proofs, ...(o.nullifier === false ? {} : { nullifier: parts }) };
-  }
-
-  beforeAll(async () => {
-    // Registered by the first describe too; again here so that this one stands alone (a re-registration is a no-op).
-    for (const k of [1, 2]) expect((await call("POST", "/api/core/attestors", adminToken, { address: attestorAddress(k), name: `attestor ${k}` })).status).toBe(200);
-    const holders = [1, 2].map((index) => ({ index, address: attestorAddress(index) }));
-    const keys = await stack.send({ type: "set_nullifier_keys", params: { keySet: dealt.keySet, attestors: holders } }, 0);
-    expect(keys.status).toBe("ACCEPTED");
-    const registered = await call("POST", "/api/core/provider-schema", adminToken, unique);
-    expect(registered.body.data, JSON.stringify(registered.body)).toEqual({ schema_id: uniqueId });
-  }, 60_000);
-
-  it("one account backs owner A; for B it is 409 ACCOUNT_ALREADY_BOUND, another account for B is accepted, A again is a refresh", async () => {
-    const tokenA = userToken;
-    const tokenB = await tokenFor("user", USER_B);
-    const first = await call("POST", "/api/core/claim/proven", tokenA, await provenBody(USER_A, ACCOUNTS.a));
-    expect(first.status, JSON.stringify(first.body)).toBe(200);
-    const stolen = await call("POST", "/api/core/claim/proven", tokenB, await provenBody(USER_B, ACCOUNTS.a));
-    expect([stolen.status, stolen.body.error?.code, stolen.body.error?.details]).toEqual([409, "ACCOUNT_ALREADY_BOUND", { schema_id: uniqueId }]);
-    const own = await call("POST", "/api/core/claim/proven", tokenB, await provenBody(USER_B, ACCOUNTS.b));
-    expect(own.status, JSON.stringify(own.body)).toBe(200);
-    const refresh = await call("POST", "/api/core/claim/proven", tokenA, await provenBody(USER_A, ACCOUNTS.a));
-    expect(refresh.status, JSON.stringify(refresh.body)).toBe(200);
-    // The account ids went nowhere: not in any input the chain holds, nor in the api's answers.
-    const inputs = JSON.stringify(await stack.graphql<unknown>("{ inputs(first: 1000) { edges { node { payload notices { edges { node { payload } } } reports { edges { node { payload } } } } } } }"));
-    for (const account of Object.values(ACCOUNTS)) {
-      for (const text of [inputs, JSON.stringify([first.body, stolen.body, own.body, refresh.body])]) {
-        expect(text).not.toContain(account);
-        expect(text).not.toContain(stringToHex(account).slice(2));
-      }
-    }
-  });
-
-  it("is refused before anything is sent: no nullifier, a nullifier for a schema that takes none, claims that read the account elsewhere; the api's own prover refuses the schema", async () => {
-    const tokenB = await tokenFor("user", USER_B);
-    const before = await ownerAttestationCount(USER_B);
-    const missing = await call("POST", "/api/core/claim/proven", tokenB, await provenBody(USER_B, "acct-0000-0001", { nullifier: false }));
-    expect([missing.status, missing.body.error?.code, missing.body.error?.details?.field]).toEqual([400, "INVALID_REQUEST", "nullifier"]);
-    const elsewhere = await call("POST", "/api/core/claim/proven", tokenB, await provenBody(USER_B, "acct-0000-0001", { accountField: "data.currency" }));
-    expect([elsewhere.status, elsewhere.body.error?.code]).toEqual([400, "INVALID_REQUEST"]);
-    expect(elsewhere.body.error?.message).toBe("The signed claims do not prove the attestation: claim 1: it read the account at data.currency, the schema's account field is data.accountId");
-    const notUnique = await call("POST", "/api/core/claim/proven", tokenB, await provenBody(USER_B, "acct-0000-0001", { schema: quorumSchemaId }));
-    expect([notUnique.status, notUnique.body.error?.code, notUnique.body.error?.details?.field]).toEqual([400, "INVALID_REQUEST", "nullifier"]);
-    const throughApi = await call("POST", "/api/core/claim", tokenB, claimBody("/balance", { schemaId: uniqueId }));
-    expect([throughApi.status, throughApi.body.error?.code, throughApi.body.error?.details?.field]).toEqual([400, "INVALID_REQUEST", "schemaId"]);
-    expect(await ownerAttestationCount(USER_B)).toBe(before);
-  });
-});
+uniquePerAccountTests({ call, claimBody, attestorKey, attestorAddress, ownerAttestationCount, providerUrl: (path) => provider.url(path), stack: () => stack, adminToken: () => adminToken, userToken: () => userToken });
