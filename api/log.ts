@@ -72,8 +72,15 @@ function plainDestination(out: DestinationStream): DestinationStream {
  * go out in one write. Under load a turn answers many requests, and a write per line cost more than the
  * line (about a tenth of a kept GraphQL answer's time). A line waits for the end of its turn, never longer;
  * the lines of the last turn are written when the process exits. A SIGKILL loses at most that turn's lines.
+ * One per process: every logger made here shares it, so their lines keep their order.
  */
+let stdoutBatch: DestinationStream | undefined;
 export function turnBatchedStdout(): DestinationStream {
+  stdoutBatch ??= batchedStdout();
+  return stdoutBatch;
+}
+
+function batchedStdout(): DestinationStream {
   const out = destination({ fd: 1, sync: true });
   let pending: string[] = [];
   let scheduled = false;
