@@ -1289,6 +1289,8 @@ export interface paths {
                                 attestor: `0x${string}` | null;
                                 /** @description every TLS attestor whose signed claim the rollup checked ([] when the bucket was not proven) */
                                 attestors: `0x${string}`[];
+                                /** @description whether its schema is unique per account: one provider account backs one owner (docs/nullifiers.md); never the account */
+                                uniquePerAccount: boolean;
                                 /** @description the account that sent it (EAS's attester); null for attestations recorded before attesters were kept */
                                 attester: `0x${string}` | null;
                                 /** @description when it stops being valid (its schema's validity period after timestamp), null: never */

@@ -180,6 +180,7 @@ export const attestationRoute = createRoute({
           itemIndex: z.number().int().nonnegative().nullable().describe("its position in a batch input, null when its input was not a batch"),
           attestor: addressOut.nullable().describe("the (first) TLS attestor whose signed claim the rollup checked, null when the bucket was not proven"),
           attestors: z.array(addressOut).describe("every TLS attestor whose signed claim the rollup checked ([] when the bucket was not proven)"),
+          uniquePerAccount: z.boolean().describe("whether its schema is unique per account: one provider account backs one owner (docs/nullifiers.md); never the account"),
           ...validityFields,
         }),
       ),
@@ -274,12 +275,13 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
     .openapi({ ...attestationRoute, middleware: [limited] }, async (c) => {
       const claimId = attestationIdOf(c.req.valid("param").claimId);
       const view = await services.reader.query("attestation", { attestation_id: claimId, at: services.now() });
+      const schema = await services.schemaDetail(view.schema_id);
       return c.json(
         {
           success: true as const,
           data: {
             claimId: view.attestation_id,
-            provider: await services.providerTypeOf(view.schema_id),
+            provider: schema.provider_type,
             bucket: bucketLabel(view),
             timestamp: view.timestamp,
             owner: view.owner,
@@ -288,6 +290,7 @@ export function attestationRoutes(services: ApiServices, clientOf: ClientAddress
             itemIndex: view.item_index,
             attestor: view.attestor,
             attestors: view.attestors,
+            uniquePerAccount: schema.unique_per_account,
             ...validityOf(view),
           },
         },

@@ -79,6 +79,8 @@ export function uniquePerAccountTests(ctx: UniqueAccountContext): void {
       const tokenB = await tokenFor("user", USER_B);
       const first = await ctx.call("POST", "/api/core/claim/proven", tokenA, await provenBody(USER_A, ACCOUNTS.a));
       expect(first.status, JSON.stringify(first.body)).toBe(200);
+      // Its view says the schema is unique per account; one of another schema says it is not.
+      expect((await ctx.call("GET", `/api/core/attestation/${first.body.data?.claimId as string}`)).body.data).toMatchObject({ schemaId: uniqueId, uniquePerAccount: true });
       const stolen = await ctx.call("POST", "/api/core/claim/proven", tokenB, await provenBody(USER_B, ACCOUNTS.a));
       expect([stolen.status, stolen.body.error?.code, stolen.body.error?.details]).toEqual([409, "ACCOUNT_ALREADY_BOUND", { schema_id: uniqueId }]);
       const own = await ctx.call("POST", "/api/core/claim/proven", tokenB, await provenBody(USER_B, ACCOUNTS.b));

@@ -81,6 +81,7 @@ export function claimsTests(ctx: SuiteContext): void {
         itemIndex: null,
         attestor: null,
         attestors: [],
+        uniquePerAccount: false,
         // Validity (DECISIONS.md section 17): the api's wallet sent it; a schema without a validity period never expires.
         attester: expect.stringMatching(/^0x[0-9a-f]{40}$/),
         expiresAt: null,
