@@ -218,6 +218,21 @@ export function contextNullifierBinding(contextText: string): Reading<NullifierB
   return { ok: true, value: { blinded: blinded.toLowerCase() as Hex, blindCommitment: blindCommitment.toLowerCase() as Hex, accountField } };
 }
 
+/**
+ * Why a claim's signed context does not bind a nullifier's blind (B, R) and the schema's account field, or
+ * undefined when it does: the one judgement of the dapp (dapp/nullifier.ts) and of the api before it sends
+ * (api/claims/relay.ts).
+ */
+export function nullifierBindingProblem(contextText: string, blind: { blinded: Hex; blindCommitment: Hex }, accountIdField: string): string | undefined {
+  const binding = contextNullifierBinding(contextText);
+  if (!binding.ok) return binding.reason;
+  if (binding.value.blinded !== blind.blinded.toLowerCase() || binding.value.blindCommitment !== blind.blindCommitment.toLowerCase()) {
+    return "it was signed for another blind (B, R) than the nullifier's: a nullifier counts only in the claim it was made in";
+  }
+  if (binding.value.accountField !== accountIdField) return `it read the account at ${binding.value.accountField}; the schema names its accounts by ${accountIdField}`;
+  return undefined;
+}
+
 /** The statement a context names, or why it names none an attestor could sign. */
 function contextStatement(context: Record<string, unknown> | undefined): Reading<RangeStatement> {
   const statement = context?.statement;

@@ -10,7 +10,7 @@ import type { Address, Hex } from "viem";
 import { bytesToHex } from "../common/hex.ts";
 import { verifyNullifier, type NullifierKeys, type PublishedNullifier } from "../common/nullifier.ts";
 import { decodeElement, type Element } from "../common/oprf-ristretto255.ts";
-import { contextNullifierBinding, type TlsProof } from "../common/tls-claim.ts";
+import { nullifierBindingProblem, type TlsProof } from "../common/tls-claim.ts";
 import { hexToBuffer } from "./db/bytes.ts";
 import type { StoredNullifierKeys } from "./db/nullifier-store.ts";
 import type { Store } from "./db/store.ts";
@@ -55,18 +55,9 @@ export function checkClaimNullifier(store: Store, claim: ClaimNullifier): Hex {
   const stored = store.nullifierKeys();
   // register_schema refuses a unique schema before a key set exists, and a key set is never removed.
   if (stored === undefined) throw refuse("no nullifier key set is registered");
-  const blinded = published.blinded.toLowerCase();
-  const blindCommitment = published.blindCommitment.toLowerCase();
   claim.proofs.forEach(({ claim: signed }, i) => {
-    const which = claim.proofs.length > 1 ? `claim ${i + 1}` : "the claim";
-    const binding = contextNullifierBinding(signed.context);
-    if (!binding.ok) throw refuse(`${which}: ${binding.reason}`);
-    if (binding.value.blinded !== blinded || binding.value.blindCommitment !== blindCommitment) {
-      throw refuse(`${which} was signed for another blind (B, R) than this nullifier's: a nullifier counts only in the claim it was made in`);
-    }
-    if (binding.value.accountField !== claim.accountIdField) {
-      throw refuse(`${which} read the account at ${binding.value.accountField}; schema ${claim.schemaId} names its accounts by ${claim.accountIdField}`);
-    }
+    const problem = nullifierBindingProblem(signed.context, published, claim.accountIdField);
+    if (problem !== undefined) throw refuse(`${claim.proofs.length > 1 ? `claim ${i + 1}` : "the claim"}: ${problem}`);
   });
   const holders = new Map(stored.shares.map((share) => [share.shareIndex, bytesToHex(share.attestor) as Address]));
   const signers = new Set(claim.signers.map((signer) => signer.toLowerCase()));

@@ -7,7 +7,7 @@
 import type { Address, Hex } from "viem";
 import type { PublishedNullifier } from "../../common/nullifier.ts";
 import { checkProofs, ProofProblem } from "../../common/proof-check.ts";
-import { contextNullifierBinding, type TlsProof } from "../../common/tls-claim.ts";
+import { nullifierBindingProblem, type TlsProof } from "../../common/tls-claim.ts";
 import { ApiError } from "../errors.ts";
 import { recordAttestation, type RecordedClaim } from "./record.ts";
 import { namedSchema } from "./schema.ts";
@@ -45,15 +45,8 @@ function checkNullifierBinding(request: ProvenClaimRequest, schemaId: Hex, accou
     throw new ApiError("INVALID_REQUEST", `Schema ${schemaId} is unique per account: its claims carry a nullifier`, { field: "nullifier", issue: "required: the nullifier made with the attestors' shares (docs/nullifiers.md)" });
   }
   request.proofs.forEach((proof, i) => {
-    const binding = contextNullifierBinding(proof.claim.context);
-    const issue = !binding.ok
-      ? binding.reason
-      : binding.value.blinded !== nullifier.blinded.toLowerCase() || binding.value.blindCommitment !== nullifier.blindCommitment.toLowerCase()
-        ? "it was signed for another blind (B, R) than the nullifier's"
-        : binding.value.accountField !== accountIdField
-          ? `it read the account at ${binding.value.accountField}, the schema's account field is ${accountIdField}`
-          : undefined;
-    if (issue !== undefined) throw badProofs(`claim ${i + 1}: ${issue}`);
+    const problem = nullifierBindingProblem(proof.claim.context, nullifier, accountIdField);
+    if (problem !== undefined) throw badProofs(`claim ${i + 1}: ${problem}`);
   });
 }
 

@@ -104,7 +104,7 @@ export function uniquePerAccountTests(ctx: UniqueAccountContext): void {
       expect([missing.status, missing.body.error?.code, missing.body.error?.details?.field]).toEqual([400, "INVALID_REQUEST", "nullifier"]);
       const elsewhere = await ctx.call("POST", "/api/core/claim/proven", tokenB, await provenBody(USER_B, "acct-0000-0001", { accountField: "data.currency" }));
       expect([elsewhere.status, elsewhere.body.error?.code]).toEqual([400, "INVALID_REQUEST"]);
-      expect(elsewhere.body.error?.message).toBe("The signed claims do not prove the attestation: claim 1: it read the account at data.currency, the schema's account field is data.accountId");
+      expect(elsewhere.body.error?.message).toBe("The signed claims do not prove the attestation: claim 1: it read the account at data.currency; the schema names its accounts by data.accountId");
       const notUnique = await ctx.call("POST", "/api/core/claim/proven", tokenB, await provenBody(USER_B, "acct-0000-0001", { schema: quorumSchemaId }));
       expect([notUnique.status, notUnique.body.error?.code, notUnique.body.error?.details?.field]).toEqual([400, "INVALID_REQUEST", "nullifier"]);
       const throughApi = await ctx.call("POST", "/api/core/claim", tokenB, ctx.claimBody("/balance", { schemaId: uniqueId }));
