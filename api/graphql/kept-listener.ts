@@ -39,14 +39,15 @@ function eligible(req: IncomingMessage): boolean {
 /** A listener that answers kept GraphQL answers itself and hands every other request to `next` (hono's). */
 export function keptAnswerListener(services: ApiServices, next: RequestListener): RequestListener {
   const replica = answeringReplica(services);
-  const fixed: Record<string, string> = { "content-type": "application/json", ...CORS_HEADERS, ...(replica === undefined ? {} : { [REPLICA_HEADER]: replica }) };
+  // As node's flat header list (name, value, ...): cheaper for writeHead than an object made per answer.
+  const fixed: string[] = Object.entries({ "content-type": "application/json", ...CORS_HEADERS, ...(replica === undefined ? {} : { [REPLICA_HEADER]: replica }) }).flat();
   const { limiter, metrics, logger } = services;
   const trustProxy = services.config.trustProxy;
 
   const send = (req: IncomingMessage, res: ServerResponse, started: number, status: number, body: Buffer, headers: Record<string, string>): void => {
     const offered = req.headers["x-request-id"];
     const reqId = requestIdOf(typeof offered === "string" ? offered : undefined);
-    res.writeHead(status, { ...fixed, ...headers, "X-Request-Id": reqId, "content-length": String(body.length) });
+    res.writeHead(status, [...fixed, ...Object.entries(headers).flat(), "X-Request-Id", reqId, "content-length", String(body.length)]);
     res.end(body);
     const elapsed = performance.now() - started;
     metrics.observeRequest(ROUTE, "POST", status, elapsed / 1000);
