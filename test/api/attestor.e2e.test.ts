@@ -58,7 +58,6 @@ async function sentParams(claimId: string): Promise<Record<string, unknown>> {
 
 const attestorKey = (k: number): Hex => attestorKeyIn(stack.dataDir, k);
 const attestorAddress = (k: number): Address => privateKeyToAccount(attestorKey(k)).address.toLowerCase() as Address;
-
 const ownerAttestationCount = async (owner: string): Promise<number> => ((await call("GET", `/api/core/attestations/${owner}`)).body.data as unknown as unknown[]).length;
 
 /** `npm run <script>` as a user runs it, against this stack. */
@@ -81,6 +80,7 @@ beforeAll(async () => {
   legacy = await startProviderServer({ tls: { ...pki.localhost, ...TLS_1_1_ONLY } });
   stack = await startStack({
     api: true,
+    index: false, // nothing here reads EAS's GraphQL: no indexer's CPU beside the stack (issue 51)
     attestor: true,
     attestors: 2,
     attestorCaFiles: pki.ca.certPath,

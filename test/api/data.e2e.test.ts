@@ -73,6 +73,7 @@ beforeAll(async () => {
   provider = await startProviderServer();
   stack = await startStack({
     api: true,
+    index: false, // nothing here reads EAS's GraphQL: no indexer's CPU beside the stack (issue 51)
     env: {
       PROVIDER_ALLOWED_HOSTS: "127.0.0.1",
       TRUST_PROXY: "true",

@@ -38,6 +38,7 @@ beforeAll(async () => {
   provider.route("/balance", { kind: "json", value: { data: { balance: "512.5", currency: "EUR" } } });
   stack = await startStack({
     api: true,
+    index: false, // nothing here reads EAS's GraphQL: no indexer's CPU beside the stack (issue 51)
     env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", RATE_LIMITS: "off", JWT_SECRET: TEST_JWT_SECRET, NOTICE_POLL_MS: "100" },
   });
   base = new AttestationClient({ baseUrl: stack.urls.api });

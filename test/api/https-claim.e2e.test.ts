@@ -36,6 +36,7 @@ beforeAll(async () => {
   legacy = await startProviderServer({ tls: { ...pki.localhost, ...TLS_1_1_ONLY } });
   stack = await startStack({
     api: true,
+    index: false, // nothing here reads EAS's GraphQL: no indexer's CPU beside the stack (issue 51)
     // `localhost` resolves to loopback, which only an allow-listed host may; plain http stays refused for it.
     env: { NODE_EXTRA_CA_CERTS: pki.ca.certPath, PROVIDER_ALLOWED_HOSTS: "localhost", JWT_SECRET: TEST_JWT_SECRET, RATE_LIMITS: "off" },
   });

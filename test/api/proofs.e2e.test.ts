@@ -40,6 +40,7 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
     provider = await startProviderServer();
     stack = await startStack({
       api: true,
+      index: false, // nothing here reads EAS's GraphQL: no indexer's CPU beside the stack (issue 51)
       rollups,
       env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET: TEST_JWT_SECRET, RATE_LIMITS: "off", EPOCH_INTERVAL_MS: "0" },
     });

@@ -72,6 +72,7 @@ describe.each(["v1", "v2"] as const)("attestations on chain without hand work (%
     for (const p of [tlsProvider, plainProvider]) p.route("/balance", { kind: "json", value: { data: { balance: 4321.5, currency: "EUR" } } });
     stack = await startStack({
       api: true,
+      index: false, // nothing here reads EAS's GraphQL: no indexer's CPU beside the stack (issue 51)
       attestor: true,
       attestors: 2,
       attestorCaFiles: pki.ca.certPath,

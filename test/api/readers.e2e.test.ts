@@ -26,6 +26,7 @@ beforeAll(async () => {
   chains = await Promise.all([startPausableProxy(chainPort as number), startPausableProxy(chainPort as number)]);
   stack = await startStack({
     api: true,
+    index: false, // nothing here reads EAS's GraphQL: no indexer's CPU beside the stack (issue 51)
     readers: 2,
     ports: { chain: chainPort as number },
     readerRpcUrls: chains.map((c) => c.url),

@@ -37,6 +37,7 @@ beforeAll(async () => {
   provider = await startProviderServer();
   stack = await startStack({
     api: true,
+    index: false, // nothing here reads EAS's GraphQL: no indexer's CPU beside the stack (issue 51)
     // The publisher brings the claim to the registry and the gate once its epoch is claimed: the page shows it.
     publish: true,
     env: { PROVIDER_ALLOWED_HOSTS: "127.0.0.1", JWT_SECRET: TEST_JWT_SECRET, RATE_LIMITS: "off", EPOCH_INTERVAL_MS: "0", PUBLISH_POLL_MS: "100" },

@@ -33,6 +33,7 @@ let stack: TestStack;
 beforeAll(async () => {
   stack = await startStack({
     api: true,
+    index: false, // nothing here reads EAS's GraphQL: no indexer's CPU beside the stack (issue 51)
     env: {
       JWT_SECRET: TEST_JWT_SECRET,
       PRIVATE_KEY: API_KEY,

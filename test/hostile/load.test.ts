@@ -32,6 +32,7 @@ beforeAll(async () => {
   provider.route("/balance", { kind: "json", value: { data: { balance: 250 } } });
   stack = await startStack({
     api: true,
+    index: false, // nothing here reads EAS's GraphQL: no indexer's CPU beside the stack (issue 51)
     env: { JWT_SECRET: TEST_JWT_SECRET, TRUST_PROXY: "true", PROVIDER_ALLOWED_HOSTS: "localhost", NOTICE_POLL_MS: "100" },
   });
   const admin = new AttestationClient({ baseUrl: stack.urls.api, token: await tokenFor("admin", stack.addresses.admin) });

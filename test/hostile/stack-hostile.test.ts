@@ -45,6 +45,7 @@ beforeAll(async () => {
   provider = await startProviderServer();
   stack = await startStack({
     api: true,
+    index: false, // nothing here reads EAS's GraphQL: no indexer's CPU beside the stack (issue 51)
     // The TLS attestor is a piece of the stack too: it must stay up, and its log hold no secret.
     attestor: true,
     env: {
