@@ -11,11 +11,13 @@
  * alone deletes runs of hidden bytes before matching, which let a prover hide part of a number.
  */
 import { createRequire } from "node:module";
-import { Server } from "node:http";
+import { Server, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Hex } from "viem";
 import { privateKeyToAddress } from "viem/accounts";
-import type { SeenRecord } from "../common/revealed-response.ts";
-import { checkSeenStatement } from "../common/tls-claim.ts";
+import { readRevealedAccountId, type SeenRecord } from "../common/revealed-response.ts";
+import { checkSeenStatement, contextNullifierBinding, NULLIFIER_CONTEXT_KEY } from "../common/tls-claim.ts";
 import { loadAttestorConfig } from "./config.ts";
+import { nullifierDesk, type NullifierDesk } from "./nullifier-desk.ts";
 import { trustExtraRoots } from "./roots.ts";
 import { stwoOperators, useStwoAsDefaultEngine } from "./zk-operators.ts";
 
@@ -67,7 +69,7 @@ function serverRecords({ transcript, tlsVersion }: DecryptedTranscript): SeenRec
  * Makes attestor-core's http provider check each claim's statement against the field as we read it. The
  * functions are looked up on module objects at call time, so replacing them here takes effect.
  */
-function signRangeStatementsOnly(): void {
+function signRangeStatementsOnly(desk: NullifierDesk): void {
   const generics = require("@reclaimprotocol/attestor-core/lib/utils/generics") as {
     extractApplicationDataFromTranscript(receipt: DecryptedTranscript): object;
   };
@@ -101,10 +103,30 @@ function signRangeStatementsOnly(): void {
   http.assertValidProviderReceipt = (opts) => {
     const records = typeof opts.receipt === "object" && opts.receipt !== null ? seen.get(opts.receipt) : undefined;
     if (records === undefined) throw new Error("range statement refused: the transcript behind this receipt was not seen");
-    const checked = checkSeenStatement(opts.params, records, contexts.get(opts.params));
+    const context = contexts.get(opts.params);
+    const checked = checkSeenStatement(opts.params, records, context);
     if (!checked.ok) throw new Error(`range statement refused: ${checked.reason}`);
-    return assertReceipt(opts);
+    const result = assertReceipt(opts);
+    // Evaluated once attestor-core has accepted the receipt, so no evaluation exists for a claim refused.
+    if (context !== undefined && NULLIFIER_CONTEXT_KEY in context) evaluateNullifier(desk, context, records);
+    return result;
   };
+}
+
+/**
+ * A claim that binds a nullifier: the account read at the binding's field from what this attestor saw,
+ * this attestor's share evaluated for it (attestor/nullifier-desk.ts), or the claim refused. The account
+ * id is in no message: a refusal says what was wrong, never what was read.
+ */
+function evaluateNullifier(desk: NullifierDesk, context: Record<string, unknown>, records: readonly SeenRecord[]): void {
+  const binding = contextNullifierBinding(JSON.stringify(context));
+  if (!binding.ok) throw new Error(`nullifier refused: ${binding.reason}`);
+  const account = readRevealedAccountId(records, binding.value.accountField);
+  if (!account.ok) throw new Error(`nullifier refused: ${account.reason}`);
+  const schemaId = context.contextMessage;
+  if (typeof schemaId !== "string" || !/^0x[0-9a-f]{64}$/.test(schemaId)) throw new Error("nullifier refused: the context names no schema id (contextMessage)");
+  const evaluated = desk.evaluate(binding.value, schemaId as Hex, account.value);
+  if (!evaluated.ok) throw new Error(`nullifier refused: ${evaluated.reason}`);
 }
 
 /**
@@ -121,12 +143,19 @@ export async function serveAttestor({ checkStatements }: { checkStatements: bool
   process.env.NODE_ENV ??= "production";
   const roots = trustExtraRoots(config.caFiles);
   useStwoAsDefaultEngine(stwoOperators());
-  if (checkStatements) signRangeStatementsOnly();
+  const desk = nullifierDesk(config.nullifierShare);
+  if (checkStatements) signRangeStatementsOnly(desk);
 
-  // attestor-core listens on every interface (`listen(port)`); the local attestor belongs on loopback.
+  // attestor-core listens on every interface (`listen(port)`); the local attestor belongs on loopback. Its
+  // server also answers the nullifier desk's two routes, before attestor-core's own listener sees them.
   const listen = Server.prototype.listen as (this: Server, ...args: unknown[]) => Server;
   Server.prototype.listen = function listenOnHost(this: Server, ...args: unknown[]): Server {
     Server.prototype.listen = listen as typeof Server.prototype.listen;
+    const theirs = this.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
+    this.removeAllListeners("request");
+    this.on("request", (req: IncomingMessage, res: ServerResponse) => {
+      if (!desk.serve(req, res)) for (const listener of theirs) listener.call(this, req, res);
+    });
     return args.length === 1 && typeof args[0] === "number" ? listen.call(this, args[0], config.host) : listen.apply(this, args);
   } as typeof Server.prototype.listen;
 
@@ -135,5 +164,6 @@ export async function serveAttestor({ checkStatements }: { checkStatements: bool
   };
   await createServer(config.port);
   const address = privateKeyToAddress(config.privateKey);
-  console.log(`[attestor] listening on ws://${config.host}:${config.port}/ws as ${address} (extra roots: ${roots})`);
+  const share = desk.index === undefined ? "no nullifier share" : `nullifier share ${desk.index}`;
+  console.log(`[attestor] listening on ws://${config.host}:${config.port}/ws as ${address} (extra roots: ${roots}; ${share})`);
 }

@@ -18,7 +18,9 @@ import { z } from "zod";
 import { bytesToHex, hexToBytes, isHex } from "./hex.ts";
 import {
   decodeElement,
+  decodeScalar,
   encodeElement,
+  encodeScalar,
   generateProof,
   GENERATOR,
   hashToGroup,
@@ -192,6 +194,26 @@ export function nullifierElement(subject: NullifierSubject): Element {
 }
 
 /** The prover's first step: a fresh secret r, B = r·P and R = r·G, which alone say nothing of P. */
+/**
+ * The blind r as the prover hands it to each attestor of the claim (RFC 9497's SerializeScalar: 32 bytes,
+ * little-endian, as hex). Secret: with r, B gives P, and P can be tried against guessed account ids.
+ */
+export function blindHex(blind: bigint): Hex {
+  return bytesToHex(encodeScalar(blind));
+}
+
+/** r read back from blindHex's form, or undefined when it is not a non-zero scalar. */
+export function blindOfHex(text: string): bigint | undefined {
+  if (!/^0x[0-9a-fA-F]{64}$/.test(text)) return undefined;
+  const blind = decodeScalar(hexToBytes(text as Hex));
+  return blind === undefined || Scalars.is0(blind) ? undefined : blind;
+}
+
+/** R = r·G, as the blind's commitment is published. */
+export function blindCommitmentOf(blind: bigint): Hex {
+  return hexOf(GENERATOR.multiply(blind));
+}
+
 export function blindNullifier(subject: NullifierSubject, random?: RandomSource): NullifierBlinding {
   const blind = randomScalar(random);
   return { blind, blinded: hexOf(nullifierElement(subject).multiply(blind)), blindCommitment: hexOf(GENERATOR.multiply(blind)) };

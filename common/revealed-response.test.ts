@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { documentOf, readField, readRevealedField, revealPlan, type SeenRecord, type Span } from "./revealed-response.ts";
+import { documentOf, MAX_ACCOUNT_ID_BYTES, readAccountId, readField, readRevealedAccountId, readRevealedField, revealPlan, type SeenRecord, type Span } from "./revealed-response.ts";
 
 const PATH = "data.balance";
 const KEYS = ["data", "balance", "other", "x", 'a"b', "data "] as const;
@@ -228,6 +228,47 @@ describe("why the attestor refuses", () => {
       ok: false,
       reason: "the answer's length is not revealed (no content-length or chunked transfer-encoding)",
     });
+  });
+});
+
+describe("the account id of a schema unique per account (docs/nullifiers.md)", () => {
+  const ACCOUNT = "data.account";
+  /** The answer's bytes as latin1 (what both ends read), from a body written in UTF-8. */
+  const answerOf = (body: string): string => httpAnswer(Buffer.from(body, "utf8").toString("latin1"), undefined);
+
+  it("the prover and the attestor read the same account: a string's text, a number's spelling", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ minLength: 1, maxLength: 40, unit: "grapheme" }), fc.integer().map(String)), fc.boolean(), (account, asNumber) => {
+        const value = asNumber && /^-?[0-9]+$/.test(account) ? account : JSON.stringify(account);
+        const answer = answerOf(`{"data":{"balance":12,"account":${value},"x":[true]}}`);
+        const prover = readAccountId(answer, ACCOUNT);
+        const attestor = readRevealedAccountId([{ text: answer, whole: false }], ACCOUNT);
+        expect(prover).toEqual({ ok: true, value: account });
+        // The attestor sees a hidden byte as `*`: an account holding one cannot be told from a hidden one.
+        if (account.includes("*")) expect(attestor).toMatchObject({ ok: false, reason: expect.stringContaining("inside a string") });
+        else expect(attestor).toEqual(prover);
+      }),
+    );
+  });
+
+  it("escapes are read as the text they stand for", () => {
+    expect(readAccountId(answerOf('{"data":{"account":"Zo\\u00eb \\"7\\""}}'), ACCOUNT)).toEqual({ ok: true, value: 'Zoë "7"' });
+  });
+
+  const answer = answerOf('{"data":{"account":"ACC-0042","balance":5}}');
+  const at = answer.indexOf('"ACC-0042"');
+  const refusals: [string, SeenRecord[], string][] = [
+    ["the account hidden", [{ text: hide(answer, [{ from: at, to: at + 10 }]), whole: false }], "the account at data.account is hidden"],
+    ["part of the account hidden", [{ text: hide(answer, [{ from: at + 4, to: at + 9 }]), whole: false }], "the body hides something other than a whole value"],
+    ["an object", [{ text: answerOf('{"data":{"account":{"id":1}}}'), whole: false }], "the value at data.account is not a string or a number, so it names no account"],
+    ["a literal", [{ text: answerOf('{"data":{"account":null}}'), whole: false }], "the value at data.account is not a string or a number"],
+    ["an empty string", [{ text: answerOf('{"data":{"account":""}}'), whole: false }], "the account at data.account is an empty string"],
+    ["too long", [{ text: answerOf(`{"data":{"account":"${"é".repeat(MAX_ACCOUNT_ID_BYTES / 2 + 1)}"}}`), whole: false }], `longer than ${MAX_ACCOUNT_ID_BYTES} bytes`],
+    ["absent", [{ text: answerOf('{"data":{"balance":5}}'), whole: false }], "no value at data.account"],
+  ];
+  it.each(refusals)("refused: %s", (_, records, reason) => {
+    const read = readRevealedAccountId(records, ACCOUNT);
+    expect(read.ok ? "read" : read.reason).toContain(reason);
   });
 });
 

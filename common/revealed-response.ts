@@ -309,6 +309,26 @@ function tokenOf(node: JsonNode, content: string, path: string): FieldToken {
   return refuse(`the value at ${path} is not a number`);
 }
 
+/** Most UTF-8 bytes of an account id: an identifier, not a document. */
+export const MAX_ACCOUNT_ID_BYTES = 256;
+
+/**
+ * The account id at `path` (a schema's `accountIdField`, docs/nullifiers.md): a JSON string (its decoded
+ * text) or a number (its spelling, as the body writes it), whole and revealed. Anything else has no one
+ * meaning as an account: an object, an array, a literal, an empty string, one longer than
+ * MAX_ACCOUNT_ID_BYTES.
+ */
+function accountOf(node: JsonNode, content: string, path: string): string {
+  const raw = content.slice(node.span.from, node.span.to);
+  if (node.kind === "hidden") refuse(`the account at ${path} is hidden`);
+  if (node.kind === "number") return raw;
+  if (node.kind !== "string") refuse(`the value at ${path} is not a string or a number, so it names no account`);
+  const text = JSON.parse(Buffer.from(raw, "latin1").toString("utf8")) as string;
+  if (text.length === 0) refuse(`the account at ${path} is an empty string`);
+  if (Buffer.byteLength(text, "utf8") > MAX_ACCOUNT_ID_BYTES) refuse(`the account at ${path} is longer than ${MAX_ACCOUNT_ID_BYTES} bytes`);
+  return text;
+}
+
 /** The body's content (chunks joined) and, for each of its bytes, where it lies in the answer. */
 function contentOf(text: string, framed: Framed): { content: string; offsets: (i: number) => number } {
   const content = framed.content.map((s) => text.slice(s.from, s.to)).join("");
@@ -387,21 +407,46 @@ export function revealPlan(answer: string, path: string): Reading<Span[]> {
  */
 export function readRevealedField(records: readonly SeenRecord[], path: string): Reading<FieldToken> {
   return attempt(() => {
-    let text = "";
-    const wholes: Span[] = [];
-    for (const record of records) {
-      if (record.whole) wholes.push({ from: text.length, to: text.length + record.text.length });
-      text += record.text;
-    }
-    const start = text.search(/[^*]/);
-    if (start < 0) refuse("nothing of the answer is revealed");
-    const answer = text.slice(start);
-    const framed = frame(answer, true);
-    const body = { from: framed.body.from + start, to: framed.body.to + start };
-    if (wholes.some((w) => w.from < body.to && w.to > body.from)) refuse("a whole TLS record inside the body is hidden, so the body's length cannot be counted");
-    const { content } = contentOf(answer, framed);
-    return tokenOf(nodeAt(new Parser(content, true).parseDocument(), path), content, path);
+    const { root, content } = revealedDocument(records);
+    return tokenOf(nodeAt(root, path), content, path);
   });
+}
+
+/** The account id an answer the prover holds in full names at `path` (accountOf says what counts). */
+export function readAccountId(answer: string, path: string): Reading<string> {
+  return attempt(() => {
+    const { content } = contentOf(answer, frame(answer, false));
+    return accountOf(nodeAt(new Parser(content, false).parseDocument(), path), content, path);
+  });
+}
+
+/**
+ * The account id at `path` as the attestor reads it from what it saw, under readRevealedField's rules: a
+ * hidden or partly hidden account is refused, as is a body whose length cannot be counted.
+ */
+export function readRevealedAccountId(records: readonly SeenRecord[], path: string): Reading<string> {
+  return attempt(() => {
+    const { root, content } = revealedDocument(records);
+    return accountOf(nodeAt(root, path), content, path);
+  });
+}
+
+/** The body of what the attestor saw, parsed with whole hidden values, and its content. */
+function revealedDocument(records: readonly SeenRecord[]): { root: JsonNode; content: string } {
+  let text = "";
+  const wholes: Span[] = [];
+  for (const record of records) {
+    if (record.whole) wholes.push({ from: text.length, to: text.length + record.text.length });
+    text += record.text;
+  }
+  const start = text.search(/[^*]/);
+  if (start < 0) refuse("nothing of the answer is revealed");
+  const answer = text.slice(start);
+  const framed = frame(answer, true);
+  const body = { from: framed.body.from + start, to: framed.body.to + start };
+  if (wholes.some((w) => w.from < body.to && w.to > body.from)) refuse("a whole TLS record inside the body is hidden, so the body's length cannot be counted");
+  const { content } = contentOf(answer, framed);
+  return { root: new Parser(content, true).parseDocument(), content };
 }
 
 /** The smallest JSON document that holds `token` at `path`: what the signed pattern is checked against. */
