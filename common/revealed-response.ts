@@ -312,15 +312,10 @@ function tokenOf(node: JsonNode, content: string, path: string): FieldToken {
 /** Most UTF-8 bytes of an account id: an identifier, not a document. */
 export const MAX_ACCOUNT_ID_BYTES = 256;
 
-/**
- * The account id at `path` (a schema's `accountIdField`, docs/nullifiers.md): a JSON string (its decoded
- * text) or a number (its spelling, as the body writes it), whole and revealed. Anything else has no one
- * meaning as an account: an object, an array, a literal, an empty string, one longer than
- * MAX_ACCOUNT_ID_BYTES.
- */
+/** An account id (docs/nullifiers.md): a string's text or a number's spelling, whole, revealed, not empty. */
 function accountOf(node: JsonNode, content: string, path: string): string {
-  const raw = content.slice(node.span.from, node.span.to);
   if (node.kind === "hidden") refuse(`the account at ${path} is hidden`);
+  const raw = content.slice(node.span.from, node.span.to);
   if (node.kind === "number") return raw;
   if (node.kind !== "string") refuse(`the value at ${path} is not a string or a number, so it names no account`);
   const text = JSON.parse(Buffer.from(raw, "latin1").toString("utf8")) as string;
@@ -359,10 +354,18 @@ export function readBodyField(body: string, path: string): Reading<FieldToken> {
 
 /** The field's token in an answer the prover holds in full (it chooses the bucket from it). */
 export function readField(answer: string, path: string): Reading<FieldToken> {
+  return readWhole(answer, path, tokenOf);
+}
+
+/** The account id an answer the prover holds in full names at `path` (accountOf says what counts). */
+export function readAccountId(answer: string, path: string): Reading<string> {
+  return readWhole(answer, path, accountOf);
+}
+
+function readWhole<T>(answer: string, path: string, read: (node: JsonNode, content: string, path: string) => T): Reading<T> {
   return attempt(() => {
-    const framed = frame(answer, false);
-    const { content } = contentOf(answer, framed);
-    return tokenOf(nodeAt(new Parser(content, false).parseDocument(), path), content, path);
+    const { content } = contentOf(answer, frame(answer, false));
+    return read(nodeAt(new Parser(content, false).parseDocument(), path), content, path);
   });
 }
 
@@ -406,47 +409,31 @@ export function revealPlan(answer: string, path: string): Reading<Span[]> {
  * stand-in's length is not the record's, so nothing after it could be counted.
  */
 export function readRevealedField(records: readonly SeenRecord[], path: string): Reading<FieldToken> {
-  return attempt(() => {
-    const { root, content } = revealedDocument(records);
-    return tokenOf(nodeAt(root, path), content, path);
-  });
+  return readRevealed(records, path, tokenOf);
 }
 
-/** The account id an answer the prover holds in full names at `path` (accountOf says what counts). */
-export function readAccountId(answer: string, path: string): Reading<string> {
-  return attempt(() => {
-    const { content } = contentOf(answer, frame(answer, false));
-    return accountOf(nodeAt(new Parser(content, false).parseDocument(), path), content, path);
-  });
-}
-
-/**
- * The account id at `path` as the attestor reads it from what it saw, under readRevealedField's rules: a
- * hidden or partly hidden account is refused, as is a body whose length cannot be counted.
- */
+/** The account id at `path` as the attestor reads it from what it saw, under readRevealedField's rules. */
 export function readRevealedAccountId(records: readonly SeenRecord[], path: string): Reading<string> {
-  return attempt(() => {
-    const { root, content } = revealedDocument(records);
-    return accountOf(nodeAt(root, path), content, path);
-  });
+  return readRevealed(records, path, accountOf);
 }
 
-/** The body of what the attestor saw, parsed with whole hidden values, and its content. */
-function revealedDocument(records: readonly SeenRecord[]): { root: JsonNode; content: string } {
-  let text = "";
-  const wholes: Span[] = [];
-  for (const record of records) {
-    if (record.whole) wholes.push({ from: text.length, to: text.length + record.text.length });
-    text += record.text;
-  }
-  const start = text.search(/[^*]/);
-  if (start < 0) refuse("nothing of the answer is revealed");
-  const answer = text.slice(start);
-  const framed = frame(answer, true);
-  const body = { from: framed.body.from + start, to: framed.body.to + start };
-  if (wholes.some((w) => w.from < body.to && w.to > body.from)) refuse("a whole TLS record inside the body is hidden, so the body's length cannot be counted");
-  const { content } = contentOf(answer, framed);
-  return { root: new Parser(content, true).parseDocument(), content };
+function readRevealed<T>(records: readonly SeenRecord[], path: string, read: (node: JsonNode, content: string, path: string) => T): Reading<T> {
+  return attempt(() => {
+    let text = "";
+    const wholes: Span[] = [];
+    for (const record of records) {
+      if (record.whole) wholes.push({ from: text.length, to: text.length + record.text.length });
+      text += record.text;
+    }
+    const start = text.search(/[^*]/);
+    if (start < 0) refuse("nothing of the answer is revealed");
+    const answer = text.slice(start);
+    const framed = frame(answer, true);
+    const body = { from: framed.body.from + start, to: framed.body.to + start };
+    if (wholes.some((w) => w.from < body.to && w.to > body.from)) refuse("a whole TLS record inside the body is hidden, so the body's length cannot be counted");
+    const { content } = contentOf(answer, framed);
+    return read(nodeAt(new Parser(content, true).parseDocument(), path), content, path);
+  });
 }
 
 /** The smallest JSON document that holds `token` at `path`: what the signed pattern is checked against. */
