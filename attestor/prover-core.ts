@@ -20,8 +20,12 @@ import { z } from "zod";
 import type { BucketDefinition } from "../common/buckets.ts";
 import type { ProveFailureKind, ProveRequest, ProveResult, ProverReady } from "../common/prover-protocol.ts";
 import { binRange, bucketOfSpelling, type DecimalRange } from "../common/range-pattern.ts";
-import { readField, revealPlan, type FieldToken, type Span } from "../common/revealed-response.ts";
-import { claimContext, claimParameters, type ProviderParameters, type RangeStatement, type TlsClaim } from "../common/tls-claim.ts";
+import { readAccountId, readField, revealPlan, type FieldToken, type Span } from "../common/revealed-response.ts";
+import { claimContext, claimParameters, NULLIFIER_CONTEXT_KEY, type ProviderParameters, type RangeStatement, type TlsClaim } from "../common/tls-claim.ts";
+import { bytesToHex } from "../common/hex.ts";
+import { blindCommitmentOf, blindOfHex, nullifierElement, type ShareEvaluation } from "../common/nullifier.ts";
+import { encodeElement } from "../common/oprf-ristretto255.ts";
+import { NULLIFIER_PROVIDER } from "./nullifier-desk.ts";
 import { keyInDataDir } from "./config.ts";
 import { parseHttpResponse } from "./http-response.ts";
 import { trustExtraRoots } from "./roots.ts";
@@ -66,9 +70,11 @@ interface HttpProvider {
  */
 export interface ProverPlan {
   /** The spans of the answer to hide (none: the attestor gets the TLS keys and reads everything). */
-  hide(answer: string, field: string, mode: ProveRequest["mode"]): Span[];
+  hide(answer: string, field: string, mode: ProveRequest["mode"], accountField?: string): Span[];
   /** The label to claim for the field's token, or undefined when the value is in no bucket. */
   label(token: FieldToken, definition: BucketDefinition): string | undefined;
+  /** The account to blind for a nullifier, given the one read from the answer (the honest plan's: that one). */
+  account?(read: string): string;
   /** What to ask the attestor to sign for the label's range: the parameters and the statement named in the context (the honest plan's when left out). */
   ask?(request: ClaimAsk): { parameters: ProviderParameters; statement: RangeStatement | undefined };
 }
@@ -82,9 +88,9 @@ export interface ClaimAsk {
 }
 
 export const honestPlan: ProverPlan = {
-  hide(answer, field, mode) {
+  hide(answer, field, mode, accountField) {
     if (mode === "reveal") return [];
-    const plan = revealPlan(answer, field);
+    const plan = revealPlan(answer, field, accountField);
     if (!plan.ok) throw new ProveError("extraction", `extraction failed: ${plan.reason}`);
     return plan.value;
   },
@@ -175,6 +181,43 @@ function alertRecorder(): { logger: ClaimLogger; alert(): string | undefined } {
   return { logger, alert: () => alert };
 }
 
+/** The attestor's desk (attestor/nullifier-desk.ts) on its claim port: `ws://host:port/ws` → `http://host:port`. */
+function deskUrl(attestorUrl: string, path: string): string {
+  const url = new URL(attestorUrl);
+  url.protocol = url.protocol === "wss:" ? "https:" : "http:";
+  url.pathname = path;
+  return url.toString();
+}
+
+/** Hands the claim's blind r to the attestor before the claim (never in it: the context is published). */
+async function handBlind(attestorUrl: string, blindText: Hex): Promise<bigint> {
+  const blind = blindOfHex(blindText);
+  if (blind === undefined) throw new ProveError("internal", "the nullifier's blind is not a non-zero scalar");
+  const answer = await deskCall(deskUrl(attestorUrl, "/nullifier/blind"), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ blind: blindText }) });
+  if ((answer as { blindCommitment?: unknown }).blindCommitment !== blindCommitmentOf(blind)) throw new ProveError("refused", "the attestor answered the blind with another commitment");
+  return blind;
+}
+
+/** The attestor's evaluation for the B its signed claim binds. */
+async function fetchEvaluation(attestorUrl: string, blinded: Hex): Promise<ShareEvaluation> {
+  const answer = await deskCall(deskUrl(attestorUrl, `/nullifier/evaluation/${blinded}`), {});
+  const parsed = z.object({ index: z.number().int(), evaluation: z.string().regex(/^0x[0-9a-f]{64}$/), proof: z.string().regex(/^0x[0-9a-f]{128}$/) }).safeParse(answer);
+  if (!parsed.success) throw new ProveError("refused", "the attestor's nullifier evaluation is malformed");
+  return parsed.data as ShareEvaluation;
+}
+
+async function deskCall(url: string, init: RequestInit): Promise<unknown> {
+  let response: Response;
+  try {
+    response = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+  } catch (error) {
+    throw new ProveError("attestor_unreachable", `the attestor's nullifier desk: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const body = (await response.json().catch(() => undefined)) as { error?: { message?: string } } | undefined;
+  if (!response.ok) throw new ProveError("refused", `the attestor's nullifier desk answered HTTP ${response.status}: ${body?.error?.message ?? "no reason"}`);
+  return body;
+}
+
 /** Runs this process as a prover: reads its configuration, then answers ProveRequests over IPC. */
 export function serveProver(plan: ProverPlan): void {
   const env = z
@@ -204,7 +247,7 @@ export function serveProver(plan: ProverPlan): void {
   httpProvider.getResponseRedactions = ({ response }) => {
     if (current === undefined) return [];
     const answer = Buffer.from(response).toString("latin1");
-    return plan.hide(answer, current.request.field, current.request.mode).map((s) => ({ fromIndex: s.from, toIndex: s.to }));
+    return plan.hide(answer, current.request.field, current.request.mode, current.request.nullifier?.accountField).map((s) => ({ fromIndex: s.from, toIndex: s.to }));
   };
 
   async function prove(request: ProveRequest): Promise<ProveResult> {
@@ -220,6 +263,7 @@ export function serveProver(plan: ProverPlan): void {
       if (first === undefined) throw new ProveError("internal", "the bucket definition has no first bin");
       // attestor-core serializes the context after updateProviderParams: the statement is added there.
       const context: Record<string, unknown> = claimContext(request.owner, request.schemaId, `0x${randomBytes(16).toString("hex")}`);
+      const blind = request.nullifier === undefined ? undefined : await handBlind(request.attestorUrl, request.nullifier.blind);
       const result = await attestorCore.createClaimOnAttestor({
         name: "http",
         params: claimParameters({ url: request.url, method: request.method, field: request.field, range: first }),
@@ -250,6 +294,13 @@ export function serveProver(plan: ProverPlan): void {
           const asked = (plan.ask ?? honestAsk)({ url: request.url, method: request.method, field: request.field, range });
           if (asked.statement === undefined) delete context.statement;
           else context.statement = claimContext(request.owner, request.schemaId, undefined, asked.statement).statement;
+          if (request.nullifier !== undefined && blind !== undefined) {
+            const account = readAccountId(answer, request.nullifier.accountField);
+            if (!account.ok) throw new ProveError("extraction", `the account for the nullifier: ${account.reason}`);
+            const accountId = plan.account?.(account.value) ?? account.value;
+            const blinded = bytesToHex(encodeElement(nullifierElement({ provider: NULLIFIER_PROVIDER, schemaId: request.schemaId, accountId }).multiply(blind)));
+            context[NULLIFIER_CONTEXT_KEY] = claimContext(request.owner, request.schemaId, undefined, undefined, { blinded, blindCommitment: blindCommitmentOf(blind), accountField: request.nullifier.accountField })[NULLIFIER_CONTEXT_KEY];
+          }
           return { params: asked.parameters, secretParams: {} };
         },
       });
@@ -257,6 +308,8 @@ export function serveProver(plan: ProverPlan): void {
         throw new ProveError("refused", `the attestor refused the claim: ${result.error?.message ?? "no claim returned"}`);
       }
       if (response === undefined || label === undefined) throw new ProveError("internal", "the provider's answer was never seen");
+      const binding = context[NULLIFIER_CONTEXT_KEY] as { blinded: Hex } | undefined;
+      const nullifier = binding === undefined ? undefined : await fetchEvaluation(request.attestorUrl, binding.blinded);
       return {
         id: request.id,
         ok: true,
@@ -268,6 +321,7 @@ export function serveProver(plan: ProverPlan): void {
         tlsVersion,
         ms: performance.now() - started,
         maxRssBytes: resourceUsage().maxRSS * 1024,
+        ...(nullifier === undefined ? {} : { nullifier }),
       };
     } catch (error) {
       const alert = alerts.alert();

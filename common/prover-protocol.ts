@@ -6,6 +6,7 @@
  */
 import type { Address, Hex } from "viem";
 import type { BucketDefinition } from "./buckets.ts";
+import type { ShareEvaluation } from "./nullifier.ts";
 import type { ProofMode, TlsClaim } from "./tls-claim.ts";
 
 export interface ProveRequest {
@@ -23,6 +24,13 @@ export interface ProveRequest {
   /** The attestation's owner and schema, bound into the claim's context. */
   owner: Address;
   schemaId: Hex;
+  /**
+   * For a schema unique per account (docs/nullifiers.md): the claim's blind r (blindHex; one for every
+   * attestor of the claim, so all their contexts bind one B and R) and the field of the answer that names
+   * the account. The prover hands r to the attestor, binds B and R in the context, and fetches the
+   * attestor's evaluation.
+   */
+  nullifier?: { blind: Hex; accountField: string };
 }
 
 /** What went wrong, in words the api maps to its error codes. */
@@ -52,6 +60,8 @@ export interface ProveSuccess {
   /** Time spent, and the prover process's peak resident memory so far. */
   ms: number;
   maxRssBytes: number;
+  /** With a request's `nullifier`: the attestor's evaluation of its share, proven against its commitment. */
+  nullifier?: ShareEvaluation;
 }
 
 export interface ProveFailure {

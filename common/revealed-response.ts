@@ -371,19 +371,21 @@ function readWhole<T>(answer: string, path: string, read: (node: JsonNode, conte
 
 /**
  * What the prover hides of its answer for `path` in the `zk` mode: every header value but the shown
- * ones, and every value of the body but the proven one. Keys, brackets and the body's framing stay
- * visible so that the attestor can check where the value stands.
+ * ones, and every value of the body but the proven one (and the account at `accountPath`, which the
+ * attestor reads for a nullifier). Keys, brackets and framing stay visible: the attestor checks where.
  */
-export function revealPlan(answer: string, path: string): Reading<Span[]> {
+export function revealPlan(answer: string, path: string, accountPath?: string): Reading<Span[]> {
   return attempt(() => {
     const framed = frame(answer, false);
     const { content, offsets } = contentOf(answer, framed);
     const root = new Parser(content, false).parseDocument();
     const target = nodeAt(root, path);
     tokenOf(target, content, path);
+    const account = accountPath === undefined ? undefined : nodeAt(root, accountPath);
+    if (account !== undefined) accountOf(account, content, accountPath as string);
     const hidden: Span[] = [...framed.headerValues];
     const visit = (node: JsonNode): void => {
-      if (node === target) return;
+      if (node === target || node === account) return;
       if (node.kind === "object") for (const entry of node.entries) visit(entry.value);
       else if (node.kind === "array") for (const item of node.items) visit(item);
       else {

@@ -17,6 +17,9 @@
  * - `widened`: the pattern of `[100, 10000)` under the statement `[100, 1000)`;
  * - `arbitrary`: a pattern of its own (the key alone);
  * - `unnamed`: the canonical pattern of the true bucket with no statement in the context.
+ *
+ * And one about a nullifier (test/attestor/nullifier.e2e.test.ts): `other-account` blinds `ACC-9999`
+ * whatever account the answer names, to get a fresh nullifier for an account already bound.
  */
 import { createRequire } from "node:module";
 import type { Span } from "../../common/revealed-response.ts";
@@ -28,7 +31,7 @@ import { honestPlan, serveProver, type ProverPlan } from "../../attestor/prover-
 const http = (createRequire(import.meta.url)("@reclaimprotocol/attestor-core/lib/providers") as { providers: { http: { assertValidProviderReceipt(): unknown } } }).providers.http;
 http.assertValidProviderReceipt = () => ({ extractedParameters: {} });
 
-type Lie = { hide?(answer: string): Span[]; label?: string; ask?: NonNullable<ProverPlan["ask"]> };
+type Lie = { hide?(answer: string): Span[]; label?: string; ask?: NonNullable<ProverPlan["ask"]>; account?: string };
 
 /** Asks for `pattern` under the honest statement: the parameters say one thing, the context another. */
 const askWith =
@@ -48,6 +51,7 @@ const LIES: Record<string, Lie> = {
   widened: { label: "mid", ask: askWith((field) => fieldPattern(field, { ...MID, hi: "10000" })) },
   arbitrary: { label: "mid", ask: askWith(() => '"balance"\\s*:') },
   unnamed: { ask: (claim) => ({ parameters: claimParameters(claim), statement: undefined }) },
+  "other-account": { account: "ACC-9999" },
 };
 
 function at(answer: string, text: string, offset: number, length: number): Span[] {
@@ -63,14 +67,15 @@ if (lie === undefined) {
 
 /** The honest plan, with the lie's hidden spans (in the body), label and statement in its place. */
 const lyingPlan: ProverPlan = {
-  hide(answer, field) {
-    const honest = honestPlan.hide(answer, field, "zk");
+  hide(answer, field, _mode, accountField) {
+    const honest = honestPlan.hide(answer, field, "zk", accountField);
     if (lie.hide === undefined) return honest;
     const body = answer.indexOf("\r\n\r\n");
     return [...honest.filter((s) => s.to <= body), ...lie.hide(answer)].sort((a, b) => a.from - b.from);
   },
   label: (token, definition) => lie.label ?? honestPlan.label(token, definition),
   ...(lie.ask === undefined ? {} : { ask: lie.ask }),
+  ...(lie.account === undefined ? {} : { account: () => lie.account as string }),
 };
 
 serveProver(lyingPlan);
