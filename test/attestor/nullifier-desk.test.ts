@@ -5,7 +5,6 @@
  * into the nullifier the dapp's check accepts (the same for every blind of one account), and every bad
  * request refused with its reason while the desk keeps serving.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,7 +16,8 @@ import { NULLIFIER_PROVIDER, nullifierDesk, type NullifierDesk } from "../../att
 import { blindHex, blindNullifier, finishNullifier, verifyNullifier, type NullifierBlinding } from "../../common/nullifier.ts";
 import { dealKey, shareFileOf } from "../../common/nullifier-dealer.ts";
 import type { NullifierBinding } from "../../common/tls-claim.ts";
-import { freePorts, processArgs, PROJECT_ROOT } from "../support/stack.ts";
+import { startAttestorProcess } from "../support/attestor-process.ts";
+import { freePorts, processArgs } from "../support/stack.ts";
 
 const SCHEMA = `0x${"5c".repeat(32)}` as Hex;
 const ACCOUNT = "ACC-0042";
@@ -160,21 +160,9 @@ describe("the desk on a real attestor's port", () => {
     try {
       for (const withShare of [true, false]) {
         const [port] = await freePorts(1);
-        const child = spawn(process.execPath, processArgs("attestor/server.ts"), {
-          cwd: PROJECT_ROOT,
-          env: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, ATTESTOR_PORT: String(port), ...(withShare ? { NULLIFIER_SHARE_FILE: shareFile } : {}) },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
+        const env = { DATA_DIR: dataDir, ATTESTOR_PORT: String(port), ...(withShare ? { NULLIFIER_SHARE_FILE: shareFile } : {}) };
+        const { child, ready } = await startAttestorProcess(processArgs("attestor/server.ts"), env);
         try {
-          const ready = await new Promise<string>((resolve, reject) => {
-            let out = "";
-            child.stdout.on("data", (chunk: Buffer) => {
-              out += chunk.toString("utf8");
-              const line = out.split("\n").find((l) => l.includes("listening on"));
-              if (line !== undefined) resolve(line);
-            });
-            child.once("exit", (code) => reject(new Error(`the attestor exited with ${code}`)));
-          });
           expect(ready).toContain(withShare ? "nullifier share 3" : "no nullifier share");
           const url = `http://127.0.0.1:${port}`;
           const handed = await postBlind(url, JSON.stringify({ blind: blindHex(blindNullifier(subject()).blind) }));

@@ -6,7 +6,7 @@
  * another for another account; one attestor's alone is not enough; a prover that blinds another account
  * than the answer names gets no signature; the account id is in nothing the claims publish.
  */
-import { fork, spawn, type ChildProcess } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +20,7 @@ import { randomScalar } from "../../common/oprf-ristretto255.ts";
 import type { ProveSuccess } from "../../common/prover-protocol.ts";
 import { contextNullifierBinding } from "../../common/tls-claim.ts";
 import { closedPort } from "../support/api-fixtures.ts";
+import { startAttestorProcess } from "../support/attestor-process.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { processArgs } from "../support/stack.ts";
 import { createTestPki, type TestPki } from "../support/tls.ts";
@@ -39,22 +40,8 @@ const attestors: ChildProcess[] = [];
 const urls: string[] = [];
 
 async function startAttestor(port: number, shareFile: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, processArgs("attestor/server.ts"), {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ATTESTOR_PORT: String(port), ATTESTOR_CA_FILES: pki.ca.certPath, DATA_DIR: dataDir, ATTESTOR_KEY_FILE: `key-${port}`, NULLIFIER_SHARE_FILE: shareFile },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("the attestor did not start in 60 s")), 60_000);
-    child.stdout?.on("data", (chunk: Buffer) => {
-      if (chunk.toString().includes("listening on")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`the attestor exited (${code})`)));
-  });
-  return child;
+  const env = { ATTESTOR_PORT: String(port), ATTESTOR_CA_FILES: pki.ca.certPath, DATA_DIR: dataDir, ATTESTOR_KEY_FILE: `key-${port}`, NULLIFIER_SHARE_FILE: shareFile };
+  return (await startAttestorProcess(processArgs("attestor/server.ts"), env)).child;
 }
 
 const settings = (): AttestorSettings => ({ urls, mode: "zk", provers: 1, timeoutMs: 60_000, caFiles: pki.ca.certPath, dataDir });

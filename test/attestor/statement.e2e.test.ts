@@ -7,7 +7,7 @@
  * context and hold no trace of the value; every lie is refused by the attestor, so no signature exists to
  * send anywhere, where attestor-core alone signs each of them.
  */
-import { fork, spawn, type ChildProcess } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +19,7 @@ import { checkProofs } from "../../common/proof-check.ts";
 import { binRange } from "../../common/range-pattern.ts";
 import { claimParameters, fieldPattern } from "../../common/tls-claim.ts";
 import { closedPort } from "../support/api-fixtures.ts";
+import { startAttestorProcess } from "../support/attestor-process.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { createTestPki, type TestPki } from "../support/tls.ts";
 
@@ -37,22 +38,8 @@ let stockUrl: string;
 let dataDir: string;
 
 async function startAttestor(port: number, entry: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ATTESTOR_PORT: String(port), ATTESTOR_CA_FILES: pki.ca.certPath, DATA_DIR: dataDir },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("the attestor did not start in 60 s")), 60_000);
-    child.stdout?.on("data", (chunk: Buffer) => {
-      if (chunk.toString().includes("listening on")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`the attestor exited (${code})`)));
-  });
-  return child;
+  const env = { ATTESTOR_PORT: String(port), ATTESTOR_CA_FILES: pki.ca.certPath, DATA_DIR: dataDir };
+  return (await startAttestorProcess(["--import", "tsx", entry], env)).child;
 }
 
 function settings(): AttestorSettings {
