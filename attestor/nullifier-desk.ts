@@ -35,7 +35,7 @@ const ELEMENT_RE = /^0x[0-9a-fA-F]{64}$/;
 const EVALUATION_PATH = "/nullifier/evaluation/";
 
 export interface NullifierDesk {
-  /** Whether this attestor holds a share (and so evaluates). */
+  /** The index of this attestor's share, or undefined when it holds none (and so evaluates nothing). */
   readonly index: number | undefined;
   /** Answers `POST /nullifier/blind` and `GET /nullifier/evaluation/<B>`; false for any other request. */
   serve(req: IncomingMessage, res: ServerResponse): boolean;

@@ -102,7 +102,7 @@ describe("nullifiers from three attestors, two of which must evaluate", () => {
       const [alone] = await pool.prove({ ...request("/a"), mode: "reveal", nullifier: { blind: blindHex(blind), accountField: ACCOUNT_FIELD } }, [urls[0] as string]);
       const binding = contextNullifierBinding(alone?.claim.context ?? "{}");
       if (!binding.ok || alone?.nullifier === undefined) throw new Error("no evaluation");
-      expect(() => finishNullifier({ blind, ...binding.value }, [alone.nullifier as NonNullable<ProveSuccess["nullifier"]>], dealt.keys)).toThrow();
+      expect(() => finishNullifier({ blind, ...binding.value }, [alone.nullifier as NonNullable<ProveSuccess["nullifier"]>], dealt.keys)).toThrow("1 attestors answered with a valid share, 2 are needed");
     } finally {
       await pool.close();
     }
