@@ -78,7 +78,7 @@ describe.each(["v1", "v2"] as const)("the libcmt replay of a %s stack", (rollups
     expect(kindsOf(sent)).toEqual([...Object.keys(INPUTS), "batch", "compact_batch"].sort());
     expect(log.advances.filter((a) => a.expected.status === "REJECTED").length).toBeGreaterThanOrEqual(8);
     expect(log.inspects.filter((q) => q.expected.status === "Exception").length).toBe(4);
-    expect(log.inspects.filter((q) => q.expected.status === "Accepted").length).toBe(12);
+    expect(log.inspects.filter((q) => q.expected.status === "Accepted").length).toBe(13);
     const outputs = log.advances.flatMap((a) => (rollups === "v2" ? (a.expected.outputs ?? []) : (a.expected.notices ?? [])));
     // Most kinds announce what they wrote (a role, a key or a shared key is silent).
     expect(outputs.length).toBeGreaterThanOrEqual(12);

@@ -1,24 +1,31 @@
 /**
  * A log with every input kind, sent through a real stack: accepted inputs of each kind (a plain, a
- * proven and an owner-sealed attestation; grants by the owner and by its EIP-712 signature relayed; keys
- * shared; revocations; a batch with a failing item; a compact batch of a plain and a proven attestation and
- * a JSON item), rejected ones (a stranger's schema, a lying claim, an unsigned relay, a batch of failures,
- * a compact batch of an unknown version, payloads that are no input at all), and inspect queries of every
- * type, some of which raise exceptions. What `npm run replay -- --libcmt` replays and libcmt judges.
+ * proven and an owner-sealed attestation; a nullifier key set dealt t = 2 of 2 to two TLS attestors, a
+ * schema unique per account and its owner's attestation, proven by both attestors with the account's
+ * nullifier (docs/nullifiers.md); grants by the owner and by its EIP-712 signature relayed; keys shared;
+ * revocations; a batch with a failing item; a compact batch of a plain and a proven attestation and a JSON
+ * item), rejected ones (a stranger's schema and key set, a lying claim, the owner's account claimed by
+ * another owner (ACCOUNT_ALREADY_BOUND), a nullifier of one share (NULLIFIER_REJECTED), an unsigned relay, a
+ * batch of failures, a compact batch of an unknown version, payloads that are no input at all), and inspect
+ * queries of every type, some of which raise exceptions. What `npm run replay -- --libcmt` replays and
+ * libcmt judges. Blinds, proofs and the key set are random on each run: the replay reads the payloads the
+ * node recorded, never sends these again.
  */
 import nacl from "tweetnacl";
 import type { Address, Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { NULLIFIER_PROVIDER } from "../../attestor/nullifier-desk.ts";
 import { canonicalJson } from "../../common/canonical.ts";
 import { consentDomain, grantTypedData } from "../../common/consent.ts";
 import { resealContentKey, sealToOwner } from "../../common/content-seal.ts";
 import { compactSchemaOfDetail, encodeCompactBatch } from "../../common/compact-batch.ts";
 import { hexToUtf8, utf8ToHex } from "../../common/hex.ts";
 import { dealKey } from "../../common/nullifier-dealer.ts";
+import { blindNullifier, evaluateNullifierShare, finishNullifier } from "../../common/nullifier.ts";
 import { inputIdOf, keyIdOf, schemaIdOf } from "../../common/ids.ts";
 import { binRange } from "../../common/range-pattern.ts";
 import { sealForKey } from "../../common/seal.ts";
-import { claimContext, claimIdentifier, claimParameters, claimSignText, type TlsClaim, type TlsProof } from "../../common/tls-claim.ts";
+import { claimContext, claimIdentifier, claimParameters, claimSignText, type NullifierBinding, type TlsClaim, type TlsProof } from "../../common/tls-claim.ts";
 import type { SchemaDetail } from "../../common/wire.ts";
 import { hardhatPrivateKey } from "../../devnode/config.ts";
 import type { InputVerdict, TestStack } from "./stack.ts";
@@ -30,6 +37,10 @@ const SEALED = { ...PLAIN, flowType: "sealed", sealing: "owner" as const, requir
 const sPlain = schemaIdOf(PLAIN);
 const sProven = schemaIdOf(PROVEN);
 const sSealed = schemaIdOf(SEALED);
+/** Unique per account (issue 52): a quorum of the nullifier threshold, the account read at data.accountId. */
+const UNIQUE = { ...PROVEN, flowType: "unique", attestorQuorum: 2, accountIdField: "data.accountId" };
+const sUnique = schemaIdOf(UNIQUE);
+const ACCOUNT = "acct-1618-0339";
 
 /** Hardhat accounts: #0 admin, #1 attestor, #2 operator, #3 the owner, #5 a requester, #6 a stranger. */
 const ATTESTOR = 1;
@@ -60,23 +71,57 @@ export interface EveryKindLog {
   queries: string[];
 }
 
-/** A range claim as the TLS attestor signs it (common/tls-claim.ts), dated `at`. */
-async function signedClaim(at: number, label: string, nonce: Hex = "0x01"): Promise<TlsProof> {
+interface ClaimOptions {
+  nonce?: Hex;
+  /** The schema and owner the context binds: the proven schema and the owner unless told. */
+  schemaId?: Hex;
+  owner?: Address;
+  /** The TLS attestor that signs: the first unless told. */
+  signer?: PrivateKeyAccount;
+  /** The nullifier's blind the context binds (claimContext's fifth argument), for a schema unique per account. */
+  nullifier?: NullifierBinding;
+}
+
+/** A range claim as a TLS attestor signs it (common/tls-claim.ts), dated `at`. */
+async function signedClaim(at: number, label: string, o: ClaimOptions = {}): Promise<TlsProof> {
   const range = binRange(DEFINITION, label);
   if (range === undefined) throw new Error(`no bin ${label}`);
+  const signer = o.signer ?? tlsAttestor;
   const parameters = canonicalJson(claimParameters({ url: "https://bank.example/api/balance", method: "GET", field: "data.balance", range }));
-  const context = canonicalJson({ ...claimContext(OWNER, sProven, nonce), providerHash: "0x00" });
-  const base = { provider: "http", parameters, owner: tlsAttestor.address.toLowerCase() as Address, timestampS: at, context, epoch: 1 };
+  const context = canonicalJson({ ...claimContext(o.owner ?? OWNER, o.schemaId ?? sProven, o.nonce ?? "0x01", undefined, o.nullifier), providerHash: "0x00" });
+  const base = { provider: "http", parameters, owner: signer.address.toLowerCase() as Address, timestampS: at, context, epoch: 1 };
   const identifier = claimIdentifier(base);
   const claim: TlsClaim = { ...base, identifier };
-  return { claim, signature: await tlsAttestor.signMessage({ message: claimSignText(claim, identifier) }) };
+  return { claim, signature: await signer.signMessage({ message: claimSignText(claim, identifier) }) };
+}
+
+/**
+ * The nullifier of `accountId` under the unique schema, as a prover makes it with both attestors'
+ * evaluations (common/nullifier.ts), and the claims of both attestors for `owner` binding its blind; the
+ * published parts keep `shares` of the two evaluations.
+ */
+async function uniqueProof(at: number, owner: Address, accountId: string, shares = 2): Promise<Record<string, unknown>> {
+  const subject = { provider: NULLIFIER_PROVIDER, schemaId: sUnique, accountId };
+  const blinding = blindNullifier(subject);
+  const parts = finishNullifier(
+    blinding,
+    NULLIFIER_KEYS.shares.map((share) => evaluateNullifierShare(share, subject, blinding)),
+    NULLIFIER_KEYS.keys,
+  );
+  const binding = { blinded: blinding.blinded, blindCommitment: blinding.blindCommitment, accountField: UNIQUE.accountIdField };
+  const proofs = await Promise.all([tlsAttestor, secondAttestor].map((signer) => signedClaim(at, "mid", { schemaId: sUnique, owner, signer, nullifier: binding })));
+  return { owner, proofs, nullifier: { ...parts, shares: parts.shares.slice(0, shares) } };
 }
 
 export async function sendEveryKind(stack: TestStack): Promise<EveryKindLog> {
   const verdicts: InputVerdict[] = [];
-  const send = async (input: unknown, sender: number, expected: "ACCEPTED" | "REJECTED"): Promise<number> => {
+  const send = async (input: unknown, sender: number, expected: "ACCEPTED" | "REJECTED", code?: string): Promise<number> => {
     const verdict = await stack.send(input, sender);
     if (verdict.status !== expected) throw new Error(`every-kind log: ${JSON.stringify(input).slice(0, 120)} was ${verdict.status}, not ${expected}`);
+    if (code !== undefined) {
+      const reports = verdict.reports.map((r) => hexToUtf8(r));
+      if (!reports.some((r) => r.includes(`"code":"${code}"`))) throw new Error(`every-kind log: ${JSON.stringify(input).slice(0, 120)} was rejected with ${reports.join(" ")}, not ${code}`);
+    }
     verdicts.push(verdict);
     return verdict.index;
   };
@@ -102,6 +147,13 @@ export async function sendEveryKind(stack: TestStack): Promise<EveryKindLog> {
   await send(attestation(sProven, "0x0102", { proofs: [await signedClaim(at, "mid")] }), ATTESTOR, "ACCEPTED");
   // A claim of another bucket than the one stated: the attestor never said "mid".
   await send(attestation(sProven, "0x0102", { proofs: [await signedClaim(at, "high")] }), ATTESTOR, "REJECTED");
+
+  // A schema unique per account (docs/nullifiers.md): the owner proves its account with both attestors and
+  // the account's nullifier; the same account for another owner is refused, and so is a nullifier of one share.
+  await send({ type: "register_schema", params: UNIQUE }, 0, "ACCEPTED");
+  await send(attestation(sUnique, "0x0e0f", await uniqueProof(at, OWNER, ACCOUNT)), 3, "ACCEPTED");
+  await send(attestation(sUnique, "0x0e0f", await uniqueProof(at, REQUESTER, ACCOUNT)), 5, "REJECTED", "ACCOUNT_ALREADY_BOUND");
+  await send(attestation(sUnique, "0x0e0f", await uniqueProof(at, OWNER, "acct-2718-2818", 1)), 3, "REJECTED", "NULLIFIER_REJECTED");
 
   await send({ type: "register_owner_key", params: { public_key: b64(ownerBox.publicKey), algorithm: "nacl-box" } }, 3, "ACCEPTED");
   await send({ type: "register_owner_key", params: { public_key: b64(requesterBox.publicKey), algorithm: "nacl-box" } }, 5, "ACCEPTED");
@@ -139,7 +191,7 @@ export async function sendEveryKind(stack: TestStack): Promise<EveryKindLog> {
   };
   const compact = encodeCompactBatch([
     { item: goodItem, schema: await compactSchema(sPlain) },
-    { item: attestation(sProven, "0x0c0d", { proofs: [await signedClaim(await now(), "mid", "0x02")] }), schema: await compactSchema(sProven) },
+    { item: attestation(sProven, "0x0c0d", { proofs: [await signedClaim(await now(), "mid", { nonce: "0x02" })] }), schema: await compactSchema(sProven) },
     { item: { type: "grant_access", params: { requester: REQUESTER, schema_id: sPlain, expires_at: expiresAt, owner: OWNER } } },
   ]);
   if (compact.compactItems !== 2) throw new Error("every-kind log: the compact batch's attestations did not travel compact");
@@ -152,6 +204,7 @@ export async function sendEveryKind(stack: TestStack): Promise<EveryKindLog> {
   const queries = [
     { type: "all_provider_schemas", params: {} },
     { type: "provider_schema", params: { schema_id: sSealed } },
+    { type: "provider_schema", params: { schema_id: sUnique } },
     { type: "attestations_by_owner", params: { owner: OWNER } },
     { type: "attestation", params: { attestation_id: plainId } },
     { type: "check_access", params: { owner: OWNER, requester: REQUESTER } },
