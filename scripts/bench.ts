@@ -11,6 +11,9 @@
  *   --rollups v2:   the whole-stack rows on a Rollups v2 stack (the devnode as a v2 node); v1 by default
  *   --quorum:       only the claims' delay and gas under the Authority and Quorums of 3 and 5 (bench/sections/quorum.ts)
  *   --receipts:     only the time to sign a receipt (bench/sections/receipts.ts)
+ *   --nullifier:    only what a nullifier costs (bench/sections/nullifier.ts): the time it adds to a proven claim
+ *                   at t = 2 and 3 of 3 (three attestor processes), and the dapp's verifyNullifier per attestation
+ *                   in process; with --riscv64, that check under riscv64 too (qemu-user, needs root)
  *   --index:        only EAS's queries from the index (PGlite, PostgreSQL) against the same answers through inspect, and the indexer's lag, on v1 (bench/sections/index.ts): at 10,000 attestations (ci) or 10,000 and 1,000,000 (full)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -44,6 +47,8 @@ export interface BenchArgs {
   quorum: boolean;
   /** Only the receipt rows (bench/sections/receipts.ts). */
   receipts: boolean;
+  /** Only the nullifier rows (bench/sections/nullifier.ts); with `riscv64`, its riscv64 rows too. */
+  nullifier: boolean;
   /** Only the index against inspect (bench/sections/index.ts). */
   index: boolean;
   rollups: "v1" | "v2";
@@ -59,12 +64,14 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let onchain = false;
   let quorum = false;
   let receipts = false;
+  let nullifier = false;
   let index = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === "--riscv64" || arg === "--machine" || arg === "--attestor" || arg === "--onchain" || arg === "--quorum" || arg === "--receipts" || arg === "--index") {
+    if (arg === "--riscv64" || arg === "--machine" || arg === "--attestor" || arg === "--onchain" || arg === "--quorum" || arg === "--receipts" || arg === "--nullifier" || arg === "--index") {
       if (arg === "--riscv64") riscv64 = true;
       else if (arg === "--receipts") receipts = true;
+      else if (arg === "--nullifier") nullifier = true;
       else if (arg === "--index") index = true;
       else if (arg === "--quorum") quorum = true;
       else if (arg === "--machine") machine = true;
@@ -73,7 +80,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       continue;
     }
     const match = /^--(size|out|rollups|backend)(?:=(.*))?$/.exec(arg);
-    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor, --onchain, --quorum, --receipts, --index, --backend pglite|postgres)`);
+    if (match === null) throw new UsageError(`unknown argument: ${arg} (known: --size ${SIZES.join("|")}, --out DIR, --rollups v1|v2, --riscv64, --machine, --attestor, --onchain, --quorum, --receipts, --nullifier, --index, --backend pglite|postgres)`);
     const value = match[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${match[1]} needs a value`);
     raw[match[1] as string] = value;
@@ -86,12 +93,13 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   if (onchain && (riscv64 || machine || parsed.data.rollups !== "v1")) throw new UsageError("--onchain runs on its own, on Rollups v1 and v2: leave out --riscv64, --machine and --rollups");
   if (quorum && (riscv64 || machine || onchain || attestor || parsed.data.rollups !== "v1")) throw new UsageError("--quorum runs on its own, on Rollups v2: leave out the other flags");
   if (receipts && (riscv64 || machine || onchain || attestor || quorum || parsed.data.rollups !== "v1")) throw new UsageError("--receipts runs on its own: leave out the other flags");
+  if (nullifier && (machine || onchain || attestor || quorum || receipts || index || parsed.data.rollups !== "v1")) throw new UsageError("--nullifier runs on its own (with --riscv64 for its riscv64 rows): leave out the other flags");
   if (index && (riscv64 || machine || onchain || attestor || quorum || receipts || parsed.data.rollups !== "v1")) throw new UsageError("--index runs on its own, on Rollups v1: leave out the other flags");
   if (parsed.data.backend !== undefined && !index) throw new UsageError("--backend goes with --index");
-  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, onchain, quorum, receipts, index, rollups: parsed.data.rollups, ...(parsed.data.backend === undefined ? {} : { backend: parsed.data.backend }) };
+  return { size: parsed.data.size, out: resolve(parsed.data.out), riscv64, machine, attestor, onchain, quorum, receipts, nullifier, index, rollups: parsed.data.rollups, ...(parsed.data.backend === undefined ? {} : { backend: parsed.data.backend }) };
 }
 
-const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}] | npm run bench -- --onchain | npm run bench -- --quorum | npm run bench -- --receipts | npm run bench -- --index [--size ${SIZES.join("|")}] [--backend pglite|postgres]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only; --onchain: the registry's gas beside EAS's, v1 and v2; --quorum: claims under the Authority and a Quorum of 3 and 5; --receipts: signing a receipt; --index: EAS's queries from the index on PGlite and PostgreSQL (or --backend's alone) against inspect, and the indexer's lag)`;
+const USAGE = `npm run bench [-- --size ${SIZES.join("|")}] [--out DIR] [--rollups v1|v2] [--riscv64] [--machine] | npm run bench -- --attestor [--size ${SIZES.join("|")}] | npm run bench -- --onchain | npm run bench -- --quorum | npm run bench -- --receipts | npm run bench -- --nullifier [--size ${SIZES.join("|")}] [--riscv64] | npm run bench -- --index [--size ${SIZES.join("|")}] [--backend pglite|postgres]   (--riscv64: the dapp under riscv64 beside the native one; --machine: in a 128 MiB riscv64 machine; both need root; --attestor: proven claims only; --onchain: the registry's gas beside EAS's, v1 and v2; --quorum: claims under the Authority and a Quorum of 3 and 5; --receipts: signing a receipt; --nullifier: the time a nullifier adds to a proven claim and the dapp's check of it (with --riscv64, under riscv64 too); --index: EAS's queries from the index on PGlite and PostgreSQL (or --backend's alone) against inspect, and the indexer's lag)`;
 
 /**
  * A section run alone (`--onchain`, `--quorum`): the dapp bundle built once, a scratch directory, the
@@ -158,6 +166,18 @@ async function receiptsMain(args: BenchArgs): Promise<number> {
   });
 }
 
+/** `--nullifier`: the claims with and without a nullifier (attestor processes of its own), then the dapp's check. */
+async function nullifierMain(args: BenchArgs): Promise<number> {
+  const { NULLIFIER_PROFILES, nullifierClaimRows, nullifierVerifyRows } = await import("../bench/sections/nullifier.ts");
+  const profile = NULLIFIER_PROFILES[args.size];
+  const riscv64 = args.riscv64 ? { cache: process.env.RISCV64_CACHE ?? (await import("../toolkit/riscv64.ts")).DEFAULT_RISCV64_CACHE } : undefined;
+  const command = `npm run bench -- --nullifier --size ${args.size}${args.riscv64 ? " --riscv64" : ""}`;
+  return sectionAlone(args, command, `bench-nullifier${args.size === "full" ? "" : `-${args.size}`}.json`, async function* (ctx) {
+    yield { title: "Proven claims with and without a nullifier (reveal, the api's ProverPool)", rows: await nullifierClaimRows(ctx, profile) };
+    yield { title: "The dapp's verifyNullifier per attestation", rows: await nullifierVerifyRows(ctx, profile, riscv64) };
+  });
+}
+
 async function attestorMain(args: BenchArgs): Promise<number> {
   const { attestorRows } = await import("../bench/sections/attestor.ts");
   const { ATTESTOR_PROFILES } = await import("../bench/profile.ts");
@@ -178,6 +198,7 @@ async function main(): Promise<number> {
   if (args.onchain) return onchainMain(args);
   if (args.quorum) return quorumMain(args);
   if (args.receipts) return receiptsMain(args);
+  if (args.nullifier) return nullifierMain(args);
   if (args.index) return indexMain(args);
   // The rig (chain, stacks, seeding) loads only once the arguments are known to be good.
   const { runBench } = await import("../bench/run.ts");
