@@ -16,6 +16,7 @@ import { INPUT_INDEX_HEADER, MIN_INPUT_INDEX_HEADER, READ_FALLBACK_HEADER, readC
 import { adminRoutes } from "./routes/admin.ts";
 import { attestationRoutes } from "./routes/attestations.ts";
 import { attestorRoutes } from "./routes/attestors.ts";
+import { nullifierKeyRoutes } from "./routes/nullifier-keys.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { graphqlRoutes } from "./routes/graphql.ts";
 import { attestationDataRoutes } from "./routes/data.ts";
@@ -93,6 +94,7 @@ export function createApi(services: ApiServices, options: ApiOptions = {}) {
   app.route("/", schemaRoutes(services, clientOf));
   app.route("/", adminRoutes(services, clientOf));
   app.route("/", attestorRoutes(services, clientOf));
+  app.route("/", nullifierKeyRoutes(services, clientOf));
   app.route("/", attestationRoutes(services, clientOf));
   app.route("/", attestationDataRoutes(services, clientOf));
   app.route("/", proofRoutes(services, clientOf));

@@ -8,6 +8,7 @@ import { errorResponses, jsonContent } from "./operations.ts";
 import { registerKeyRoute, registerSchemaRoute } from "./routes/admin.ts";
 import { attestationInputRoute, attestationRoute, attestationsByOwnerRoute, claimRoute, provenClaimRoute } from "./routes/attestations.ts";
 import { attestorsRoute, registerAttestorRoute } from "./routes/attestors.ts";
+import { nullifierKeysRoute, registerNullifierKeysRoute } from "./routes/nullifier-keys.ts";
 import { loginRoute, nonceRoute } from "./routes/auth.ts";
 import { graphqlGetRoute, graphqlPostRoute } from "./routes/graphql.ts";
 import { attestationDataRoute } from "./routes/data.ts";
@@ -40,6 +41,8 @@ export const API_ROUTES = [
   registerKeyRoute,
   registerAttestorRoute,
   attestorsRoute,
+  registerNullifierKeysRoute,
+  nullifierKeysRoute,
   claimRoute,
   provenClaimRoute,
   attestationRoute,

@@ -6,6 +6,8 @@ import { indexQueries, type IndexQueries } from "./index/queries.ts";
 import { readFileSync } from "node:fs";
 import type { Hex } from "viem";
 import type { InputKind, InputParams, SchemaDetail } from "../common/wire.ts";
+import { keysOfWire } from "../common/claim-nullifier.ts";
+import type { NullifierKeys } from "../common/nullifier.ts";
 import type { ApiConfig } from "./config.ts";
 import { NonceStore, type NonceKeeper } from "./auth/siwe.ts";
 import type { DestinationStream } from "pino";
@@ -84,6 +86,11 @@ export interface ApiServices {
   attestor: ProverPool;
   /** The TLS attestors the rollup trusts (query `tls_attestors`, read at most once a second), lower-case. */
   registeredAttestors(): Promise<ReadonlySet<string>>;
+  /**
+   * The nullifier key set the rollup registered (query `nullifier_keys`, checked as the dapp checks it),
+   * read at most once a second like the attestors; NOT_FOUND before set_nullifier_keys.
+   */
+  nullifierKeys(): Promise<NullifierKeys>;
   /** Where relayed notices go; `main.ts` points it at the WebSocket hub. */
   setEventSink(sink: (event: WsEvent) => void): void;
   /** The api's Prometheus registry and recorders (`GET /metrics`). */
@@ -146,6 +153,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
   const localNonces = new NonceStore(now);
   const localLimiter = config.rateLimits ? new RateLimiter(now) : undefined;
   let attestorSet: { at: number; set: ReadonlySet<string> } | undefined;
+  let nullifierKeySet: { at: number; keys: NullifierKeys } | undefined;
   let nonces: NonceKeeper = localNonces;
   let limiter: RateLimitStore | undefined = localLimiter;
   if (config.redisUrl !== undefined) {
@@ -223,6 +231,13 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       }
       return attestorSet.set;
     },
+    async nullifierKeys() {
+      // A re-sharing replaces the commitments under the same K; a second's staleness costs at most one refused claim.
+      if (nullifierKeySet === undefined || Date.now() - nullifierKeySet.at > ATTESTOR_SET_MAX_AGE_MS) {
+        nullifierKeySet = { at: Date.now(), keys: keysOfWire(await reader.query("nullifier_keys", {})) };
+      }
+      return nullifierKeySet.keys;
+    },
     limiter,
     commits,
     receipts: new ReceiptSigner(config.receiptSignerKey, config.contracts === undefined ? undefined : { chainId: config.chainId, registry: config.contracts.registry }),
@@ -231,6 +246,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
       const committed = await commits.write(kind, params, schema);
       // An attestor registered through this api counts for its next claim at once.
       if (kind === "set_tls_attestor") attestorSet = undefined;
+      if (kind === "set_nullifier_keys") nullifierKeySet = undefined;
       settleWrite(await verdicts.verdictOf(committed.inputIndex, committed.txHash), committed.item, context);
       // Before the answer leaves: any read that starts after it must see this input.
       await mark.note(committed.inputIndex);

@@ -259,6 +259,14 @@ export class AttestationClient {
   async attestors(): Promise<Attestor[]> {
     return (await this.ok(this.api.GET("/api/core/attestors"))).data;
   }
+  /** Extension: register the nullifier key set the attestors hold in shares, or a re-sharing of it (admin; docs/nullifiers.md). */
+  async registerNullifierKeys(registration: components["schemas"]["NullifierKeyRegistration"]): Promise<Data<"/api/core/nullifier-keys", "post">> {
+    return (await this.ok(this.api.POST("/api/core/nullifier-keys", { body: registration }))).data;
+  }
+  /** Extension: the registered nullifier key set, public keys only (NOT_FOUND before one is registered). */
+  async nullifierKeys(): Promise<Data<"/api/core/nullifier-keys", "get">> {
+    return (await this.ok(this.api.GET("/api/core/nullifier-keys"))).data;
+  }
   async claim(request: ClaimRequest): Promise<ClaimResult> {
     return (await this.ok(this.api.POST("/api/core/claim", { body: request }))).data;
   }

@@ -14,6 +14,8 @@ import type { Address, Hex } from "viem";
 import type { BucketDefinition } from "../common/buckets.ts";
 import { failureCode, ProverPool, spawnProver, type FailureCode, type ProverSpawner } from "../common/prover-pool.ts";
 import type { ProveFailure, ProveSuccess } from "../common/prover-protocol.ts";
+import { drawClaimBlind, finishClaimNullifier } from "../common/claim-nullifier.ts";
+import { NullifierError, type NullifierKeys, type PublishedNullifier } from "../common/nullifier.ts";
 import { readBodyField } from "../common/revealed-response.ts";
 import { sealToOwner } from "../common/content-seal.ts";
 import { sealAnonymous } from "../common/seal.ts";
@@ -31,6 +33,11 @@ export interface ProvingSchema {
   dataKeys: readonly string[];
   /** Every bucket field of the schema: with more than `field` alone the sealed content names its values. */
   bucketFields: readonly string[];
+  /**
+   * A schema unique per account: its `account_id_field` and the rollup's key set (query `nullifier_keys`),
+   * to finish the claim's nullifier against (docs/nullifiers.md).
+   */
+  nullifier?: { accountField: string; keys: NullifierKeys };
 }
 
 /**
@@ -84,6 +91,8 @@ export interface UserProvenClaim {
   encryptedData: Hex;
   proofs: TlsProof[];
   attestors: Address[];
+  /** A schema unique per account's: the nullifier's published parts (never the account). */
+  nullifier?: PublishedNullifier;
   /** Wall time of the slowest claim, and the largest prover's peak resident memory. */
   stats: { ms: number; proverPeakRssBytes: number };
 }
@@ -122,6 +131,8 @@ export async function proveOnUserSide(o: ProveOnUserSideOptions): Promise<UserPr
   if (attestorUrls.length < schema.quorum) throw proofFailed(`schema ${schema.schemaId} requires ${schema.quorum} attestors, ${o.attestorUrls.length} given`);
 
   const pool = o.provers ?? userSideProvers(attestorUrls.length, { ...(o.caFiles === undefined ? {} : { caFiles: o.caFiles }), ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }), ...(o.spawn === undefined ? {} : { spawn: o.spawn }) });
+  // One blind r for every attestor of the claim, so that all their contexts bind one B and R.
+  const blind = schema.nullifier === undefined ? undefined : drawClaimBlind(schema.nullifier.accountField);
   let results;
   try {
     results = await Promise.all(
@@ -136,6 +147,7 @@ export async function proveOnUserSide(o: ProveOnUserSideOptions): Promise<UserPr
           owner: o.owner,
           schemaId: schema.schemaId,
           attestorUrl,
+          ...(blind === undefined ? {} : { nullifier: blind.request }),
         }),
       ),
     );
@@ -159,6 +171,15 @@ export async function proveOnUserSide(o: ProveOnUserSideOptions): Promise<UserPr
   } catch {
     throw new UserProveError("PROVIDER_INVALID_RESPONSE", "provider response is not JSON", { expected: "JSON body", received: "a body that is not JSON" });
   }
+  let nullifier: PublishedNullifier | undefined;
+  if (blind !== undefined && schema.nullifier !== undefined) {
+    try {
+      nullifier = finishClaimNullifier(blind, proven, schema.nullifier.keys);
+    } catch (error) {
+      if (error instanceof NullifierError) throw proofFailed(`nullifier: ${error.message}`);
+      throw error;
+    }
+  }
   const plaintext = sealedContent(body, { dataKeys: schema.dataKeys, bucketFields: schema.bucketFields }, schema.field, Number(token.value.spelling));
   return {
     schemaId: schema.schemaId,
@@ -167,6 +188,7 @@ export async function proveOnUserSide(o: ProveOnUserSideOptions): Promise<UserPr
     encryptedData: sealWith(o.sealTo, plaintext),
     proofs: proven.map(({ claim, signature }) => ({ claim, signature })),
     attestors: proven.map((p) => p.attestor.toLowerCase() as Address),
+    ...(nullifier === undefined ? {} : { nullifier }),
     stats: { ms: Math.max(...proven.map((p) => p.ms)), proverPeakRssBytes: Math.max(...proven.map((p) => p.maxRssBytes)) },
   };
 }
@@ -182,6 +204,7 @@ export function attestationInput(claim: UserProvenClaim, owner: Address): { type
       encrypted_data: claim.encryptedData,
       bucket_values: { [claim.field]: claim.bucket },
       proofs: claim.proofs,
+      ...(claim.nullifier === undefined ? {} : { nullifier: claim.nullifier }),
     },
   };
 }

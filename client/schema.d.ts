@@ -923,6 +923,208 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/core/nullifier-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Extension: the registered nullifier key set (public keys only); 404 before one is registered */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The registered key set */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                threshold: number;
+                                /** @description K = k·G */
+                                groupKey: `0x${string}`;
+                                commitments: {
+                                    index: number;
+                                    /** @description K_i = k_i·G */
+                                    commitment: `0x${string}`;
+                                    /** @description 0x-prefixed 20-byte hex address */
+                                    attestor: `0x${string}`;
+                                }[];
+                                /** @description Unix seconds */
+                                registeredAt: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: NOT_FOUND */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Extension: register the nullifier key set the attestors hold in shares, or a re-sharing of it (admin) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["NullifierKeyRegistration"];
+                };
+            };
+            responses: {
+                /** @description Registered */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            success: true;
+                            data: {
+                                threshold: number;
+                                /** @description K = k·G */
+                                groupKey: `0x${string}`;
+                            };
+                        };
+                    };
+                };
+                /** @description Error: INVALID_REQUEST */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: AUTH_MISSING, AUTH_INVALID */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: AUTH_INSUFFICIENT */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: NONCE_TOO_LOW */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_REJECTED */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: RATE_LIMITED */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INTERNAL_ERROR */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: INPUT_TX_FAILED */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Error: ROLLUP_UNAVAILABLE, RPC_UNAVAILABLE, INSUFFICIENT_FUNDS */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/core/claim": {
         parameters: {
             query?: never;
@@ -985,6 +1187,8 @@ export interface paths {
                                 /** @description 0x-prefixed 32-byte hex id */
                                 txHash: `0x${string}`;
                                 bucket: string;
+                                /** @description extension: whether its schema is unique per account: one provider account backs one owner, checked by the rollup with a nullifier (docs/nullifiers.md); never the account */
+                                uniquePerAccount: boolean;
                                 /** @description extension: the attestation's receipt, signed once the rollup accepted it; null when none can be (docs/receipts.md) */
                                 receipt: components["schemas"]["SignedReceipt"] | null;
                             };
@@ -1027,7 +1231,7 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Error: OWNER_KEY_MISSING, NONCE_TOO_LOW */
+                /** @description Error: OWNER_KEY_MISSING, ACCOUNT_ALREADY_BOUND, NONCE_TOO_LOW */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1138,6 +1342,8 @@ export interface paths {
                                 /** @description 0x-prefixed 32-byte hex id */
                                 txHash: `0x${string}`;
                                 bucket: string;
+                                /** @description extension: whether its schema is unique per account: one provider account backs one owner, checked by the rollup with a nullifier (docs/nullifiers.md); never the account */
+                                uniquePerAccount: boolean;
                                 /** @description extension: the attestation's receipt (docs/receipts.md) */
                                 receipt: components["schemas"]["SignedReceipt"] | null;
                             };
@@ -1289,7 +1495,7 @@ export interface paths {
                                 attestor: `0x${string}` | null;
                                 /** @description every TLS attestor whose signed claim the rollup checked ([] when the bucket was not proven) */
                                 attestors: `0x${string}`[];
-                                /** @description whether its schema is unique per account: one provider account backs one owner (docs/nullifiers.md); never the account */
+                                /** @description extension: whether its schema is unique per account: one provider account backs one owner, checked by the rollup with a nullifier (docs/nullifiers.md); never the account */
                                 uniquePerAccount: boolean;
                                 /** @description the account that sent it (EAS's attester); null for attestations recorded before attesters were kept */
                                 attester: `0x${string}` | null;
@@ -4291,6 +4497,31 @@ export interface components {
              * @default true
              */
             enabled: boolean;
+        };
+        NullifierKeyRegistration: {
+            /** @description the dealer's commitments.json (npm run nullifier-keys -- deal) */
+            keySet: {
+                /** @enum {number} */
+                version: 1;
+                /** @enum {string} */
+                suite: "ristretto255-SHA512";
+                /** @description t: how many attestors' evaluations make a nullifier */
+                threshold: number;
+                /** @description K = k·G, which every later key set must keep */
+                groupKey: `0x${string}`;
+                commitments: {
+                    /** @description the share's index: the x of its Shamir share, never 0 */
+                    index: number;
+                    /** @description K_i = k_i·G */
+                    commitment: `0x${string}`;
+                }[];
+            };
+            /** @description which registered attestor holds each share, one share each */
+            attestors: {
+                /** @description the share's index: the x of its Shamir share, never 0 */
+                index: number;
+                address: string;
+            }[];
         };
         /** @description an EAS off-chain attestation (eas-sdk Offchain, version 2) of what the rollup accepted, signed by the operator's receipt key */
         SignedReceipt: {

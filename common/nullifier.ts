@@ -81,6 +81,17 @@ export interface NullifierKeysView {
   commitments: { index: number; commitment: Hex; attestor: Address }[];
 }
 
+/**
+ * The registered nullifier key set (query `nullifier_keys`, an extension): its threshold t, the group key
+ * K every re-sharing keeps, and each share's commitment K_i with the attestor that holds it, by index.
+ */
+export interface NullifierKeysWire {
+  threshold: number;
+  group_key: Hex;
+  commitments: { index: number; commitment: Hex; attestor: Address }[];
+  registered_at: number;
+}
+
 /** A key set checked by checkKeySet: every commitment on one polynomial of degree t − 1 through K. */
 export interface NullifierKeys {
   threshold: number;

@@ -5,7 +5,7 @@
  */
 import type { Address, Hex } from "viem";
 import type { BucketDefinition } from "./buckets.ts";
-import type { NullifierKeySetJson, NullifierKeysView, PublishedNullifier } from "./nullifier.ts";
+import type { NullifierKeySetJson, NullifierKeysView, NullifierKeysWire, PublishedNullifier } from "./nullifier.ts";
 import type { ProofKind, TlsProof } from "./tls-claim.ts";
 
 export const INPUT_KINDS = [
@@ -36,6 +36,7 @@ export const QUERY_TYPES = [
   "verify",
   "owner_key",
   "content_key",
+  "nullifier_keys",
 ] as const;
 export type QueryType = (typeof QUERY_TYPES)[number];
 
@@ -354,6 +355,7 @@ export interface QueryResults {
   verify: VerifyResult;
   owner_key: OwnerKeyView;
   content_key: ContentKeyView;
+  nullifier_keys: NullifierKeysWire;
 }
 
 /** An owner's newest own key (query `owner_key`, an extension). */

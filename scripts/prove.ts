@@ -12,6 +12,7 @@ import { decodeJwt } from "jose";
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { AttestationApiError, AttestationClient } from "../client/index.ts";
+import { keysOfWire } from "../common/claim-nullifier.ts";
 import { attestationInput, proveOnUserSide, UserProveError, type ProvingSchema, type SealingKeys } from "../client/prove.ts";
 import { hexToUtf8 } from "../common/hex.ts";
 import { writeIdOf } from "../common/ids.ts";
@@ -149,6 +150,8 @@ runScript(async () => {
     quorum: schema.attestor_quorum,
     dataKeys: schema.data_keys,
     bucketFields: fields,
+    // A schema unique per account: its claim carries a nullifier, finished against the rollup's key set.
+    ...(schema.account_id_field === null ? {} : { nullifier: { accountField: schema.account_id_field, keys: keysOfWire(await query(rollup, "nullifier_keys", {})) } }),
   };
   const attestorUrls =
     attestors.values.length > 0 ? attestors.values : (process.env.ATTESTOR_URL?.split(",").filter((u) => u !== "") ?? localAttestorUrls(schema.attestor_quorum));
@@ -178,7 +181,7 @@ runScript(async () => {
   if (token !== undefined) {
     const api = new AttestationClient({ baseUrl: options.get("--api") ?? process.env.API_URL ?? "http://127.0.0.1:8001", token });
     try {
-      const recorded = await api.claimProven({ schemaId: proven.schemaId, field, bucket: proven.bucket, encryptedData: proven.encryptedData, proofs: proven.proofs });
+      const recorded = await api.claimProven({ schemaId: proven.schemaId, field, bucket: proven.bucket, encryptedData: proven.encryptedData, proofs: proven.proofs, ...(proven.nullifier === undefined ? {} : { nullifier: proven.nullifier }) });
       console.log(JSON.stringify({ ...recorded, via: "api", ...stats }));
       return 0;
     } catch (error) {

@@ -17,6 +17,7 @@ import { wipeDataDir } from "./lib/data-dir.ts";
 import { wantsHelp } from "./lib/cli.ts";
 import { assertPortsFree, loadStartOptions, StartConfigError, stackPorts } from "./lib/stack-config.ts";
 import { localAttestorAddress, registerLocalAttestor } from "./lib/attestor-registration.ts";
+import { LOCAL_NULLIFIER_THRESHOLD, localNullifierKeysDir, registerLocalNullifierKeys } from "./lib/stack-nullifier-keys.ts";
 import { V2_DEFAULTS } from "../devnode/config.ts";
 import { apiEnabled, stackStatusPath, stackUrls, type StackSettings } from "./lib/stack-pieces.ts";
 import { PieceStartError, Supervisor } from "./lib/stack-supervisor.ts";
@@ -111,6 +112,12 @@ async function main(): Promise<number> {
     }
     attestorNotes.push(`${note})`);
   }
+  // Once its holders are registered: the key the attestors hold in shares, for schemas unique per account.
+  let nullifierNote = "";
+  if (shuttingDown === undefined && apiEnabled(settings) && (settings.attestor?.ports.length ?? 0) >= LOCAL_NULLIFIER_THRESHOLD) {
+    const registered = await registerLocalNullifierKeys(urls.api, settings.dataDir, process.env).catch((error: unknown) => `not registered: ${error instanceof Error ? error.message : String(error)}`);
+    nullifierNote = `  nullifier key ${registered}, shares in ${localNullifierKeysDir(settings.dataDir)} (docs/nullifiers.md)`;
+  }
   if (shuttingDown === undefined) {
     const chainNote = settings.externalRpcUrl === undefined ? `hardhat, log ${supervisor.logPath("chain")}` : "external";
     console.log(
@@ -132,6 +139,7 @@ async function main(): Promise<number> {
         ...urls.readers.map((url, i) => `  reader ${i + 1}  ${url}/inspect/... (status ${url}/reader; the api's reads go to the readers${i < (settings.quorum?.members.length ?? 0) ? `; Quorum member ${i + 1}, ${settings.quorum?.members[i]}` : ""})`),
         settings.quorum === undefined ? "" : `  consensus Quorum ${V2_DEFAULTS.authorityAddress}: ${Math.floor(settings.quorum.members.length / 2) + 1} of ${settings.quorum.members.length} members accept a root (votes: ${urls.node}/consensus; docs/quorum.md)`,
         ...attestorNotes.map((note) => `  attestor  ${note}`),
+        nullifierNote,
         urls.demoProvider !== undefined ? `  provider  ${urls.demoProvider}/balance.json (demo, CA ${settings.dataDir}/demo-provider/ca.pem)` : "",
         `  InputBox  ${settings.inputBoxAddress}`,
         ...(settings.contracts === undefined ? [] : [`  registry  ${settings.contracts.registry} (EAS's IEAS: getAttestation, isAttestationValid; docs/eas.md)`, `  gate      ${settings.contracts.gate}`]),

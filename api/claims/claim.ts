@@ -8,7 +8,10 @@ import { bucketOf, type BucketDefinition } from "../../common/buckets.ts";
 import type { ProofMode } from "../../common/tls-claim.ts";
 import { ApiError } from "../errors.ts";
 import { DEFAULT_PROVIDER_MAX_BODY_BYTES, DEFAULT_PROVIDER_TIMEOUT_MS, fetchProviderJson, readNumericField } from "../provider/index.ts";
-import { fetchProven } from "../provider/proven.ts";
+import { fetchProven, type ProvenFetch } from "../provider/proven.ts";
+import { proofFailed } from "../provider/attestor.ts";
+import { drawClaimBlind, finishClaimNullifier, type ClaimBlind } from "../../common/claim-nullifier.ts";
+import { NullifierError, type PublishedNullifier } from "../../common/nullifier.ts";
 import { sealedContent } from "../../common/sealed-content.ts";
 import { invalidParameter } from "../validation.ts";
 import { recordAttestation, type RecordedClaim } from "./record.ts";
@@ -26,6 +29,24 @@ export interface ClaimRequest {
   requestId: string | undefined;
 }
 
+/**
+ * The claim's nullifier from its attestors' evaluations, finished against the rollup's key set. A share
+ * that does not check, or fewer than t, is the attestors' failure: ZKTLS_PROOF_FAILED with the reason, as
+ * for their signatures.
+ */
+async function nullifierOf(services: ClaimServices, blind: ClaimBlind, proven: ProvenFetch): Promise<PublishedNullifier> {
+  const keys = await services.nullifierKeys().catch((error: unknown) => {
+    if (error instanceof ApiError && error.code === "NOT_FOUND") throw proofFailed("no nullifier key set is registered in the rollup (an admin registers one with set_nullifier_keys)");
+    throw error;
+  });
+  try {
+    return finishClaimNullifier(blind, proven.proofs.map((p, i) => ({ claim: p.claim, nullifier: proven.evaluations[i] })), keys);
+  } catch (error) {
+    if (error instanceof NullifierError) throw proofFailed(`nullifier: ${error.message}`);
+    throw error;
+  }
+}
+
 export async function makeClaim(services: ClaimServices, request: ClaimRequest): Promise<RecordedClaim> {
   if (request.provider !== "http") {
     throw new ApiError("INVALID_REQUEST", `Unsupported provider ${request.provider}`, { field: "provider", issue: 'only provider "http" is supported' });
@@ -40,20 +61,14 @@ export async function makeClaim(services: ClaimServices, request: ClaimRequest):
   const { field, boundaries, labels } = request.bucketDefinition;
   const schema = await chooseSchema(services, request.provider, host, field, request.schemaId);
   assertSameDefinition(schema, field, { boundaries, labels });
-  // Its claims carry a nullifier made with the attestors' key shares, which the api's prover does not
-  // run (docs/nullifiers.md, "Remaining"): refused here rather than as the rollup's rejection.
-  if (schema.accountIdField !== undefined) {
-    throw new ApiError("INVALID_REQUEST", `Schema ${schema.schemaId} is unique per account: its claims carry a nullifier the api cannot make yet`, {
-      field: "schemaId",
-      issue: "prove on your side and send the claims with their nullifier to POST /api/core/claim/proven",
-    });
-  }
   const seal = await sealerFor(services, schema, request.owner);
 
   if (schema.proof === "attestor") {
     const mode = request.proofMode ?? services.config.attestor.mode;
+    // A schema unique per account: one blind r for every attestor of the claim (docs/nullifiers.md).
+    const blind = schema.accountIdField === undefined ? undefined : drawClaimBlind(schema.accountIdField);
     const proven = await fetchProven(
-      { ...request.params, field, definition: schema.definition, owner: request.owner, schemaId: schema.schemaId, domain: schema.domain, quorum: schema.quorum, mode },
+      { ...request.params, field, definition: schema.definition, owner: request.owner, schemaId: schema.schemaId, domain: schema.domain, quorum: schema.quorum, mode, ...(blind === undefined ? {} : { nullifier: blind.request }) },
       {
         pool: services.attestor,
         attestorUrls: services.config.attestor.urls,
@@ -72,6 +87,7 @@ export async function makeClaim(services: ClaimServices, request: ClaimRequest):
         field,
         bucket: proven.label,
         proofs: proven.proofs,
+        ...(blind === undefined ? {} : { nullifier: await nullifierOf(services, blind, proven) }),
       },
       { reqId: request.requestId, path: "api", attestors: proven.attestors, mode },
     );

@@ -25,6 +25,8 @@ export interface RecordedClaim {
   claimId: Hex;
   txHash: Hex;
   bucket: string;
+  /** Its schema is unique per account: the claim carried a nullifier the rollup bound to the owner. */
+  uniquePerAccount: boolean;
 }
 
 /** `trace` goes into the log line: the request id and how the claim was made (never a value). */
@@ -47,5 +49,5 @@ export async function recordAttestation(services: ClaimServices, a: AttestationT
     { ...trace, claimId, inputIndex: submitted.inputIndex, item: submitted.item, txHash: submitted.txHash, schemaId: a.schemaId },
     "claim recorded",
   );
-  return { claimId, txHash: submitted.txHash, bucket: a.bucket };
+  return { claimId, txHash: submitted.txHash, bucket: a.bucket, uniquePerAccount: a.nullifier !== undefined };
 }

@@ -3,5 +3,5 @@ import type { ApiServices } from "../services.ts";
 
 export type ClaimServices = Pick<
   ApiServices,
-  "config" | "now" | "reader" | "catalog" | "follower" | "attestor" | "registeredAttestors" | "write" | "logger"
+  "config" | "now" | "reader" | "catalog" | "follower" | "attestor" | "registeredAttestors" | "nullifierKeys" | "write" | "logger"
 >;

@@ -7,6 +7,8 @@
 import type { Address, Hex } from "viem";
 import type { BucketDefinition } from "../../common/buckets.ts";
 import { checkProofs, ProofProblem } from "../../common/proof-check.ts";
+import type { ShareEvaluation } from "../../common/nullifier.ts";
+import type { ProveRequest } from "../../common/prover-protocol.ts";
 import type { ProofMode, TlsProof } from "../../common/tls-claim.ts";
 import { proofFieldProblem } from "../../common/tls-claim.ts";
 import { ApiError } from "../errors.ts";
@@ -27,6 +29,8 @@ export interface ProvenRequest {
   quorum: number;
   /** The claim's `proofMode`, else the api's ATTESTOR_MODE. */
   mode: ProofMode;
+  /** For a schema unique per account: the claim's blind and the account's field, handed to every attestor. */
+  nullifier?: ProveRequest["nullifier"];
 }
 
 export interface ProvenDeps {
@@ -50,6 +54,8 @@ export interface ProvenFetch {
   proofs: TlsProof[];
   attestors: Address[];
   mode: ProofMode;
+  /** With a request's `nullifier`: each attestor's evaluation of its share, in the order of `proofs`. */
+  evaluations: (ShareEvaluation | undefined)[];
 }
 
 export async function fetchProven(request: ProvenRequest, deps: ProvenDeps): Promise<ProvenFetch> {
@@ -89,6 +95,7 @@ export async function fetchProven(request: ProvenRequest, deps: ProvenDeps): Pro
       owner: request.owner,
       schemaId: request.schemaId,
       mode: request.mode,
+      ...(request.nullifier === undefined ? {} : { nullifier: request.nullifier }),
     },
     deps.attestorUrls.slice(0, request.quorum),
   );
@@ -121,5 +128,5 @@ export async function fetchProven(request: ProvenRequest, deps: ProvenDeps): Pro
     throw new ApiError("PROVIDER_INVALID_RESPONSE", "provider response is not JSON", { expected: "JSON body", received: "a body that is not JSON" });
   }
   const value = readNumericField(body, request.field);
-  return { body, value, label, proofs, attestors: proven.map((p) => p.attestor.toLowerCase() as Address), mode: request.mode };
+  return { body, value, label, proofs, attestors: proven.map((p) => p.attestor.toLowerCase() as Address), mode: request.mode, evaluations: proven.map((p) => p.nullifier) };
 }

@@ -225,6 +225,7 @@ function rejection(envelope: InspectEnvelope, params: Record<string, unknown>): 
     });
   }
   if (message.startsWith("no key registered for")) return new ApiError("NOT_FOUND", `No key registered for ${String(params.owner)}`, { owner: String(params.owner) });
+  if (message === "no nullifier key set registered") return new ApiError("NOT_FOUND", "No nullifier key set is registered (set_nullifier_keys)", { resource: "nullifier_keys" });
   if (message.startsWith("no content key of attestation")) return new ApiError("NO_GRANT_FOUND", "No standing grant shares this attestation's content key with this requester", { owner: "", requester: String(params.requester) });
   // The one parameter only the rollup can judge: a minimum bucket is checked against the schema's labels.
   const minimum = /^invalid query: min_bucket(?:\.[^:]*)?: (.*)$/s.exec(message);

@@ -62,6 +62,9 @@ const claimSchema = z.object({
     }),
 });
 
+/** Said by a claim's answer and an attestation's view; the nullifier's input (the account) never is. */
+const uniquePerAccountField = z.boolean().describe("extension: whether its schema is unique per account: one provider account backs one owner, checked by the rollup with a nullifier (docs/nullifiers.md); never the account");
+
 const claimTraits: OperationTraits = {
   group: "attestations",
   auth: "user",
@@ -75,6 +78,7 @@ const claimTraits: OperationTraits = {
     "PROVIDER_AUTH_FAILED",
     "PROVIDER_INVALID_RESPONSE",
     "ZKTLS_PROOF_FAILED",
+    "ACCOUNT_ALREADY_BOUND",
     "ROLLUP_UNAVAILABLE",
     "ROLLUP_REJECTED",
     "INPUT_TX_FAILED",
@@ -92,7 +96,7 @@ export const claimRoute = createRoute({
   request: jsonRequest(claimSchema),
   responses: {
     200: jsonContent(
-      envelope(z.object({ claimId: id32, txHash: id32, bucket: z.string(), receipt: receiptOrNullSchema("extension: the attestation's receipt, signed once the rollup accepted it; null when none can be (docs/receipts.md)") })),
+      envelope(z.object({ claimId: id32, txHash: id32, bucket: z.string(), uniquePerAccount: uniquePerAccountField, receipt: receiptOrNullSchema("extension: the attestation's receipt, signed once the rollup accepted it; null when none can be (docs/receipts.md)") })),
       "Claimed (receipt is an extension)",
     ),
     ...errorResponses(claimTraits),
@@ -152,7 +156,7 @@ export const provenClaimRoute = createRoute({
   ...operationTraits(provenClaimTraits),
   request: jsonRequest(provenClaimSchema),
   responses: {
-    200: jsonContent(envelope(z.object({ claimId: id32, txHash: id32, bucket: z.string(), receipt: receiptOrNullSchema("extension: the attestation's receipt (docs/receipts.md)") })), "Recorded (receipt is an extension)"),
+    200: jsonContent(envelope(z.object({ claimId: id32, txHash: id32, bucket: z.string(), uniquePerAccount: uniquePerAccountField, receipt: receiptOrNullSchema("extension: the attestation's receipt (docs/receipts.md)") })), "Recorded (receipt is an extension)"),
     ...errorResponses(provenClaimTraits),
   },
 });
@@ -180,7 +184,7 @@ export const attestationRoute = createRoute({
           itemIndex: z.number().int().nonnegative().nullable().describe("its position in a batch input, null when its input was not a batch"),
           attestor: addressOut.nullable().describe("the (first) TLS attestor whose signed claim the rollup checked, null when the bucket was not proven"),
           attestors: z.array(addressOut).describe("every TLS attestor whose signed claim the rollup checked ([] when the bucket was not proven)"),
-          uniquePerAccount: z.boolean().describe("whether its schema is unique per account: one provider account backs one owner (docs/nullifiers.md); never the account"),
+          uniquePerAccount: uniquePerAccountField,
           ...validityFields,
         }),
       ),

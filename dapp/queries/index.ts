@@ -12,6 +12,7 @@ import tlsAttestors from "./tls_attestors.ts";
 import verify from "./verify.ts";
 import ownerKey from "./owner_key.ts";
 import contentKey from "./content_key.ts";
+import nullifierKeys from "./nullifier_keys.ts";
 
 /** Every inspect query type; the record type makes a missing type a compile error, and a test checks it too. */
 export const QUERIES: Readonly<Record<QueryType, QueryModule>> = {
@@ -27,4 +28,5 @@ export const QUERIES: Readonly<Record<QueryType, QueryModule>> = {
   verify,
   owner_key: ownerKey,
   content_key: contentKey,
+  nullifier_keys: nullifierKeys,
 };

@@ -15,6 +15,8 @@ interface Attestation {
   attestor: string | null;
   /** Every attestor whose signed claim the rollup checked (a schema's quorum), [] when unproven. */
   attestors: string[];
+  /** Its schema binds one provider account to one owner (a nullifier the rollup checked; never the account). */
+  uniquePerAccount: boolean;
   /** The account that sent it; null for attestations recorded before attesters were kept. */
   attester: string | null;
   expiresAt: number | null;
@@ -75,6 +77,12 @@ export async function attestationView(view: HTMLElement, claimId: string): Promi
                 ...attestation.attestors.flatMap((a, i) => (i === 0 ? [addressLink(a)] : [", ", addressLink(a)])),
                 h("span", { class: "muted small" }, " (the bucket's range, never the value)"),
               ),
+        ],
+        [
+          "Account",
+          attestation.uniquePerAccount
+            ? h("span", { id: "unique-per-account" }, badge("one owner per account", "info"), h("span", { class: "muted small" }, " the provider account backs no other owner under this schema; the account itself is never published"))
+            : h("span", { class: "muted", id: "unique-per-account" }, "not unique: its schema lets one provider account back several owners"),
         ],
         ["Time", `${when(attestation.timestamp)} (${ago(attestation.timestamp)})`],
         ["Status", h("span", { id: "status" }, statusBadge(attestation.status), " ", validityText(attestation))],

@@ -13,6 +13,7 @@ import type { Address } from "viem";
 import type { RollupsVersion } from "../../devnode/config.ts";
 import type { StackContracts } from "./deploy-contracts.ts";
 import { compiledPath } from "../../toolkit/compiled-path.ts";
+import { ensureLocalNullifierKeys, localShareFile } from "./stack-nullifier-keys.ts";
 
 /**
  * The kinds of piece, in start order. With replicas, "api" is `api-1` ... `api-N` behind the balancer;
@@ -196,7 +197,7 @@ export function stackStatusPath(s: Pick<StackSettings, "dataDir">): string {
 }
 
 /** Where the demo provider keeps its local CA (scripts/lib/local-ca.ts). */
-export function demoProviderCa(s: StackSettings): string {
+export function demoProviderCa(s: Pick<StackSettings, "dataDir">): string {
   return join(s.dataDir, "demo-provider", "ca.pem");
 }
 
@@ -362,6 +363,8 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
     case "attestor": {
       if (s.attestor === undefined) return undefined;
       const k = attestorNumber(piece);
+      // Two attestors or more hold the stack's nullifier key in shares, dealt on the first start.
+      const shares = ensureLocalNullifierKeys(s.dataDir, s.attestor.ports.length) !== "none";
       return {
         ...tsx("attestor/server.ts"),
         env: {
@@ -370,6 +373,7 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
           ATTESTOR_CA_FILES: attestorCaFiles(s),
           ATTESTOR_KEY_FILE: attestorKeyName(k),
           DATA_DIR: s.dataDir,
+          ...(shares ? { NULLIFIER_SHARE_FILE: localShareFile(s.dataDir, k) } : {}),
         },
       };
     }

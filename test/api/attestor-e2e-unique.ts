@@ -1,8 +1,9 @@
 /**
  * A schema unique per account through the api, on attestor.e2e's stack (docs/nullifiers.md): the rollup's
  * rule as the api's clients meet it. The attestors of that stack hold shares 1 and 2 of a key dealt here,
- * t = 2; claims are signed with their keys as the attestor processes would sign them (the attestor
- * processes' side of the protocol is docs/nullifiers.md's "Remaining").
+ * t = 2; claims are signed with their keys as the attestor processes would sign them, so that the api's
+ * checks before sending are shown on claims no honest attestor would sign. The whole protocol through the
+ * attestor processes and the demo provider is test/attestor/nullifier-stack.e2e.test.ts.
  */
 import { stringToHex, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -32,9 +33,8 @@ export interface UniqueAccountContext {
 
 export function uniquePerAccountTests(ctx: UniqueAccountContext): void {
   describe("a schema unique per account, through the api (docs/nullifiers.md)", () => {
-    // The attestors of this stack hold shares 1 and 2 of a key dealt here, t = 2; claims are signed with
-    // their keys as the attestor processes would sign them, so the rollup's rule is what is shown (the
-    // attestor processes' side of the protocol is docs/nullifiers.md's "Remaining").
+    // The attestors of this stack are registered with shares 1 and 2 of a key dealt here, t = 2; claims
+    // are signed with their keys as the attestor processes would sign them, so the rollup's rule is what is shown.
     const dealt = dealKey({ threshold: 2, indices: [1, 2] });
     const unique = { ...quorumSchema, flowType: "balance-per-account", accountIdField: "data.accountId" };
     const uniqueId = schemaIdOf(unique);
@@ -97,7 +97,7 @@ export function uniquePerAccountTests(ctx: UniqueAccountContext): void {
       }
     });
 
-    it("is refused before anything is sent: no nullifier, a nullifier for a schema that takes none, claims that read the account elsewhere; the api's own prover refuses the schema", async () => {
+    it("is refused before anything is sent: no nullifier, a nullifier for a schema that takes none, claims that read the account elsewhere, a provider whose answer names no account", async () => {
       const tokenB = await tokenFor("user", USER_B);
       const before = await ctx.ownerAttestationCount(USER_B);
       const missing = await ctx.call("POST", "/api/core/claim/proven", tokenB, await provenBody(USER_B, "acct-0000-0001", { nullifier: false }));
@@ -107,8 +107,10 @@ export function uniquePerAccountTests(ctx: UniqueAccountContext): void {
       expect(elsewhere.body.error?.message).toBe("The signed claims do not prove the attestation: claim 1: it read the account at data.currency; the schema names its accounts by data.accountId");
       const notUnique = await ctx.call("POST", "/api/core/claim/proven", tokenB, await provenBody(USER_B, "acct-0000-0001", { schema: quorumSchemaId }));
       expect([notUnique.status, notUnique.body.error?.code, notUnique.body.error?.details?.field]).toEqual([400, "INVALID_REQUEST", "nullifier"]);
-      const throughApi = await ctx.call("POST", "/api/core/claim", tokenB, ctx.claimBody("/balance", { schemaId: uniqueId }));
-      expect([throughApi.status, throughApi.body.error?.code, throughApi.body.error?.details?.field]).toEqual([400, "INVALID_REQUEST", "schemaId"]);
+      // The api's own prover reads the account where the schema says; this provider's answer has none there.
+      const throughApi = await ctx.call("POST", "/api/core/claim", tokenB, ctx.claimBody("/balance", { schemaId: uniqueId, proofMode: "reveal" }));
+      expect([throughApi.status, throughApi.body.error?.code]).toEqual([502, "ZKTLS_PROOF_FAILED"]);
+      expect(String(throughApi.body.error?.details?.reason)).toMatch(/the account for the nullifier: /);
       expect(await ctx.ownerAttestationCount(USER_B)).toBe(before);
     });
   });

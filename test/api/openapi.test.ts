@@ -19,11 +19,11 @@ describe("GET /api/core/openapi.json", () => {
       .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
       .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`);
     // The 13 endpoints of the specification, the two auth endpoints, the attestation-data, proof, input,
-    // grants-of-an-address, attestor (register, list) and user-proven claim extensions, the validity ones
+    // grants-of-an-address, attestor (register, list), nullifier key set (register, read) and user-proven claim extensions, the validity ones
     // (revoke, revocation proof, verify), the consent domain, the on-chain state (registry and gate), the
     // batch notices with their proofs (of the attestation's input and of its revocation's), the receipts (an attestation's, its revocation's, and their verify),
     // EAS's GraphQL (GET and POST) and the document.
-    expect(new Set(served).size).toBe(38);
+    expect(new Set(served).size).toBe(40);
     for (const route of served) {
       const [method, path] = route.split(" ") as [string, string];
       expect(doc.paths[path]?.[method], route).toBeDefined();

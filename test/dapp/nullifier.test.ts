@@ -14,7 +14,7 @@ import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalJson } from "../../common/canonical.ts";
-import { bytesToHex, jsonToHex } from "../../common/hex.ts";
+import { bytesToHex, jsonToHex, utf8ToHex } from "../../common/hex.ts";
 import { inputIdOf, schemaIdOf } from "../../common/ids.ts";
 import {
   blindNullifier,
@@ -174,7 +174,8 @@ afterAll(async () => {
 });
 
 describe("registering the key set and a schema unique per account", () => {
-  it("refuses a unique schema before any key set is registered", async () => {
+  it("refuses a unique schema before any key set is registered, and the key set's query says none is", async () => {
+    expect((await h.query("nullifier_keys")).exception).toBe(utf8ToHex("no nullifier key set registered"));
     await refused("register_schema", UNIQUE, "INVALID_PARAMS", "accountIdField: no nullifier key set is registered (set_nullifier_keys): a schema unique per account needs one");
   });
 
@@ -206,6 +207,13 @@ describe("registering the key set and a schema unique per account", () => {
     expect(decode(out.notices[0] as Hex)).toEqual({
       event: "nullifier_keys:registered",
       data: { threshold: 2, groupKey: dealt.keySet.groupKey, commitments: dealt.keySet.commitments.map((c) => ({ ...c, attestor: addressOf(c.index) })) },
+    });
+    // The query a prover finishes nullifiers against answers the same key set.
+    expect(await h.read("nullifier_keys")).toEqual({
+      threshold: 2,
+      group_key: dealt.keySet.groupKey,
+      commitments: dealt.keySet.commitments.map((c) => ({ ...c, attestor: addressOf(c.index) })),
+      registered_at: expect.any(Number),
     });
   });
 

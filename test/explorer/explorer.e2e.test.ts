@@ -231,6 +231,8 @@ describe("the explorer", () => {
     await expect(page.locator("#view").textContent()).resolves.toContain("mid");
     // No TLS attestor proved this one: the page says whose word it is.
     await expect(page.locator("#attestor").textContent()).resolves.toBe("not proven: the api's word");
+    // Its schema lets one provider account back several owners, and the page says so (never an account).
+    await expect(page.locator("#unique-per-account").textContent()).resolves.toMatch(/^not unique/);
     // Its receipt, signed by the operator's key the status publishes.
     await page.locator("#receipt-signer").waitFor();
     await expect(page.locator("#receipt-signer").textContent()).resolves.toBe((await user.status()).receipts.signer);
