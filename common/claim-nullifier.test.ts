@@ -59,7 +59,7 @@ describe("finishing a claim's nullifier", () => {
     const mine = blindingFor(claim.blind, "ACC-1");
     const otherBlind = blindingFor(drawClaimBlind(FIELD).blind, "ACC-1");
     const otherAccount = blindingFor(claim.blind, "ACC-2");
-    const refusal = (answers: ReturnType<typeof answer>[]) => {
+    const refusal = (answers: Parameters<typeof finishClaimNullifier>[1]) => {
       try {
         finishClaimNullifier(claim, answers, keys);
       } catch (error) {
