@@ -18,12 +18,17 @@ export function localAttestorAddress(dataDir: string, k = 1): Address {
   return privateKeyToAccount(key).address;
 }
 
+/** A short-lived admin token for the local stack's own api: its wallet is the rollup's admin. */
+export async function localAdminToken(dataDir: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const admin = privateKeyToAccount((env.PRIVATE_KEY || DEFAULT_PRIVATE_KEY) as `0x${string}`).address;
+  return (await issueToken(resolveJwtSecret(env.JWT_SECRET, dataDir), admin, "admin", 300)).token;
+}
+
 export async function registerLocalAttestor(apiUrl: string, dataDir: string, env: NodeJS.ProcessEnv, k = 1): Promise<"registered" | "already registered"> {
   const address = localAttestorAddress(dataDir, k);
   const listed = (await (await fetch(`${apiUrl}/api/core/attestors`)).json()) as { data?: { address: string }[] };
   if (listed.data?.some((a) => a.address.toLowerCase() === address.toLowerCase())) return "already registered";
-  const admin = privateKeyToAccount((env.PRIVATE_KEY || DEFAULT_PRIVATE_KEY) as `0x${string}`).address;
-  const { token } = await issueToken(resolveJwtSecret(env.JWT_SECRET, dataDir), admin, "admin", 300);
+  const token = await localAdminToken(dataDir, env);
   const response = await fetch(`${apiUrl}/api/core/attestors`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

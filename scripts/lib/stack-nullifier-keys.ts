@@ -8,11 +8,8 @@
 import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Address } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
-import { issueToken } from "../../api/auth/tokens.ts";
-import { DEFAULT_PRIVATE_KEY, resolveJwtSecret } from "../../api/config.ts";
 import { keySetSchema, type NullifierKeySetJson } from "../../common/nullifier.ts";
-import { localAttestorAddress } from "./attestor-registration.ts";
+import { localAdminToken, localAttestorAddress } from "./attestor-registration.ts";
 import { runNullifierKeys } from "./nullifier-keys.ts";
 
 /** t for the local stack: the smallest a key set may have, so any two of its attestors make a nullifier. */
@@ -69,8 +66,7 @@ export async function registerLocalNullifierKeys(apiUrl: string, dataDir: string
   const same = (a: { index: number; commitment: string }[]): string => a.map((c) => `${c.index}:${c.commitment.toLowerCase()}`).join(",");
   if (registered.data !== undefined && same(registered.data.commitments) === same(keySet.commitments)) return `${keySet.threshold} of ${keySet.commitments.length}, already registered`;
   const attestors = keySet.commitments.map(({ index }) => ({ index, address: localAttestorAddress(dataDir, index).toLowerCase() as Address }));
-  const admin = privateKeyToAccount((env.PRIVATE_KEY || DEFAULT_PRIVATE_KEY) as `0x${string}`).address;
-  const { token } = await issueToken(resolveJwtSecret(env.JWT_SECRET, dataDir), admin, "admin", 300);
+  const token = await localAdminToken(dataDir, env);
   const response = await fetch(`${apiUrl}/api/core/nullifier-keys`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
