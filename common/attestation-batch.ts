@@ -2,20 +2,27 @@
  * The batch notice (issue 44; contracts/AttestationBatch.sol reads it, docs/eas.md has the layout): beside
  * its JSON notices, the dapp emits one binary notice for every input that made or revoked attestations a
  * contract can hold, so that one proof brings them all on chain and no text is formatted or parsed there.
- * Built from the input's own JSON notices, so it says nothing they do not.
+ * Built from the input's own JSON notices and, for each kind, whether its schema is unique per account (the
+ * schema's registration, issue 52), so it says nothing the rollup's state does not.
  *
  *     tag bytes4 | inputIndex uint64 | time uint64 | sender address | kindCount uint8 | kinds
  *     | createdCount uint16 | created (item uint16, owner address, kind uint8)
  *     | revokedCount uint16 | revoked (uid bytes32, owner address, schemaId bytes32)
- *     kind: schemaId bytes32 | halfLife uint64 | validity uint64 | provider, field, bucket (uint16 length +
- *           UTF-8) | attestorCount uint8 | attestors address[]
+ *     kind: schemaId bytes32 | halfLife uint64 | validity uint64 | flags uint8 | provider, field, bucket
+ *           (uint16 length + UTF-8) | attestorCount uint8 | attestors address[]
+ *     flags: bit 0 = the schema is unique per account; every other bit zero
  */
 import { bytesToHex, concatHex, encodePacked, hexToBytes, keccak256, stringToBytes, toHex, type Address, type Hex } from "viem";
 import { writeIdOf } from "./ids.ts";
 import type { NoticeEvent } from "./wire.ts";
 
-/** bytes4(keccak256("AttestationBatch/1")): no JSON notice starts with it. */
-export const BATCH_NOTICE_TAG: Hex = keccak256(stringToBytes("AttestationBatch/1")).slice(0, 10) as Hex;
+/**
+ * bytes4(keccak256("AttestationBatch/2")): no JSON notice starts with it. "/2" since kinds carry `flags`: a
+ * reader of either format refuses the other's notices instead of reading their bytes askew.
+ */
+export const BATCH_NOTICE_TAG: Hex = keccak256(stringToBytes("AttestationBatch/2")).slice(0, 10) as Hex;
+/** `flags` bit 0 of a kind: its schema is unique per account. */
+export const UNIQUE_PER_ACCOUNT_FLAG = 1;
 /** The `item` of an attestation that was its input's only write (its id has no item: common/ids.ts). */
 export const LONE_ITEM = 0xffff;
 const MAX_KINDS = 255;
@@ -30,6 +37,11 @@ export interface BatchKind {
   halfLife: bigint;
   /** Seconds from the attestation's time to its expiry; 0: never. */
   validity: bigint;
+  /**
+   * The schema is unique per account (it has an `accountIdField`): the rollup accepted each attestation only
+   * with a nullifier of its provider account bound to its owner (docs/nullifiers.md).
+   */
+  uniquePerAccount: boolean;
   provider: string;
   field: string;
   bucket: string;
@@ -67,12 +79,13 @@ export function unbatchable(data: Created): string | undefined {
 }
 
 /** The kind of an attestation: what it shares with others of its input. */
-function kindOf(data: Created): BatchKind {
+function kindOf(data: Created, uniquePerAccount: boolean): BatchKind {
   const [[field, bucket]] = Object.entries(data.bucket_values) as [[string, string]];
   return {
     schemaId: data.schema_id,
     halfLife: BigInt(data.freshness_half_life),
     validity: data.expires_at === null ? 0n : BigInt(data.expires_at - data.timestamp),
+    uniquePerAccount,
     provider: data.provider,
     field,
     bucket,
@@ -83,15 +96,21 @@ function kindOf(data: Created): BatchKind {
 /**
  * The batch notice of an input, or undefined when it made and revoked nothing a contract can hold. An
  * input with more kinds than a notice can name leaves the rest to their JSON notices (a batch of 256 items
- * of 256 kinds: no api makes one).
+ * of 256 kinds: no api makes one). `uniquePerAccount` answers for a schema of the input's attestations: the
+ * JSON notice does not say it, the schema's registration does.
  */
-export function batchNoticeOf(input: { index: number; timestamp: number; sender: Address }, made: readonly MadeAttestation[], revoked: readonly Revoked[]): BatchNotice | undefined {
+export function batchNoticeOf(
+  input: { index: number; timestamp: number; sender: Address },
+  made: readonly MadeAttestation[],
+  revoked: readonly Revoked[],
+  uniquePerAccount: (schemaId: Hex) => boolean,
+): BatchNotice | undefined {
   const kinds: BatchKind[] = [];
   const keys: string[] = [];
   const created: BatchNotice["created"] = [];
   for (const { item, data } of made) {
     if (unbatchable(data) !== undefined) continue;
-    const kind = kindOf(data);
+    const kind = kindOf(data, uniquePerAccount(data.schema_id));
     const key = JSON.stringify(kind, (_, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
     let at = keys.indexOf(key);
     if (at === -1) {
@@ -114,7 +133,8 @@ function text(value: string): Hex {
 export function encodeBatchNotice(batch: BatchNotice): Hex {
   const parts: Hex[] = [BATCH_NOTICE_TAG, encodePacked(["uint64", "uint64", "address", "uint8"], [batch.inputIndex, batch.time, batch.sender, batch.kinds.length])];
   for (const k of batch.kinds) {
-    parts.push(encodePacked(["bytes32", "uint64", "uint64"], [k.schemaId, k.halfLife, k.validity]), text(k.provider), text(k.field), text(k.bucket));
+    const flags = k.uniquePerAccount ? UNIQUE_PER_ACCOUNT_FLAG : 0;
+    parts.push(encodePacked(["bytes32", "uint64", "uint64", "uint8"], [k.schemaId, k.halfLife, k.validity, flags]), text(k.provider), text(k.field), text(k.bucket));
     // One by one: encodePacked pads the elements of an array to 32 bytes.
     parts.push(toHex(k.attestors.length, { size: 1 }), ...k.attestors.map((a) => encodePacked(["address"], [a])));
   }
@@ -158,9 +178,12 @@ export function decodeBatchNotice(payload: Hex): BatchNotice {
     const schemaId = word();
     const halfLife = uint(8);
     const validity = uint(8);
+    const flags = Number(uint(1));
+    // As the registry: a flag this reader does not know is a meaning it would drop.
+    if ((flags & ~UNIQUE_PER_ACCOUNT_FLAG) !== 0) throw new BatchNoticeError(`a kind has unknown flags 0x${flags.toString(16)}`);
     const [provider, field, bucket] = [readText(), readText(), readText()];
     const attestors = Array.from({ length: Number(uint(1)) }, address);
-    kinds.push({ schemaId, halfLife, validity, provider, field, bucket, attestors });
+    kinds.push({ schemaId, halfLife, validity, uniquePerAccount: (flags & UNIQUE_PER_ACCOUNT_FLAG) !== 0, provider, field, bucket, attestors });
   }
   const created = Array.from({ length: Number(uint(2)) }, () => ({ item: Number(uint(2)), owner: address(), kind: Number(uint(1)) }));
   const revoked = Array.from({ length: Number(uint(2)) }, () => ({ uid: word(), owner: address(), schemaId: word() }));

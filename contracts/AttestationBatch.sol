@@ -12,12 +12,19 @@ pragma solidity ^0.8.19;
 ///     | revokedCount uint16 | revoked (uid bytes32, owner address, schemaId bytes32)
 ///
 /// A kind is what attestations of one input share: schemaId bytes32 | halfLife uint64 | validity uint64 |
-/// provider, field and bucket (each a uint16 length and its UTF-8 bytes) | attestorCount uint8 | attestors.
+/// flags uint8 | provider, field and bucket (each a uint16 length and its UTF-8 bytes) | attestorCount uint8 |
+/// attestors. `flags` bit 0 (UNIQUE_PER_ACCOUNT): the schema is unique per account, so the rollup checked each
+/// attestation's nullifier and bound its provider account to its owner; every other bit is zero.
 /// `item` is the attestation's place in a batch input, LONE for an input that was the attestation alone:
 /// with the input's index it gives the attestation's id, as the dapp computes it (common/ids.ts).
 library AttestationBatch {
-    /// The first four bytes of every such notice: no JSON notice starts with them.
-    bytes4 internal constant TAG = bytes4(keccak256("AttestationBatch/1"));
+    /// The first four bytes of every such notice: no JSON notice starts with them. "/2" since kinds carry
+    /// `flags` (issue 52): a notice of "/1" has no such byte, so it is refused whole rather than read askew.
+    bytes4 internal constant TAG = bytes4(keccak256("AttestationBatch/2"));
+    /// `flags` bit 0: the kind's schema is unique per account.
+    uint8 internal constant UNIQUE_PER_ACCOUNT = 1;
+    /// A kind's fixed part: schemaId, halfLife, validity, flags.
+    uint256 private constant KIND_HEAD = 49;
     /// `item` of an attestation that was its input's only write (its id has no item).
     uint16 internal constant LONE = type(uint16).max;
     uint256 internal constant CREATED_SIZE = 23;
@@ -44,6 +51,7 @@ library AttestationBatch {
         bytes32 schemaId;
         uint64 halfLife;
         uint64 validity;
+        bool uniquePerAccount;
         bytes provider;
         bytes field;
         bytes bucket;
@@ -91,7 +99,8 @@ library AttestationBatch {
         kind.schemaId = bytes32(notice[at:at + 32]);
         kind.halfLife = uint64(bytes8(notice[at + 32:at + 40]));
         kind.validity = uint64(bytes8(notice[at + 40:at + 48]));
-        at += 48;
+        kind.uniquePerAccount = uint8(notice[at + 48]) & UNIQUE_PER_ACCOUNT != 0;
+        at += KIND_HEAD;
         (kind.provider, at) = _text(notice, at);
         (kind.field, at) = _text(notice, at);
         (kind.bucket, at) = _text(notice, at);
@@ -144,8 +153,10 @@ library AttestationBatch {
     }
 
     function _kindEnd(bytes calldata notice, uint256 at) private pure returns (uint256) {
-        _need(notice, at, 48);
-        at += 48;
+        _need(notice, at, KIND_HEAD);
+        // A flag this contract does not know would be a meaning it silently drops: such a notice is not of this format.
+        if (uint8(notice[at + 48]) & ~UNIQUE_PER_ACCOUNT != 0) revert MalformedBatch(at + 48);
+        at += KIND_HEAD;
         for (uint256 s; s < 3; s++) {
             _need(notice, at, 2);
             // Widened before the sum: 2 + a length of 0xfffe or more overflows 16 bits.

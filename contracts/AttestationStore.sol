@@ -41,8 +41,8 @@ abstract contract AttestationStore is IAttestationGate {
     error BatchAlreadyRecorded(uint64 inputIndex);
     /// The notice makes and revokes nothing: recording it would only close its input to its real notice.
     error EmptyBatch(uint64 inputIndex);
-    /// A kind's provider, half-life or validity is not its schema's as first recorded here (a schema id names
-    /// all three): one of the two notices is not the dapp's.
+    /// A kind's provider, half-life, validity or unique-per-account flag is not its schema's as first recorded
+    /// here (a schema id names all four): one of the two notices is not the dapp's.
     error SchemaMismatch(bytes32 schemaId);
     /// A revocation that cannot be of an attestation the rollup made: of uid zero, at time zero (which reads as
     /// none), of another owner than the attestation's, or older than the attestation.
@@ -64,6 +64,9 @@ abstract contract AttestationStore is IAttestationGate {
         uint64 halfLife;
         /// Seconds from an attestation's time to its expiry; zero: never expires.
         uint64 validity;
+        /// The schema is unique per account (its kinds' flag, issue 52). Packed into the word the three above
+        /// share, so it costs no storage word of its own.
+        bool uniquePerAccount;
     }
 
     /// What an attestation shares with others of its kind, as indexes into the tables below: one word.
@@ -73,6 +76,9 @@ abstract contract AttestationStore is IAttestationGate {
         uint32 bucket;
         uint32 attestors;
         uint32 attester;
+        /// Its schema's flag, repeated here (bits 160-167 of the kind's one word) so that
+        /// `isUniquePerAccount` reads the attestation's word and its kind's, not the schema's too.
+        bool uniquePerAccount;
     }
 
     // An attestation's word: recipient (bits 0-159), time (160-191), kind (192-222; zero: not recorded, which
@@ -250,7 +256,8 @@ abstract contract AttestationStore is IAttestationGate {
                 field: _label(kind.field),
                 bucket: _label(kind.bucket),
                 attestors: _attestorSet(kind.attestors),
-                attester: _attester(attester)
+                attester: _attester(attester),
+                uniquePerAccount: kind.uniquePerAccount
             })
         );
         index = _checked("kind", kinds.length - 1, KIND_MASK);
@@ -260,14 +267,21 @@ abstract contract AttestationStore is IAttestationGate {
     function _schema(AttestationBatch.Kind memory kind) private returns (uint32) {
         uint256 index = schemaIndex[kind.schemaId];
         if (index == 0) {
-            schemas.push(Schema({id: kind.schemaId, provider: _label(kind.provider), halfLife: kind.halfLife, validity: kind.validity}));
+            schemas.push(
+                Schema({id: kind.schemaId, provider: _label(kind.provider), halfLife: kind.halfLife, validity: kind.validity, uniquePerAccount: kind.uniquePerAccount})
+            );
             index = _checked("schema", schemas.length - 1, MAX_INDEX);
             schemaIndex[kind.schemaId] = index;
         } else {
             // The schema's fields have one source, its first kind: a new kind of it must repeat them, or the
-            // reads (expirationTime, halfLife, provider) would say what its own notice did not.
+            // reads (expirationTime, halfLife, provider, isUniquePerAccount) would say what its own notice did not.
             Schema storage schema = schemas[index];
-            if (schema.validity != kind.validity || schema.halfLife != kind.halfLife || labelIndex[keccak256(kind.provider)] != schema.provider) {
+            if (
+                schema.validity != kind.validity ||
+                schema.halfLife != kind.halfLife ||
+                schema.uniquePerAccount != kind.uniquePerAccount ||
+                labelIndex[keccak256(kind.provider)] != schema.provider
+            ) {
                 revert SchemaMismatch(kind.schemaId);
             }
         }
@@ -376,6 +390,35 @@ abstract contract AttestationStore is IAttestationGate {
     /// @notice `isAttestationValid`, and at least `minAttestors` distinct TLS attestors proved it.
     function isAttestationValidWith(bytes32 uid, uint256 minAttestors) external view returns (bool) {
         return _valid(records[uid]) && attestorCountOf(uid) >= minAttestors;
+    }
+
+    /// @notice Whether `uid` is recorded here and its schema is unique per account: the rollup accepted it only
+    /// with a nullifier of its provider account, bound to its owner, so no other owner holds (or will hold) an
+    /// attestation of that account under that schema. It says nothing of standing (revoked and expired ones
+    /// answer true too: `isAttestationValidUnique` for both), nor that the owner holds no other attestation of
+    /// the account (a refresh by the same owner is another one) or of another account. False for a uid not
+    /// recorded here. Two storage reads: the attestation's word and its kind's.
+    function isUniquePerAccount(bytes32 uid) external view returns (bool) {
+        return _uniqueKind(records[uid]);
+    }
+
+    /// @notice `isAttestationValid` and `isUniquePerAccount` in one call: a consumer's gate for "a live
+    /// attestation that its account backs for this owner alone".
+    function isAttestationValidUnique(bytes32 uid) external view returns (bool) {
+        uint256 word = records[uid];
+        return _valid(word) && _uniqueKind(word);
+    }
+
+    /// Whether the kind of an attestation's word is of a schema unique per account (false for no kind: entry 0
+    /// is the empty kind). The kind's slot is read directly: an index from a recorded word is always in the
+    /// table, and `kinds[k]` would read the table's length (another cold slot) only to check it.
+    function _uniqueKind(uint256 word) private view returns (bool unique) {
+        uint256 k = (word >> KIND_SHIFT) & KIND_MASK;
+        assembly ("memory-safe") {
+            mstore(0x00, kinds.slot)
+            // Kind is one word; its flag follows the five uint32 indexes, at bit 160.
+            unique := and(shr(160, sload(add(keccak256(0x00, 0x20), k))), 0xff)
+        }
     }
 
     /// @notice IEAS.getSchemaRegistry: this contract, which answers ISchemaRegistry.getSchema (not `register`).

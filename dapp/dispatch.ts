@@ -9,6 +9,7 @@ import { batchNoticeOf, encodeBatchNotice, type MadeAttestation } from "../commo
 import { messageOf } from "../common/errors.ts";
 import { hexToBytes, hexToUtf8, isHex, jsonToHex, utf8ToHex } from "../common/hex.ts";
 import { BATCH_KIND, COMPACT_BATCH_KIND, type Envelope, type NoticeEvent } from "../common/wire.ts";
+import { hexToBuffer } from "./db/bytes.ts";
 import type { DappDatabase } from "./db/open.ts";
 import { createStore, type Store } from "./db/store.ts";
 import type { AdvanceContext, InputMetadata } from "./define.ts";
@@ -141,7 +142,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const batchOutputs = (outcome: BatchOutcome): Output[] => {
         summary = ` (${outcome.applied} of ${outcome.items} items applied)`;
         const sent = outcome.outputs.map((o): Output => ("notice" in o ? noticeOutput(o.notice) : { kind: "report", payload: jsonToHex(o.report) }));
-        return withBatchNotice(input, sent, outcome.outputs.flatMap((o) => ("notice" in o ? [{ notice: o.notice, item: o.item }] : [])));
+        return withBatchNotice(store, input, sent, outcome.outputs.flatMap((o) => ("notice" in o ? [{ notice: o.notice, item: o.item }] : [])));
       };
       if ("compact" in envelope) {
         kind = COMPACT_BATCH_KIND;
@@ -157,7 +158,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const planned = module.plan(ctx, envelope.params);
         write = () => {
           const notices = planned();
-          return withBatchNotice(input, notices.map(noticeOutput), notices.map((notice) => ({ notice, item: null })));
+          return withBatchNotice(store, input, notices.map(noticeOutput), notices.map((notice) => ({ notice, item: null })));
         };
       }
       sent = store.transaction(() => {
@@ -240,16 +241,19 @@ function noticeOutput(notice: NoticeEvent): Output {
 
 /**
  * The input's outputs and, after them, its batch notice (common/attestation-batch.ts) when it made or
- * revoked attestations a contract can hold: the JSON notices keep their places, and so their proofs.
+ * revoked attestations a contract can hold: the JSON notices keep their places, and so their proofs. Each
+ * kind says whether its schema is unique per account, which the JSON notice does not: the schema's row does
+ * (read inside the input's transaction, so a schema registered by the same batch is seen).
  */
-function withBatchNotice(input: InputMetadata, sent: Output[], notices: { notice: NoticeEvent; item: number | null }[]): Output[] {
+function withBatchNotice(store: Store, input: InputMetadata, sent: Output[], notices: { notice: NoticeEvent; item: number | null }[]): Output[] {
   const made: MadeAttestation[] = [];
   const revoked: Extract<NoticeEvent, { event: "attestation:revoked" }>["data"][] = [];
   for (const { notice, item } of notices) {
     if (notice.event === "attestation:created") made.push({ item, data: notice.data });
     else if (notice.event === "attestation:revoked") revoked.push(notice.data);
   }
-  const batch = batchNoticeOf({ index: input.index, timestamp: input.timestamp, sender: input.sender }, made, revoked);
+  const uniquePerAccount = (schemaId: Hex): boolean => (store.schemaById(hexToBuffer(schemaId))?.accountIdField ?? null) !== null;
+  const batch = batchNoticeOf({ index: input.index, timestamp: input.timestamp, sender: input.sender }, made, revoked, uniquePerAccount);
   return batch === undefined ? sent : [...sent, { kind: "notice", payload: encodeBatchNotice(batch) }];
 }
 

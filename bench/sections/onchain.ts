@@ -10,7 +10,8 @@
  *   EAS's `revoke` and `multiRevoke` of the attestations it made;
  * - the stateless check (`checkAttestation`: a batch notice, its proof and the attestation's place);
  * - what a consumer contract pays to call `isAttestationValid` and `getAttestation`, ours and EAS's
- *   (contracts/GasProbe.sol measures the call from inside a contract).
+ *   (contracts/GasProbe.sol measures the call from inside a contract), and ours alone (EAS has no such
+ *   call) `isUniquePerAccount` and `isAttestationValidUnique` (issue 52).
  * The record of a batch of 32 is split into the transaction's base, its calldata, the proof check
  * (validateNotice / validateOutput alone, measured the same way), the events, and the rest: storage and logic.
  */
@@ -54,9 +55,11 @@ export const revokeFigure = (n: OnchainBatch): string => `on chain: revoke gas p
 export const STATELESS_FIGURE = "on chain: stateless check gas (in a consumer)";
 export const VALID_FIGURE = "on chain: a consumer's isAttestationValid gas";
 export const GET_FIGURE = "on chain: a consumer's getAttestation gas";
+export const UNIQUE_FIGURE = "on chain: a consumer's isUniquePerAccount gas";
+export const VALID_UNIQUE_FIGURE = "on chain: a consumer's isAttestationValidUnique gas";
 
 export function onchainFigureNames(): string[] {
-  return [...ONCHAIN_BATCHES.map(recordFigure), ...ONCHAIN_BATCHES.map(revokeFigure), STATELESS_FIGURE, VALID_FIGURE, GET_FIGURE];
+  return [...ONCHAIN_BATCHES.map(recordFigure), ...ONCHAIN_BATCHES.map(revokeFigure), STATELESS_FIGURE, VALID_FIGURE, GET_FIGURE, UNIQUE_FIGURE, VALID_UNIQUE_FIGURE];
 }
 
 /** Gas of a transaction's calldata as the chain charges it (EIP-2028: 4 a zero byte, 16 any other). */
@@ -152,6 +155,10 @@ export async function onchainRows(ctx: BenchContext, rollups: "v1" | "v2", share
     const statelessTx = Number(await reader.estimateContractGas({ address: contracts.registry, abi, functionName: "checkAttestation", args: [headline.notice, headline.proof, 0n], account: recorder.account }));
     const ourValid = await consumerCost(contracts.registry, encodeFunctionData({ abi, functionName: "isAttestationValid", args: [uid] }));
     const ourGet = await consumerCost(contracts.registry, encodeFunctionData({ abi, functionName: "getAttestation", args: [uid] }));
+    // The bench's schema is not unique per account: the answer is false, but both calls read the same two
+    // words (the attestation's and its kind's) for either answer.
+    const ourUnique = await consumerCost(contracts.registry, encodeFunctionData({ abi, functionName: "isUniquePerAccount", args: [uid] }));
+    const ourValidUnique = await consumerCost(contracts.registry, encodeFunctionData({ abi, functionName: "isAttestationValidUnique", args: [uid] }));
 
     // ---- revoking: each size's attestations, by an input of as many items ----
     const revokeInputs: number[] = [];
@@ -220,6 +227,8 @@ export async function onchainRows(ctx: BenchContext, rollups: "v1" | "v2", share
       figure("onchain", STATELESS_FIGURE, "gas", stateless, { name: "EAS attest, same data", value: easAttest[1] }, { alt: { name: "EAS isAttestationValid in a consumer", value: easValid } }),
       figure("onchain", VALID_FIGURE, "gas", ourValid, { name: "EAS's isAttestationValid", value: easValid }, { target: { text: "<= EAS's", met: (_v, r) => r <= 1 } }),
       figure("onchain", GET_FIGURE, "gas", ourGet, { name: "EAS's getAttestation", value: easGet }),
+      figure("onchain", UNIQUE_FIGURE, "gas", ourUnique, { name: "EAS's isAttestationValid", value: easValid }),
+      figure("onchain", VALID_UNIQUE_FIGURE, "gas", ourValidUnique, { name: "EAS's isAttestationValid", value: easValid }),
     );
     const sp = split as Split;
     const per = (v: number) => Math.round(v / HEADLINE).toLocaleString("en-US");
@@ -232,7 +241,8 @@ export async function onchainRows(ctx: BenchContext, rollups: "v1" | "v2", share
         `(the proof check is validate${rollups === "v2" ? "Output" : "Notice"} alone from inside a contract; storage and logic is the rest: two new words an attestation, its record and its owner's newest).`,
       `stateless check: checkAttestation(notice, proof, 0) of the batch of ${HEADLINE} costs ${stateless.toLocaleString("en-US")} gas from inside a consumer, ${statelessTx.toLocaleString("en-US")} as a transaction of its own (calldata included); ` +
         `revocation is not in the notice: it answers from the revocations recorded in the registry. A consumer's isAttestationValid: ours ${ourValid.toLocaleString("en-US")}, EAS's ${easValid.toLocaleString("en-US")} ` +
-        `(ours also checks revocation and expiry, in the one word of an attestation whose schema never expires); getAttestation: ours ${ourGet.toLocaleString("en-US")}, EAS's ${easGet.toLocaleString("en-US")}.`,
+        `(ours also checks revocation and expiry, in the one word of an attestation whose schema never expires); getAttestation: ours ${ourGet.toLocaleString("en-US")}, EAS's ${easGet.toLocaleString("en-US")}; ` +
+        `isUniquePerAccount ${ourUnique.toLocaleString("en-US")} and isAttestationValidUnique ${ourValidUnique.toLocaleString("en-US")} (the attestation's word and its kind's; EAS has neither).`,
     ];
     return { figures, notes };
 

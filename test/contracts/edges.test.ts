@@ -6,11 +6,13 @@
  * the real one and only the store's own rules stand between the notice and the records (docs/eas.md):
  * texts of every length the encoder allows; a schema's fields from one source; no empty batch; revocations
  * only where they can be of an attestation the rollup made; v1's validateNotice answering false; recordMany
- * proving a notice before it skips it as a duplicate.
+ * proving a notice before it skips it as a duplicate. And issue 52's flag: a kind's schema unique per account,
+ * read back by `isUniquePerAccount` and `isAttestationValidUnique`, one flag per schema, and the notices of
+ * the format before it ("AttestationBatch/1") refused.
  */
 import { decodeAbiParameters, getAddress, keccak256, parseAbiParameters, parseEventLogs, stringToHex, type Abi, type Address, type Hex, type TransactionReceipt } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { batchItemId, encodeBatchNotice, LONE_ITEM, type BatchKind, type BatchNotice } from "../../common/attestation-batch.ts";
+import { BATCH_NOTICE_TAG, batchItemId, encodeBatchNotice, LONE_ITEM, type BatchKind, type BatchNotice } from "../../common/attestation-batch.ts";
 import { contractArtifact, stackContracts } from "../../common/contracts.ts";
 import { startChain, type TestChain } from "../support/chain.ts";
 import { deployForeignApplication, type ForeignApplication } from "../support/foreign-app.ts";
@@ -20,15 +22,24 @@ const OTHER_OWNER: Address = "0x00000000000000000000000000000000000000b2";
 const ATTESTER: Address = "0x00000000000000000000000000000000000000c3";
 const ZERO_ID: Hex = `0x${"00".repeat(32)}`;
 const DATA_SCHEMA = "string provider,string field,string bucket,address attestor,uint64 halfLife,address[] attestors";
-/** Where a kind's first text (provider) starts: tag 4, input 8, time 8, sender 20, kindCount 1, then schemaId, halfLife, validity. */
-const FIRST_TEXT_AT = 41 + 32 + 8 + 8;
+/** Where a kind's flags byte is: tag 4, input 8, time 8, sender 20, kindCount 1, then schemaId, halfLife, validity. */
+const FLAGS_AT = 41 + 32 + 8 + 8;
+/** Where a kind's first text (provider) starts: after its flags. */
+const FIRST_TEXT_AT = FLAGS_AT + 1;
 const TEXTS = ["provider", "field", "bucket"] as const;
 
 const schemaOf = (name: string): Hex => keccak256(stringToHex(`issue 50: ${name}`));
-const kindOf = (over: Partial<BatchKind> = {}): BatchKind => ({ schemaId: schemaOf("default"), halfLife: 3600n, validity: 0n, provider: "http", field: "data.balance", bucket: "mid", attestors: [], ...over });
+const kindOf = (over: Partial<BatchKind> = {}): BatchKind => ({ schemaId: schemaOf("default"), halfLife: 3600n, validity: 0n, uniquePerAccount: false, provider: "http", field: "data.balance", bucket: "mid", attestors: [], ...over });
 /** The attestation a lone input makes; the id the registry computes for it. */
 const uidOf = (inputIndex: number): Hex => batchItemId(BigInt(inputIndex), LONE_ITEM);
 const cut = (notice: Hex, bytes: number): Hex => notice.slice(0, 2 + 2 * bytes) as Hex;
+/** `notice` with byte `at` set to `value`. */
+const withByte = (notice: Hex, at: number, value: number): Hex => `${notice.slice(0, 2 + 2 * at)}${value.toString(16).padStart(2, "0")}${notice.slice(4 + 2 * at)}` as Hex;
+/**
+ * The notice of the format before issue 52 ("AttestationBatch/1") with the same items: the old tag, and no
+ * flags byte in its (one) kind.
+ */
+const formatOne = (notice: Hex): Hex => `${keccak256(stringToHex("AttestationBatch/1")).slice(0, 10)}${notice.slice(10, 2 + 2 * FLAGS_AT)}${notice.slice(4 + 2 * FLAGS_AT)}` as Hex;
 
 let chain: TestChain;
 /** The chain's time when the file starts: every notice is dated an hour before it unless it says otherwise. */
@@ -212,6 +223,48 @@ describe.each(["v1", "v2"] as const)("on Rollups %s, notices proven by an applic
     expect(await r.read("isAttestationValid", [uidOf(4)])).toBe(true);
     await recordAt(11);
     expect(await r.read("isAttestationValid", [uidOf(4)])).toBe(false);
+  });
+
+  it("issue 52: an attestation of a schema unique per account answers isUniquePerAccount, one of another schema not; the flag is its schema's", async () => {
+    const r = await registry();
+    const unique = kindOf({ schemaId: schemaOf("unique per account"), uniquePerAccount: true });
+    const notices = [
+      batch(50, { kinds: [unique] }),
+      batch(51),
+      // A refresh: the same owner again under the unique schema is another attestation of the same account.
+      batch(52, { kinds: [{ ...unique, bucket: "high" }] }),
+      // The unique schema's id without its flag: recorded, it would say the schema is both.
+      batch(53, { kinds: [{ ...unique, uniquePerAccount: false }] }),
+      revocation(54, uidOf(50), { revoked: [{ uid: uidOf(50), owner: OWNER, schemaId: unique.schemaId }] }),
+      // A flag this registry does not know (bit 1).
+      withByte(batch(55, { kinds: [{ ...unique, schemaId: schemaOf("unknown flag") }] }), FLAGS_AT, 3),
+    ];
+    expect(notices[0]?.slice(0, 10)).toBe(BATCH_NOTICE_TAG);
+    const old = [formatOne(batch(56, { kinds: [unique] })), formatOne(batch(57))];
+    const proofs = await app.prove([...notices, ...old]);
+    for (const k of [0, 1, 2]) await r.write("record", [notices[k], proofs[k]]);
+    const answers = async (input: number) => [await r.read<boolean>("isUniquePerAccount", [uidOf(input)]), await r.read<boolean>("isAttestationValidUnique", [uidOf(input)])];
+    expect(await answers(50)).toEqual([true, true]);
+    expect(await answers(51)).toEqual([false, false]);
+    expect(await answers(52)).toEqual([true, true]);
+    await r.refuses("record", [notices[3], proofs[3]], /SchemaMismatch/);
+    expect(await answers(53)).toEqual([false, false]);
+    // Revoked: still of a schema unique per account, no longer valid.
+    await r.write("record", [notices[4], proofs[4]]);
+    expect(await answers(50)).toEqual([true, false]);
+    expect(await r.read("isAttestationValid", [uidOf(52)])).toBe(true);
+    // Never recorded here.
+    expect(await r.read("isUniquePerAccount", [ZERO_ID])).toBe(false);
+    expect(await r.read("isAttestationValidUnique", [ZERO_ID])).toBe(false);
+    await r.refuses("record", [notices[5], proofs[5]], /MalformedBatch/);
+    // The format before: its tag is not this one, whatever its items (proven by the application all the same).
+    for (const [k, notice] of old.entries()) {
+      const proof = proofs[notices.length + k];
+      await r.refuses("record", [notice, proof], /MalformedBatch/);
+      await r.refuses("recordMany", [[notice], [proof]], /MalformedBatch/);
+      await r.refuses("checkAttestation", [notice, proof, 0n], /MalformedBatch/);
+    }
+    for (const input of [56, 57]) expect(await r.read("isBatchRecorded", [BigInt(input)])).toBe(false);
   });
 
   it("recordMany checks a notice's proof before it skips it as recorded, and says which it skipped (BatchSkipped)", async () => {

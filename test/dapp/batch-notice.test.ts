@@ -3,11 +3,23 @@
  * notices of every input that made or revoked attestations a contract can hold, none otherwise; each
  * attestation's place, owner and kind, the kinds shared; revocations with their attestation's owner and
  * schema; an attestation no contract can hold (two bucketed fields) left to its JSON notice; the notice read
- * back as the contracts read it, and refused where it is not one.
+ * back as the contracts read it, and refused where it is not one: the format before issue 52's flags
+ * ("AttestationBatch/1") and unknown flags included; each kind flagged by whether its schema is unique per account.
  */
-import type { Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BATCH_NOTICE_TAG, batchItemId, BatchNoticeError, decodeBatchNotice, encodeBatchNotice, LONE_ITEM, placeInBatch, unbatchable } from "../../common/attestation-batch.ts";
+import { keccak256, stringToHex, type Hex } from "viem";
+import {
+  BATCH_NOTICE_TAG,
+  batchItemId,
+  batchNoticeOf,
+  BatchNoticeError,
+  decodeBatchNotice,
+  encodeBatchNotice,
+  isBatchNotice,
+  LONE_ITEM,
+  placeInBatch,
+  unbatchable,
+} from "../../common/attestation-batch.ts";
 import { inputIdOf, itemIdOf, schemaIdOf } from "../../common/ids.ts";
 import { SCHEMA, SCHEMA_2 } from "./fixtures.ts";
 import { ALICE, ATTESTOR, BOB, type Harness, startReadyHarness, T0 } from "./harness.ts";
@@ -44,7 +56,7 @@ describe("the batch notice of an input", () => {
       inputIndex: BigInt(out.index),
       time: BigInt(clock),
       sender: ATTESTOR,
-      kinds: [{ schemaId: s1, halfLife: 3600n, validity: 0n, provider: "http", field: "balance", bucket: "low", attestors: [] }],
+      kinds: [{ schemaId: s1, halfLife: 3600n, validity: 0n, uniquePerAccount: false, provider: "http", field: "balance", bucket: "low", attestors: [] }],
       created: [{ item: LONE_ITEM, owner: ALICE, kind: 0 }],
       revoked: [],
     });
@@ -68,11 +80,11 @@ describe("the batch notice of an input", () => {
     expect(out.status).toBe("accept");
     expect(out.notices).toHaveLength(6);
     const batch = decodeBatchNotice(out.batch as Hex);
-    expect(batch.kinds.map((k) => [k.schemaId, k.bucket, k.validity])).toEqual([
-      [s1, "low", 0n],
-      [s1, "mid", 0n],
-      [s2, "good", 0n],
-      [sExpiring, "low", 1000n],
+    expect(batch.kinds.map((k) => [k.schemaId, k.bucket, k.validity, k.uniquePerAccount])).toEqual([
+      [s1, "low", 0n, false],
+      [s1, "mid", 0n, false],
+      [s2, "good", 0n, false],
+      [sExpiring, "low", 1000n, false],
     ]);
     expect(batch.created).toEqual([
       { item: 0, owner: ALICE, kind: 0 },
@@ -121,7 +133,7 @@ describe("the layout", () => {
     inputIndex: 7n,
     time: 1_800_000_000n,
     sender: ATTESTOR,
-    kinds: [{ schemaId: s1, halfLife: 3600n, validity: 60n, provider: "http", field: "balance", bucket: "élevé", attestors: [ALICE, BOB] }],
+    kinds: [{ schemaId: s1, halfLife: 3600n, validity: 60n, uniquePerAccount: true, provider: "http", field: "balance", bucket: "élevé", attestors: [ALICE, BOB] }],
     created: [{ item: 2, owner: BOB, kind: 0 }],
     revoked: [{ uid: s2, owner: ALICE, schemaId: s1 }],
   } as const;
@@ -137,6 +149,36 @@ describe("the layout", () => {
     expect(() => decodeBatchNotice(`0x00${encoded.slice(4)}`)).toThrow(BatchNoticeError);
     expect(() => decodeBatchNotice(encoded.slice(0, -2) as Hex)).toThrow(/ends at byte/);
     expect(() => decodeBatchNotice(`${encoded}00`)).toThrow(/past its items/);
+  });
+
+  it("carries the flag in the kind's byte after its validity, under the tag of AttestationBatch/2; refuses /1 and unknown flags", () => {
+    const encoded = encodeBatchNotice({ ...sample, kinds: [{ ...sample.kinds[0], attestors: [ALICE, BOB] }], created: [...sample.created], revoked: [...sample.revoked] });
+    expect(BATCH_NOTICE_TAG).toBe(keccak256(stringToHex("AttestationBatch/2")).slice(0, 10));
+    // tag 4, input 8, time 8, sender 20, kindCount 1, schemaId 32, halfLife 8, validity 8: the flags byte.
+    const flagsAt = 2 + 2 * (41 + 48);
+    expect(encoded.slice(flagsAt, flagsAt + 2)).toBe("01");
+    const plain = encodeBatchNotice({ ...sample, kinds: [{ ...sample.kinds[0], uniquePerAccount: false, attestors: [] }], created: [...sample.created], revoked: [...sample.revoked] });
+    expect(plain.slice(flagsAt, flagsAt + 2)).toBe("00");
+    expect(decodeBatchNotice(plain).kinds[0]?.uniquePerAccount).toBe(false);
+    const withFlags = (flags: string): Hex => `${encoded.slice(0, flagsAt)}${flags}${encoded.slice(flagsAt + 2)}` as Hex;
+    expect(() => decodeBatchNotice(withFlags("02"))).toThrow(/unknown flags 0x2/);
+    expect(() => decodeBatchNotice(withFlags("81"))).toThrow(/unknown flags 0x81/);
+    // The same items in the format before: the old tag and no flags byte. Neither reader takes the other's.
+    const formatOne = `${keccak256(stringToHex("AttestationBatch/1")).slice(0, 10)}${encoded.slice(10, flagsAt)}${encoded.slice(flagsAt + 2)}` as Hex;
+    expect(isBatchNotice(formatOne)).toBe(false);
+    expect(() => decodeBatchNotice(formatOne)).toThrow(/not a batch notice/);
+  });
+
+  it("flags each kind by its schema: a schema unique per account's kinds, not the others', and never one kind for both", () => {
+    const data = { owner: ALICE, provider: "http", attester: ATTESTOR, timestamp: 1, expires_at: null, freshness_half_life: 3600, bucket_values: { balance: "low" } };
+    const made = [s1, s2, s1].map((schemaId, item) => ({ item, data: { ...data, claimId: itemIdOf("create_attestation", 9, item), schema_id: schemaId } }));
+    const batch = batchNoticeOf({ index: 9, timestamp: 1, sender: ATTESTOR }, made, [], (schemaId) => schemaId === s2);
+    expect(batch?.kinds.map((k) => [k.schemaId, k.uniquePerAccount])).toEqual([
+      [s1, false],
+      [s2, true],
+    ]);
+    expect(batch?.created.map((c) => c.kind)).toEqual([0, 1, 0]);
+    expect(decodeBatchNotice(encodeBatchNotice(batch as NonNullable<typeof batch>))).toEqual(batch);
   });
 
   it("says why an attestation stays out", () => {
