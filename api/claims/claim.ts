@@ -11,7 +11,7 @@ import { DEFAULT_PROVIDER_MAX_BODY_BYTES, DEFAULT_PROVIDER_TIMEOUT_MS, fetchProv
 import { fetchProven, type ProvenFetch } from "../provider/proven.ts";
 import { proofFailed } from "../provider/attestor.ts";
 import { drawClaimBlind, finishClaimNullifier, type ClaimBlind } from "../../common/claim-nullifier.ts";
-import { NullifierError, type PublishedNullifier } from "../../common/nullifier.ts";
+import { NullifierError, type NullifierKeys, type PublishedNullifier } from "../../common/nullifier.ts";
 import { sealedContent } from "../../common/sealed-content.ts";
 import { invalidParameter } from "../validation.ts";
 import { recordAttestation, type RecordedClaim } from "./record.ts";
@@ -29,16 +29,20 @@ export interface ClaimRequest {
   requestId: string | undefined;
 }
 
+/** The rollup's key set, read before anything is proven: without one no nullifier can be finished. */
+async function claimKeys(services: ClaimServices): Promise<NullifierKeys> {
+  return services.nullifierKeys().catch((error: unknown) => {
+    if (error instanceof ApiError && error.code === "NOT_FOUND") throw proofFailed("no nullifier key set is registered in the rollup (an admin registers one with set_nullifier_keys)");
+    throw error;
+  });
+}
+
 /**
  * The claim's nullifier from its attestors' evaluations, finished against the rollup's key set. A share
  * that does not check, or fewer than t, is the attestors' failure: ZKTLS_PROOF_FAILED with the reason, as
  * for their signatures.
  */
-async function nullifierOf(services: ClaimServices, blind: ClaimBlind, proven: ProvenFetch): Promise<PublishedNullifier> {
-  const keys = await services.nullifierKeys().catch((error: unknown) => {
-    if (error instanceof ApiError && error.code === "NOT_FOUND") throw proofFailed("no nullifier key set is registered in the rollup (an admin registers one with set_nullifier_keys)");
-    throw error;
-  });
+function nullifierOf(blind: ClaimBlind, keys: NullifierKeys, proven: ProvenFetch): PublishedNullifier {
   try {
     return finishClaimNullifier(blind, proven.proofs.map((p, i) => ({ claim: p.claim, nullifier: proven.evaluations[i] })), keys);
   } catch (error) {
@@ -67,6 +71,7 @@ export async function makeClaim(services: ClaimServices, request: ClaimRequest):
     const mode = request.proofMode ?? services.config.attestor.mode;
     // A schema unique per account: one blind r for every attestor of the claim (docs/nullifiers.md).
     const blind = schema.accountIdField === undefined ? undefined : drawClaimBlind(schema.accountIdField);
+    const keys = blind === undefined ? undefined : await claimKeys(services);
     const proven = await fetchProven(
       { ...request.params, field, definition: schema.definition, owner: request.owner, schemaId: schema.schemaId, domain: schema.domain, quorum: schema.quorum, mode, ...(blind === undefined ? {} : { nullifier: blind.request }) },
       {
@@ -87,7 +92,7 @@ export async function makeClaim(services: ClaimServices, request: ClaimRequest):
         field,
         bucket: proven.label,
         proofs: proven.proofs,
-        ...(blind === undefined ? {} : { nullifier: await nullifierOf(services, blind, proven) }),
+        ...(blind === undefined || keys === undefined ? {} : { nullifier: nullifierOf(blind, keys, proven) }),
       },
       { reqId: request.requestId, path: "api", attestors: proven.attestors, mode },
     );

@@ -14,6 +14,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { attestationInput, proveOnUserSide, type ProvingSchema } from "../../client/prove.ts";
 import { keysOfWire } from "../../common/claim-nullifier.ts";
+import { dealKey } from "../../common/nullifier-dealer.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import type { NullifierKeys } from "../../common/nullifier.ts";
 import { hardhatPrivateKey } from "../../devnode/config.ts";
@@ -86,6 +87,22 @@ describe("one demo-provider account backs one owner, with three attestors holdin
     const keys = await call("GET", "/api/core/nullifier-keys");
     expect(keys.status).toBe(200);
     expect(keys.body.data).toMatchObject({ threshold: 2, commitments: [1, 2, 3].map((k) => expect.objectContaining({ index: k, attestor: lower(localAttestorAddress(stack.dataDir, k)) })) });
+  });
+
+  it("a key set registration through the api that is not the admin's, not well formed or under another group key is refused, nothing changed", async () => {
+    const registered = (await call("GET", "/api/core/nullifier-keys")).body.data;
+    const other = dealKey({ threshold: 2, indices: [1, 2, 3] });
+    const holders = [1, 2, 3].map((index) => ({ index, address: localAttestorAddress(stack.dataDir, index) }));
+    const admin = await tokenFor("admin", stack.addresses.admin);
+    const asUser = await call("POST", "/api/core/nullifier-keys", await tokenFor("user", ownerA.address), { keySet: other.keySet, attestors: holders });
+    expect([asUser.status, asUser.body.error?.code]).toEqual([403, "AUTH_INSUFFICIENT"]);
+    const malformed = await call("POST", "/api/core/nullifier-keys", admin, { keySet: { ...other.keySet, groupKey: "0x12" }, attestors: holders });
+    expect([malformed.status, malformed.body.error?.code]).toEqual([400, "INVALID_REQUEST"]);
+    expect(JSON.stringify(malformed.body.error)).toContain("keySet.groupKey");
+    const anotherKey = await call("POST", "/api/core/nullifier-keys", admin, { keySet: other.keySet, attestors: holders });
+    expect([anotherKey.status, anotherKey.body.error?.code]).toEqual([422, "ROLLUP_REJECTED"]);
+    expect(JSON.stringify(anotherKey.body.error)).toMatch(/keySet\.groupKey: not the registered group key 0x[0-9a-f]{64}: a new key would change every nullifier/);
+    expect((await call("GET", "/api/core/nullifier-keys")).body.data).toEqual(registered);
   });
 
   it("account 1 for A through the api; for B on B's machine, ACCOUNT_ALREADY_BOUND; account 2 for B accepted; A again a refresh", { timeout: 300_000 }, async () => {

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import type { Address, Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { decodeBatchNotice } from "../../common/attestation-batch.ts";
 import { canonicalJson } from "../../common/canonical.ts";
 import { bytesToHex, jsonToHex, utf8ToHex } from "../../common/hex.ts";
 import { inputIdOf, schemaIdOf } from "../../common/ids.ts";
@@ -251,6 +252,8 @@ describe("one provider account backs one owner", () => {
     expect(bytesToHex(row.nullifier)).toBe(nullifier.nullifier);
     expect(bytesToHex(row.owner)).toBe(ALICE);
     expect(bytesToHex(row.attestation_id)).toBe(aliceFirst.id);
+    // Its batch notice tells the base layer's registry that its schema is unique per account (isUniquePerAccount).
+    expect(decodeBatchNotice(out.batch as Hex).kinds.map((k) => [k.schemaId, k.uniquePerAccount])).toEqual([[usid, true]]);
   });
 
   it("any two attestors give A's account the same nullifier", async () => {
