@@ -6,7 +6,7 @@ export interface Floor {
 }
 
 export interface Figure {
-  section: "inspect" | "scale" | "advance" | "memory" | "api" | "writes" | "riscv64" | "attestor" | "onchain";
+  section: "inspect" | "scale" | "advance" | "memory" | "api" | "writes" | "riscv64" | "attestor" | "onchain" | "nullifier";
   name: string;
   unit: string;
   value: number;

@@ -225,14 +225,14 @@ export async function nullifierClaimRows(ctx: BenchContext, profile: NullifierPr
       const p50 = { name: `claim p50 without a nullifier, ${t}, same run`, value: r.without.p50 };
       const p99 = { name: `claim p99 without a nullifier, ${t}, same run`, value: r.without.p99 };
       return [
-        figure("attestor", `claim p50 without a nullifier, reveal, ${t}`, "ms", r.without.p50, p50),
-        figure("attestor", `claim p99 without a nullifier, reveal, ${t}`, "ms", r.without.p99, p99),
-        figure("attestor", `claim p50 with a nullifier (and finishNullifier), reveal, ${t}`, "ms", r.with.p50, p50),
-        figure("attestor", `claim p99 with a nullifier (and finishNullifier), reveal, ${t}`, "ms", r.with.p99, p99),
-        figure("attestor", `time a nullifier adds, p50, ${t}`, "ms", r.with.p50 - r.without.p50, p50),
-        figure("attestor", `time a nullifier adds, p99, ${t}`, "ms", r.with.p99 - r.without.p99, p99),
-        figure("attestor", `of which the prover's finishNullifier, p50, ${t}`, "ms", r.finish.p50, p50),
-        figure("attestor", `attestors' CPU per claim with a nullifier, ${t}`, "ms", r.attestorsCpuWith, { name: `without, ${t}, same run`, value: r.attestorsCpuWithout }),
+        figure("nullifier", `claim p50 without a nullifier, reveal, ${t}`, "ms", r.without.p50, p50),
+        figure("nullifier", `claim p99 without a nullifier, reveal, ${t}`, "ms", r.without.p99, p99),
+        figure("nullifier", `claim p50 with a nullifier (and finishNullifier), reveal, ${t}`, "ms", r.with.p50, p50),
+        figure("nullifier", `claim p99 with a nullifier (and finishNullifier), reveal, ${t}`, "ms", r.with.p99, p99),
+        figure("nullifier", `time a nullifier adds, p50, ${t}`, "ms", r.with.p50 - r.without.p50, p50),
+        figure("nullifier", `time a nullifier adds, p99, ${t}`, "ms", r.with.p99 - r.without.p99, p99),
+        figure("nullifier", `of which the prover's finishNullifier, p50, ${t}`, "ms", r.finish.p50, p50),
+        figure("nullifier", `attestors' CPU per claim with a nullifier, ${t}`, "ms", r.attestorsCpuWith, { name: `without, ${t}, same run`, value: r.attestorsCpuWithout }),
       ];
     });
     const notes = [
@@ -336,8 +336,8 @@ export async function nullifierVerifyRows(ctx: BenchContext, profile: NullifierP
     const v = inProcess.get(s.threshold) as LatencySummary;
     ctx.log(`verifyNullifier t = ${s.threshold}, x86-64 in process: p50 ${v.p50.toFixed(1)} ms, p99 ${v.p99.toFixed(1)} ms (one multiplication ${mult.p50.toFixed(2)} ms)`);
     return [
-      figure("advance", `verifyNullifier p50, t = ${s.threshold}, x86-64 in process`, "ms", v.p50, multFloor),
-      figure("advance", `verifyNullifier p99, t = ${s.threshold}, x86-64 in process`, "ms", v.p99, { ...multFloor, name: `${multFloor.name} (its p50)` }),
+      figure("nullifier", `verifyNullifier p50, t = ${s.threshold}, x86-64 in process`, "ms", v.p50, multFloor),
+      figure("nullifier", `verifyNullifier p99, t = ${s.threshold}, x86-64 in process`, "ms", v.p99, { ...multFloor, name: `${multFloor.name} (its p50)` }),
     ];
   });
   const notes = [
@@ -406,7 +406,7 @@ export async function nullifierVerifyRows(ctx: BenchContext, profile: NullifierP
     ctx.log(`verifyNullifier t = ${s.threshold}: bundle natively p50 ${n.p50.toFixed(1)} ms, under riscv64 p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`);
     const inProc = { name: `verifyNullifier in process, t = ${s.threshold}, same run`, value: (inProcess.get(s.threshold) as LatencySummary).p50 };
     figures.push(
-      figure("advance", `verifyNullifier p50, t = ${s.threshold}, the bundle natively (image's NODE_OPTIONS)`, "ms", n.p50, inProc),
+      figure("nullifier", `verifyNullifier p50, t = ${s.threshold}, the bundle natively (image's NODE_OPTIONS)`, "ms", n.p50, inProc),
       figure("riscv64", `verifyNullifier p50, t = ${s.threshold}, riscv64 (qemu-user)`, "ms", r.p50, { name: `the bundle natively, t = ${s.threshold}, same run`, value: n.p50 }),
       figure("riscv64", `verifyNullifier p99, t = ${s.threshold}, riscv64 (qemu-user)`, "ms", r.p99, { name: `the bundle natively p99, t = ${s.threshold}, same run`, value: n.p99 }),
     );

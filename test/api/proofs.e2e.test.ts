@@ -255,7 +255,7 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
           inputIndex: BigInt(found.inputIndex),
           time: expect.any(BigInt),
           sender: stack.addresses.admin.toLowerCase(),
-          kinds: [{ schemaId, halfLife: 3600n, validity: 0n, provider: "http", field: FIELD, bucket: "mid", attestors: [] }],
+          kinds: [{ schemaId, halfLife: 3600n, validity: 0n, uniquePerAccount: false, provider: "http", field: FIELD, bucket: "mid", attestors: [] }],
           created: [{ item: 0xffff, owner: USER_A.toLowerCase(), kind: 0 }],
           revoked: [],
         });

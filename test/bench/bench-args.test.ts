@@ -27,7 +27,15 @@ describe("npm run bench's arguments", () => {
     expect(parseBenchArgs(["--index"]).backend).toBeUndefined();
   });
 
+  it("--nullifier measures a nullifier's costs alone, with its riscv64 rows on --riscv64", () => {
+    expect(parseBenchArgs(["--nullifier", "--size", "ci"])).toMatchObject({ nullifier: true, size: "ci", riscv64: false, attestor: false, index: false });
+    expect(parseBenchArgs(["--nullifier", "--riscv64"])).toMatchObject({ nullifier: true, riscv64: true });
+    expect(parseBenchArgs([]).nullifier).toBe(false);
+  });
+
   it.each([
+    [["--nullifier", "--receipts"], /--nullifier runs on its own \(with --riscv64 for its riscv64 rows\): leave out the other flags/],
+    [["--nullifier", "--rollups", "v2"], /--nullifier runs on its own/],
     [["--rollups", "v3"], /--rollups: /],
     [["--rollups"], /--rollups needs a value/],
     [["--attestor", "--rollups", "v2"], /--attestor runs on its own/],

@@ -35,7 +35,7 @@ afterAll(async () => {
 describe("inspect queries (volume; the devnode's HTTP path is in stack-hostile)", () => {
   it("any payload: one report, or a rejection with a specified message; never a state change", { timeout: scaledTimeout(60_000) }, async () => {
     const before = fullDigest(d.db.$client);
-    const PREFIXES = ["invalid query: ", "unknown query type: ", "missing required parameter: ", "schema not found: ", "attestation not found: ", "no key registered for 0x", "no content key of attestation 0x"];
+    const PREFIXES = ["invalid query: ", "unknown query type: ", "missing required parameter: ", "schema not found: ", "attestation not found: ", "no key registered for 0x", "no content key of attestation 0x", "no nullifier key set registered"];
     const params = fc.dictionary(
       fc.constantFrom("schema_id", "owner", "requester", "attestation_id", "limit", "offset", "at", "include_description"),
       fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constantFrom(s1, ALICE, -1, 0, 1000, 1001, 2 ** 53, "0x")),

@@ -74,7 +74,7 @@ afterAll(async () => {
 });
 
 describe("inspect queries through the devnode's HTTP interface", () => {
-  const PREFIXES = ["invalid query: ", "unknown query type: ", "missing required parameter: ", "schema not found: ", "attestation not found: ", "no key registered for 0x", "no content key of attestation 0x"];
+  const PREFIXES = ["invalid query: ", "unknown query type: ", "missing required parameter: ", "schema not found: ", "attestation not found: ", "no key registered for 0x", "no content key of attestation 0x", "no nullifier key set registered"];
 
   function checkEnvelope(text: string): InspectEnvelope {
     const envelope = JSON.parse(text) as InspectEnvelope;

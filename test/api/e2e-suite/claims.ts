@@ -61,7 +61,7 @@ export function claimsTests(ctx: SuiteContext): void {
       const client = ctx.asClient(ctx.userA);
       ctx.provider.route("/balance", { kind: "json", value: { data: { balance: "512.5", currency: "EUR" } } });
       const result = await client.claim(ctx.claimFor("/balance", { authorization: "Bearer provider-secret" }));
-      expect(result).toEqual({ claimId: expect.stringMatching(/^0x[0-9a-f]{64}$/), txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), bucket: "mid", receipt: expect.objectContaining({ signer: expect.any(String) }) });
+      expect(result).toEqual({ claimId: expect.stringMatching(/^0x[0-9a-f]{64}$/), txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/), bucket: "mid", uniquePerAccount: false, receipt: expect.objectContaining({ signer: expect.any(String) }) });
       claimId = result.claimId;
       expect(ctx.provider.requests.at(-1)?.headers.authorization).toBe("Bearer provider-secret");
       await receiptHolds(result);

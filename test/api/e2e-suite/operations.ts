@@ -9,6 +9,7 @@ import { createSiweMessage } from "viem/siwe";
 import { describe, expect, it } from "vitest";
 import { classifyChainError, type ChainErrorContext } from "../../../api/rollup/submitter.ts";
 import { AttestationApiError, AttestationClient } from "../../../client/index.ts";
+import { dealKey } from "../../../common/nullifier-dealer.ts";
 import { seriesValue } from "../../support/prometheus.ts";
 import { closedPort, tokenFor, USER_A_KEY, USER_B, failure, startApiOn } from "../../support/api-fixtures.ts";
 import { HARDHAT_KEYS, type SuiteContext } from "./context.ts";
@@ -173,6 +174,14 @@ export function operationsTests(ctx: SuiteContext): void {
       expect(await ctx.asClient(ctx.anon).attestors()).toContainEqual({ address: someAttestor, name: "e2e", addedAt: expect.any(Number) });
       expect(await ctx.asClient(ctx.admin).registerAttestor({ address: someAttestor, enabled: false })).toEqual({ address: someAttestor, enabled: false });
       expect(await ctx.asClient(ctx.anon).attestors()).not.toContainEqual(expect.objectContaining({ address: someAttestor }));
+      // The nullifier key set (test/attestor/nullifier-stack.e2e.test.ts makes nullifiers with one): none,
+      // then one dealt 2 of 2 to two fresh attestors, read back.
+      expect((await failure(ctx.asClient(ctx.anon).nullifierKeys())).code).toBe("NOT_FOUND");
+      const holders = [1, 2].map((index) => ({ index, address: privateKeyToAccount(generatePrivateKey()).address.toLowerCase() }));
+      for (const { address } of holders) await ctx.asClient(ctx.admin).registerAttestor({ address, name: "nullifier share holder" });
+      const dealt = dealKey({ threshold: 2, indices: [1, 2] });
+      expect(await ctx.asClient(ctx.admin).registerNullifierKeys({ keySet: dealt.keySet, attestors: holders })).toEqual({ threshold: 2, groupKey: dealt.keySet.groupKey });
+      expect(await ctx.asClient(ctx.anon).nullifierKeys()).toEqual({ threshold: 2, groupKey: dealt.keySet.groupKey, commitments: dealt.keySet.commitments.map((c, i) => ({ ...c, attestor: holders[i]?.address })), registeredAt: expect.any(Number) });
       await ctx.asClient(ctx.anon).openapi();
       expect(ctx.conformance.problems).toEqual([]);
       expect(ctx.conformance.operations.filter((op) => !ctx.conformance.exercised.has(op))).toEqual([]);
