@@ -6,16 +6,18 @@
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { ADDRESS_RE, normalizeAddress } from "../../common/address.ts";
+import { MAX_PUBLISHED_SHARES, MAX_SHARE_INDEX } from "../../common/nullifier.ts";
 import { SUITE_ID } from "../../common/oprf-ristretto255.ts";
 import { requireRole } from "../auth/middleware.ts";
 import { rateLimit, type ClientAddressOf } from "../rate-limit.ts";
 import type { ApiServices } from "../services.ts";
-import { addressOut, envelope, errorResponses, jsonContent, jsonRequest, operationTraits, router, unixSeconds, type OperationTraits } from "../operations.ts";
-import { jsonBody } from "../validation.ts";
+import { addressOut, id32, envelope, errorResponses, jsonContent, jsonRequest, operationTraits, router, unixSeconds, type OperationTraits } from "../operations.ts";
+import { hex32Schema, jsonBody } from "../validation.ts";
 
-const ELEMENT_RE = /^0x[0-9a-fA-F]{64}$/;
-const element = (description: string) => z.string().regex(ELEMENT_RE, "expected 0x and 64 hex digits (an element)").openapi({ description });
-const shareIndex = z.int().min(1).max(0xffff).openapi({ description: "the share's index: the x of its Shamir share, never 0" });
+/** An encoded group element: 32 bytes, like an id (its content is the dapp's to judge). */
+const element = (description: string) => hex32Schema.openapi({ description });
+const elementOut = (description: string) => id32.openapi({ description });
+const shareIndex = z.int().min(1).max(MAX_SHARE_INDEX).openapi({ description: "the share's index: the x of its Shamir share, never 0" });
 
 const registrationSchema = z
   .object({
@@ -23,23 +25,23 @@ const registrationSchema = z
       .object({
         version: z.literal(1),
         suite: z.literal(SUITE_ID),
-        threshold: z.int().min(2).max(256).openapi({ description: "t: how many attestors' evaluations make a nullifier" }),
+        threshold: z.int().min(2).max(MAX_PUBLISHED_SHARES).openapi({ description: "t: how many attestors' evaluations make a nullifier" }),
         groupKey: element("K = k·G, which every later key set must keep"),
-        commitments: z.array(z.object({ index: shareIndex, commitment: element("K_i = k_i·G") })).min(2).max(256),
+        commitments: z.array(z.object({ index: shareIndex, commitment: element("K_i = k_i·G") })).min(2).max(MAX_PUBLISHED_SHARES),
       })
       .openapi({ description: "the dealer's commitments.json (npm run nullifier-keys -- deal)" }),
     attestors: z
       .array(z.object({ index: shareIndex, address: z.string().regex(ADDRESS_RE, "expected a 0x-prefixed 20-byte hex address").transform(normalizeAddress).openapi({ type: "string" }) }))
       .min(2)
-      .max(256)
+      .max(MAX_PUBLISHED_SHARES)
       .openapi({ description: "which registered attestor holds each share, one share each" }),
   })
   .openapi("NullifierKeyRegistration");
 
 const keySetView = z.object({
   threshold: z.int(),
-  groupKey: element("K = k·G"),
-  commitments: z.array(z.object({ index: z.int(), commitment: element("K_i = k_i·G"), attestor: addressOut })),
+  groupKey: elementOut("K = k·G"),
+  commitments: z.array(z.object({ index: z.int(), commitment: elementOut("K_i = k_i·G"), attestor: addressOut })),
   registeredAt: unixSeconds,
 });
 
@@ -58,7 +60,7 @@ export const registerNullifierKeysRoute = createRoute({
   ...operationTraits(registerTraits),
   request: jsonRequest(registrationSchema),
   responses: {
-    200: jsonContent(envelope(z.object({ threshold: z.int(), groupKey: element("K = k·G") })), "Registered"),
+    200: jsonContent(envelope(z.object({ threshold: z.int(), groupKey: elementOut("K = k·G") })), "Registered"),
     ...errorResponses(registerTraits),
   },
 });
@@ -79,11 +81,8 @@ export function nullifierKeyRoutes(services: ApiServices, clientOf: ClientAddres
   return router()
     .openapi({ ...registerNullifierKeysRoute, middleware: [rateLimit(services.limiter, "admin", clientOf), admin, jsonBody] }, async (c) => {
       const { keySet, attestors } = c.req.valid("json");
-      await services.write("set_nullifier_keys", {
-        keySet: { ...keySet, groupKey: keySet.groupKey as `0x${string}`, commitments: keySet.commitments.map(({ index, commitment }) => ({ index, commitment: commitment as `0x${string}` })) },
-        attestors,
-      });
-      return c.json({ success: true as const, data: { threshold: keySet.threshold, groupKey: keySet.groupKey.toLowerCase() } }, 200);
+      await services.write("set_nullifier_keys", { keySet, attestors });
+      return c.json({ success: true as const, data: { threshold: keySet.threshold, groupKey: keySet.groupKey } }, 200);
     })
     .openapi({ ...nullifierKeysRoute, middleware: [rateLimit(services.limiter, "schemas", clientOf)] }, async (c) => {
       const keys = await services.reader.query("nullifier_keys", {});

@@ -24,11 +24,22 @@ export function localShareFile(dataDir: string, k: number): string {
   return join(localNullifierKeysDir(dataDir), `share-${k}.json`);
 }
 
+/**
+ * The dealt key set, or undefined before the first deal. A file that is there but not a key set stops the
+ * start with its name: dealing anew would erase the shares and change every nullifier already bound.
+ */
 function readKeySet(dir: string): NullifierKeySetJson | undefined {
   const path = join(dir, "commitments.json");
   if (!existsSync(path)) return undefined;
-  const parsed = keySetSchema.safeParse(JSON.parse(readFileSync(path, "utf8")) as unknown);
-  return parsed.success ? (parsed.data as NullifierKeySetJson) : undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, "utf8")) as unknown;
+  } catch {
+    value = undefined; // not JSON: refused below like any other shape
+  }
+  const parsed = keySetSchema.safeParse(value);
+  if (!parsed.success) throw new Error(`${path} is not a nullifier key set (npm run nullifier-keys writes one); remove ${dir} to deal a new key, which changes every nullifier`);
+  return parsed.data as NullifierKeySetJson;
 }
 
 /**

@@ -4,7 +4,7 @@
  * nullifier keeps matching) when the number of attestors changes, with the old shares erased; nothing for
  * one attestor.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -51,6 +51,15 @@ describe("the local stack's nullifier key", () => {
     expect(ensureLocalNullifierKeys(dir, 2)).toBe("re-shared");
     expect([keySetIn(dir).groupKey, readdirSync(localNullifierKeysDir(dir)).sort()]).toEqual([before.groupKey, ["commitments.json", "share-1.json", "share-2.json"]]);
     expect(existsSync(`${localNullifierKeysDir(dir)}.next`)).toBe(false);
+  });
+
+  it("stops at a key set file that is not one, naming it, and erases nothing", () => {
+    const dir = dataDir();
+    ensureLocalNullifierKeys(dir, 3);
+    const commitments = join(localNullifierKeysDir(dir), "commitments.json");
+    writeFileSync(commitments, "{not json");
+    expect(() => ensureLocalNullifierKeys(dir, 3)).toThrow(`${commitments} is not a nullifier key set`);
+    expect(readdirSync(localNullifierKeysDir(dir)).sort()).toEqual(["commitments.json", "share-1.json", "share-2.json", "share-3.json"]);
   });
 
   it("deals nothing for one attestor: one share would compute every nullifier alone", () => {
