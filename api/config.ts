@@ -123,6 +123,13 @@ const envSchema = z.object({
       const missing = caFilePaths(value).find((path) => !existsSync(path));
       if (missing !== undefined) ctx.addIssue({ code: "custom", message: `no such file: ${missing}` });
     }),
+  // attestor/prover.ts compiled (toolkit/process-build.ts): the provers start without tsx.
+  PROVER_MODULE: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      if (value !== undefined && !existsSync(value)) ctx.addIssue({ code: "custom", message: `no such file: ${value}` });
+    }),
   PROVER_PRIVATE_KEY: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key").optional(),
   LOG_LEVEL: z.enum(LOG_LEVELS).default("info"),
   // JSON lines for a collector by default; `npm start` sets plain, one readable line per event.
@@ -266,6 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
       caFiles: e.ATTESTOR_CA_FILES,
       dataDir: e.DATA_DIR,
       ...(e.PROVER_PRIVATE_KEY === undefined ? {} : { proverPrivateKey: e.PROVER_PRIVATE_KEY as Hex }),
+      ...(e.PROVER_MODULE === undefined ? {} : { proverModule: e.PROVER_MODULE }),
     },
   };
 }

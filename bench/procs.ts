@@ -120,8 +120,3 @@ export function procStatusKiB(pid: number, field: "VmHWM" | "VmRSS"): number {
   if (match?.[1] === undefined) throw new Error(`no ${field} in /proc/${pid}/status`);
   return Number(match[1]);
 }
-
-/** `node --import tsx <file>`: how the bench runs its own TypeScript children. */
-export function tsxArgs(file: string): string[] {
-  return ["--import", "tsx", file];
-}

@@ -6,7 +6,8 @@
 import { join } from "node:path";
 import { DEFAULTS } from "../devnode/config.ts";
 import type { DirectNodeMessage, FeedMessage } from "./direct-node.ts";
-import { procStatusKiB, spawnChild, tsxArgs, type Child } from "./procs.ts";
+import { procStatusKiB, spawnChild, type Child } from "./procs.ts";
+import { processArgs } from "../test/support/stack.ts";
 
 export interface DirectRig {
   nodeUrl: string;
@@ -63,7 +64,7 @@ export async function startDirectRig(options: DirectRigOptions): Promise<DirectR
   const node = spawnChild({
     name: "direct-node",
     file: process.execPath,
-    args: [...(options.devnodeFlags ?? []), ...tsxArgs(join(options.root, "bench/direct-node.ts"))],
+    args: [...(options.devnodeFlags ?? []), ...processArgs("bench/direct-node.ts")],
     env: { BENCH_RECORD_PATH: join(options.workDir, "devnode.sqlite") },
     cwd: options.root,
     logFile: join(options.workDir, "logs", "direct-node.log"),

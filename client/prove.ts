@@ -66,6 +66,8 @@ export interface ProveOnUserSideOptions {
   timeoutMs?: number;
   /** Starts a prover process (tests start a lying one). */
   spawn?: ProverSpawner;
+  /** attestor/prover.ts compiled, run without tsx (ProverSettings.proverModule). */
+  proverModule?: string;
   /**
    * Prover processes to reuse (`userSideProvers`), so that many claims pay a process's start once; by
    * default each call starts its own and ends them.
@@ -74,11 +76,11 @@ export interface ProveOnUserSideOptions {
 }
 
 /** Prover processes for many user-side claims in a row (close them when done): `quorum` of them at once. */
-export function userSideProvers(quorum: number, options: { caFiles?: string; timeoutMs?: number; spawn?: ProverSpawner } = {}): ProverPool {
+export function userSideProvers(quorum: number, options: { caFiles?: string; timeoutMs?: number; spawn?: ProverSpawner; proverModule?: string } = {}): ProverPool {
   // A fresh key for the claims' requests: it signs nothing that matters (the owner is in the context),
   // and no key of the user's goes into an AGPL process.
   return new ProverPool(
-    { provers: quorum, timeoutMs: options.timeoutMs ?? 120_000, caFiles: options.caFiles ?? "", dataDir: tmpdir(), proverPrivateKey: `0x${randomBytes(32).toString("hex")}` },
+    { provers: quorum, timeoutMs: options.timeoutMs ?? 120_000, caFiles: options.caFiles ?? "", dataDir: tmpdir(), proverPrivateKey: `0x${randomBytes(32).toString("hex")}`, ...(options.proverModule === undefined ? {} : { proverModule: options.proverModule }) },
     options.spawn ?? spawnProver,
     "the prover was stopped",
   );
@@ -130,7 +132,7 @@ export async function proveOnUserSide(o: ProveOnUserSideOptions): Promise<UserPr
   const attestorUrls = o.attestorUrls.slice(0, schema.quorum);
   if (attestorUrls.length < schema.quorum) throw proofFailed(`schema ${schema.schemaId} requires ${schema.quorum} attestors, ${o.attestorUrls.length} given`);
 
-  const pool = o.provers ?? userSideProvers(attestorUrls.length, { ...(o.caFiles === undefined ? {} : { caFiles: o.caFiles }), ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }), ...(o.spawn === undefined ? {} : { spawn: o.spawn }) });
+  const pool = o.provers ?? userSideProvers(attestorUrls.length, { ...(o.caFiles === undefined ? {} : { caFiles: o.caFiles }), ...(o.timeoutMs === undefined ? {} : { timeoutMs: o.timeoutMs }), ...(o.spawn === undefined ? {} : { spawn: o.spawn }), ...(o.proverModule === undefined ? {} : { proverModule: o.proverModule }) });
   // One blind r for every attestor of the claim, so that all their contexts bind one B and R.
   const blind = schema.nullifier === undefined ? undefined : drawClaimBlind(schema.nullifier.accountField);
   let results;

@@ -25,15 +25,20 @@ export interface ProverSettings {
   dataDir: string;
   /** The key claims are requested with (their `owner`); unset, each prover keeps one in DATA_DIR/prover-key. */
   proverPrivateKey?: Hex;
+  /**
+   * attestor/prover.ts compiled (toolkit/process-build.ts), run by node as it is; unset, the source through
+   * tsx, whose loader hooks cost each prover seconds of CPU at start over attestor-core's many modules.
+   */
+  proverModule?: string;
 }
 
 /** Starts one prover process; tests may start something else that speaks the same protocol. */
 export type ProverSpawner = (settings: ProverSettings) => ChildProcess;
 
 export const spawnProver: ProverSpawner = (settings) =>
-  fork(join(ROOT, "attestor", "prover.ts"), [], {
+  fork(settings.proverModule ?? join(ROOT, "attestor", "prover.ts"), [], {
     cwd: ROOT,
-    execArgv: ["--import", "tsx"],
+    execArgv: settings.proverModule === undefined ? ["--import", "tsx"] : [],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     // Only what a prover needs: never the parent's wallet key, token secret or any other credential.
     env: {

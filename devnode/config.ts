@@ -4,7 +4,7 @@
  */
 import { join, resolve } from "node:path";
 import type { Address, Hex } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { DEV_MNEMONIC, hardhatPrivateKey } from "./hardhat-keys.ts";
 import { z } from "zod";
 import { configAddressSchema, flagSchema, portSchema } from "../common/env.ts";
 import { DEFAULT_LOG_LABEL, LOG_FORMATS, type LogFormat } from "./log.ts";
@@ -27,7 +27,7 @@ export const DEFAULTS = {
   privateKey: "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
   adminAddress: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" as Address,
   /** The mnemonic hardhat derives its funded accounts from; `--sender N` picks account N. */
-  mnemonic: "test test test test test test test test test test test junk",
+  mnemonic: DEV_MNEMONIC,
   /**
    * The devnode's own wallet (hardhat account #19, which nothing else in the stack or its tests uses): it
    * deploys the v1 application contracts and owns the Authority that claims epochs. A separate account keeps
@@ -56,13 +56,6 @@ export const V2_DEFAULTS = {
   /** How the node's JSON-RPC and inspect name the application besides its address. */
   applicationName: "attestation",
 } as const;
-
-/** The private key of a hardhat account of the development mnemonic. */
-export function hardhatPrivateKey(index: number): Hex {
-  const key = mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: index }).getHdKey().privateKey;
-  if (key === null) throw new Error(`no private key for hardhat account #${index}`);
-  return `0x${Buffer.from(key).toString("hex")}`;
-}
 
 const port = portSchema;
 const positiveMs = z.coerce.number().int().positive();

@@ -100,6 +100,9 @@ runScript(async () => {
   if (method !== "GET" && method !== "POST") throw new UsageError("--method must be GET or POST");
   const mode = (options.get("--mode") ?? "zk") as ProofMode;
   if (!PROOF_MODES.includes(mode)) throw new UsageError(`--mode must be ${PROOF_MODES.join(" or ")}`);
+  // attestor/prover.ts compiled (toolkit/process-build.ts), as the test suites run it: no tsx in the provers.
+  const proverModule = process.env.PROVER_MODULE === undefined || process.env.PROVER_MODULE === "" ? undefined : process.env.PROVER_MODULE;
+  if (proverModule !== undefined && !existsSync(proverModule)) throw new UsageError(`PROVER_MODULE: no such file: ${proverModule}`);
   const token = options.get("--token") ?? process.env.TOKEN;
   const key = options.get("--key");
   const senderOption = options.get("--sender");
@@ -168,6 +171,7 @@ runScript(async () => {
       attestorUrls,
       mode,
       caFiles,
+      ...(proverModule === undefined ? {} : { proverModule }),
     });
   } catch (error) {
     if (error instanceof UserProveError) {

@@ -21,8 +21,8 @@ import { compiledPath } from "./compiled-path.ts";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
-/** The processes `scripts/lib/stack-pieces.ts` starts with tsx, by their source file. */
-export const PROCESS_ENTRIES = ["devnode/main.ts", "api/main.ts", "api/index/main.ts", "api/publisher/main.ts", "attestor/server.ts", "scripts/demo-provider.ts"] as const;
+/** The processes `scripts/lib/stack-pieces.ts` starts with tsx, by their source file, and the provers the api forks. */
+export const PROCESS_ENTRIES = ["devnode/main.ts", "api/main.ts", "api/index/main.ts", "api/publisher/main.ts", "attestor/server.ts", "attestor/prover.ts", "scripts/demo-provider.ts"] as const;
 
 /** The `npm run` commands (scripts/*.ts), which suites also start (their usage, their refusals, their work). */
 export function scriptEntries(): string[] {

@@ -6,9 +6,9 @@
  * the same queries on SQLite alone are the second floor.
  */
 import { join } from "node:path";
-import type { TestStack } from "../../test/support/stack.ts";
 import { runInterleaved, type ClientKind, type LoadRequest, type LoadResult } from "../load.ts";
-import { spawnChild, tsxArgs, type Child } from "../procs.ts";
+import { spawnChild, type Child } from "../procs.ts";
+import { processArgs, type TestStack } from "../../test/support/stack.ts";
 import { figure, type Figure } from "../report.ts";
 import type { SeedResult } from "../seed.ts";
 import type { LatencySummary } from "../stats.ts";
@@ -23,7 +23,7 @@ export function startEcho(ctx: BenchContext): Child {
   return spawnChild({
     name: "echo",
     file: process.execPath,
-    args: tsxArgs(join(ctx.root, "bench/echo-server.ts")),
+    args: processArgs("bench/echo-server.ts"),
     env: {},
     cwd: ctx.root,
     logFile: join(ctx.work, "logs", "echo.log"),

@@ -32,11 +32,10 @@ import {
   type Hex,
   type TransactionReceipt,
 } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { hardhatAccount } from "../../devnode/hardhat-keys.ts";
 import { hardhat } from "viem/chains";
 import { inputIdOf, itemIdOf } from "../../common/ids.ts";
 import { compiledContract } from "../../contracts/compile.ts";
-import { DEFAULTS } from "../../devnode/config.ts";
 import { closeEpoch, provenBatches, registryAbi, type ProvenBatch } from "../../test/support/batch.ts";
 import { startStack, type TestStack } from "../../test/support/stack.ts";
 import { benchClaims } from "../claim-writes.ts";
@@ -95,7 +94,7 @@ export async function onchainRows(ctx: BenchContext, rollups: "v1" | "v2", share
     const chain = { ...hardhat, rpcUrls: { default: { http: [s.urls.rpc] } } };
     const transport = http(s.urls.rpc, { timeout: 120_000 });
     const reader = createPublicClient({ chain, transport });
-    const wallet = (index: number) => createWalletClient({ chain, transport, account: mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: index }) });
+    const wallet = (index: number) => createWalletClient({ chain, transport, account: hardhatAccount(index) });
     const recorder = wallet(3);
     const abi = registryAbi(rollups);
     const mined = async (hash: Hex): Promise<TransactionReceipt> => {

@@ -10,10 +10,10 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { inputIdOf } from "../../common/ids.ts";
 import { jsonToHex } from "../../common/hex.ts";
-import { freePorts, readerDataDirOf, startStack, type TestStack } from "../../test/support/stack.ts";
+import { freePorts, processArgs, readerDataDirOf, startStack, type TestStack } from "../../test/support/stack.ts";
 import { BENCH_SCHEMA, BENCH_SCHEMA_ID, fedOwner } from "../inputs.ts";
 import { runInterleaved, type LoadOptions } from "../load.ts";
-import { spawnChild, tail, tsxArgs, type Child } from "../procs.ts";
+import { spawnChild, tail, type Child } from "../procs.ts";
 import { figure, type Figure } from "../report.ts";
 import { sendThroughInputBox } from "./advance.ts";
 import { acceptedInspect, inspectPath, ROUNDS, type BenchContext, type SectionRows } from "./context.ts";
@@ -46,7 +46,7 @@ async function startApi(ctx: BenchContext, stack: TestStack, name: string, readU
   const child = spawnChild({
     name,
     file: process.execPath,
-    args: tsxArgs(join(ctx.root, "api/main.ts")),
+    args: processArgs("api/main.ts"),
     env: {
       API_PORT: String(port),
       HOST: "127.0.0.1",

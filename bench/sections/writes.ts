@@ -18,13 +18,12 @@ import {
   type Address,
   type Hex,
 } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { hardhatAccount } from "../../devnode/hardhat-keys.ts";
 import { hardhat } from "viem/chains";
 import { compactBytes, compactSchemaOfDetail, type CompactBytes } from "../../common/compact-batch.ts";
 import { hexToUtf8 } from "../../common/hex.ts";
 import { SEALED_BOX_OVERHEAD } from "../../common/seal.ts";
 import type { SchemaDetail } from "../../common/wire.ts";
-import { DEFAULTS } from "../../devnode/config.ts";
 import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import type { TestStack } from "../../test/support/stack.ts";
 import { benchClaim, benchClaims, benchCompactSchema, compactPayload, jsonPayload, payloadBytes, provenClaim, provenCompactSchema } from "../claim-writes.ts";
@@ -84,8 +83,8 @@ export async function measureWriteGas(rpcUrl: string, inputBox: Address, dapp: A
   const chain = { ...hardhat, rpcUrls: { default: { http: [rpcUrl] } } };
   const transport = http(rpcUrl, { retryCount: 0, timeout: 120_000 });
   const reader = createPublicClient({ chain, transport });
-  const ours = createWalletClient({ chain, transport, account: mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: 1 }) });
-  const attester = createWalletClient({ chain, transport, account: mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: 2 }) });
+  const ours = createWalletClient({ chain, transport, account: hardhatAccount(1) });
+  const attester = createWalletClient({ chain, transport, account: hardhatAccount(2) });
   const gasOf = async (hash: Hex) => {
     const receipt = await reader.waitForTransactionReceipt({ hash });
     if (receipt.status !== "success") throw new Error(`write cost: transaction ${hash} reverted`);

@@ -9,7 +9,7 @@
 import { createPublicClient, createWalletClient, getContractAddress, http, type Address, type Hex, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { contractArtifact, stackContracts } from "../../common/contracts.ts";
-import { hardhatPrivateKey } from "../../devnode/config.ts";
+import { hardhatPrivateKey } from "../../devnode/hardhat-keys.ts";
 
 /**
  * The local stack's deployer (hardhat account #18: the api uses #0, replicas #10 up, the publisher #17, the

@@ -16,10 +16,9 @@ import {
   type LocalAccount,
   type PublicClient,
 } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { hardhatAccount } from "../../devnode/hardhat-keys.ts";
 import { isHex, hexToUtf8, utf8ToHex } from "../../common/hex.ts";
 import type { CompletionStatus, InspectEnvelope } from "../../common/wire.ts";
-import { DEFAULTS } from "../../devnode/config.ts";
 import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import { decodeEvmAdvance, v2InputAddedEvent } from "../../devnode/v2/inputs.ts";
 
@@ -152,7 +151,7 @@ export class RollupClient {
   account(n: number): Account {
     let account = this.accounts.get(n);
     if (account === undefined) {
-      account = mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: n });
+      account = hardhatAccount(n);
       this.accounts.set(n, account);
     }
     return account;

@@ -11,7 +11,8 @@ import { configAddressSchema, flagSchema, portSchema } from "../../common/env.ts
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { delimiter, join } from "node:path";
-import { describeIssues, DEFAULTS, hardhatPrivateKey, ROLLUPS_VERSIONS, V2_DEFAULTS } from "../../devnode/config.ts";
+import { describeIssues, DEFAULTS, ROLLUPS_VERSIONS, V2_DEFAULTS } from "../../devnode/config.ts";
+import { hardhatPrivateKey } from "../../devnode/hardhat-keys.ts";
 import { DEFAULT_INDEX_PORT } from "../../api/index/location.ts";
 import { predictedContracts, STACK_DEPLOYER_KEY } from "./deploy-contracts.ts";
 import { apiEnabled, defaultDappCommand, type StackSettings } from "./stack-pieces.ts";

@@ -427,6 +427,8 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
           ...(urls.index === undefined ? {} : { INDEX_URL: urls.index }),
           // With readers, the api sends the node no inspect: its reads go to them (docs/operations.md, Readers).
           ...(urls.readers.length === 0 ? {} : { READ_URLS: urls.readers.join(",") }),
+          // Compiled pieces prove with the compiled prover too (no tsx in any process of the stack).
+          ...(s.compiledDir === undefined ? {} : { PROVER_MODULE: compiledPath(s.compiledDir, "attestor/prover.ts") }),
           ...replicaEnv,
         },
       };

@@ -13,6 +13,7 @@ import { schemaIdOf } from "../../common/ids.ts";
 import { claimIdentifier, claimSignText, type TlsClaim, type TlsProof } from "../../common/tls-claim.ts";
 import { attestorKeyName } from "../../scripts/lib/stack-pieces.ts";
 import { bearer, JSON_HEADERS } from "../support/api-fixtures.ts";
+import { processArgs, proverModuleEnv } from "../support/stack.ts";
 
 export const ROOT = join(import.meta.dirname, "..", "..");
 export const field = "data.balance";
@@ -67,9 +68,9 @@ export type ProjectScript = "prove" | "consent" | "open";
 /** `npm run <name>` as a user runs it: a fresh environment holding only PATH, HOME and `env`. */
 export function runProjectScript(name: ProjectScript, args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", `scripts/${name}.ts`, ...args], {
+    const child = spawn(process.execPath, [...processArgs(`scripts/${name}.ts`), ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...(name === "prove" ? proverModuleEnv() : {}), ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

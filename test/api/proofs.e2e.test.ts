@@ -22,7 +22,7 @@ import { recorderFor, type ConformanceRecorder } from "../support/conformance.ts
 import { batchOf, deployAttestationGate, deployAttestationRegistry, recordArgs } from "../support/gate.ts";
 import { v2Abi } from "../../devnode/v2/contracts.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
-import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 
 describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
   const FIELD = "data.balance";
@@ -79,7 +79,7 @@ describe.each(["v1", "v2"] as const)("on Rollups %s", (rollups) => {
    */
   function run(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
+      const child = spawn(process.execPath, [...processArgs(args[0] as `scripts/${string}.ts`), ...args.slice(1)], { cwd: PROJECT_ROOT, env: { ...process.env, ...env } });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../api/errors.ts";
 import { ProverPool, type AttestorSettings } from "../../api/provider/attestor.ts";
 import { closedPort } from "../support/api-fixtures.ts";
+import { compiledProver } from "../support/stack.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "prover-pool-"));
 const request = {
@@ -40,7 +41,7 @@ afterAll(async () => {
 });
 
 function settings(url: string, timeoutMs: number): AttestorSettings {
-  return { urls: [url], mode: "reveal", provers: 1, timeoutMs, caFiles: "", dataDir };
+  return { urls: [url], mode: "reveal", provers: 1, timeoutMs, caFiles: "", dataDir, ...compiledProver() };
 }
 
 /** One claim through the pool's only attestor. */

@@ -21,7 +21,7 @@ import { contractArtifact, stackContracts } from "../../common/contracts.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { TEST_JWT_SECRET, tokenFor, USER_A } from "../support/api-fixtures.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
-import { hardhatPrivateKey } from "../../devnode/config.ts";
+import { hardhatPrivateKey } from "../../devnode/hardhat-keys.ts";
 import { freePorts, processArgs, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 import { createTestPki, type TestPki } from "../support/tls.ts";
 import { JsonRpcProvider, sdk } from "../support/eas-sdk.ts";
@@ -253,7 +253,7 @@ describe.each(["v1", "v2"] as const)("attestations on chain without hand work (%
 
   it("npm run deploy-contracts puts another registry and gate beside the application; a publisher on a small gas budget never passes it", { timeout: 240_000 }, async () => {
     const deployerKey = hardhatPrivateKey(14);
-    const deployed = await runNode(["--import", "tsx", "scripts/deploy-contracts.ts", "--rpc", stack.urls.rpc, "--application", stack.addresses.dapp, "--rollups", rollups, "--key", deployerKey], {});
+    const deployed = await runNode([...processArgs("scripts/deploy-contracts.ts"), "--rpc", stack.urls.rpc, "--application", stack.addresses.dapp, "--rollups", rollups, "--key", deployerKey], {});
     expect(deployed.status, deployed.stderr).toBe(0);
     const contracts = JSON.parse(deployed.stdout) as { registry: Address; gate: Address };
     expect(contracts.registry).not.toBe(stack.contracts?.registry);
@@ -288,7 +288,7 @@ describe.each(["v1", "v2"] as const)("attestations on chain without hand work (%
   });
 
   it("a transaction signed and kept but never broadcast (killed in between) is broadcast on restart: the same bytes, mined once", { timeout: 240_000 }, async () => {
-    const deployed = await runNode(["--import", "tsx", "scripts/deploy-contracts.ts", "--rpc", stack.urls.rpc, "--application", stack.addresses.dapp, "--rollups", rollups, "--key", hardhatPrivateKey(12)], {});
+    const deployed = await runNode([...processArgs("scripts/deploy-contracts.ts"), "--rpc", stack.urls.rpc, "--application", stack.addresses.dapp, "--rollups", rollups, "--key", hardhatPrivateKey(12)], {});
     expect(deployed.status, deployed.stderr).toBe(0);
     const contracts = JSON.parse(deployed.stdout) as { registry: Address; gate: Address };
     const dataDir = mkdtempSync(join(tmpdir(), "publisher-unsent-"));
@@ -328,7 +328,7 @@ describe.each(["v1", "v2"] as const)("attestations on chain without hand work (%
   });
 
   it("a batch above the chain's per-transaction gas cap goes in halves, each under PUBLISH_TX_GAS_MAX", { timeout: 240_000 }, async () => {
-    const deployed = await runNode(["--import", "tsx", "scripts/deploy-contracts.ts", "--rpc", stack.urls.rpc, "--application", stack.addresses.dapp, "--rollups", rollups, "--key", hardhatPrivateKey(13)], {});
+    const deployed = await runNode([...processArgs("scripts/deploy-contracts.ts"), "--rpc", stack.urls.rpc, "--application", stack.addresses.dapp, "--rollups", rollups, "--key", hardhatPrivateKey(13)], {});
     expect(deployed.status, deployed.stderr).toBe(0);
     const contracts = JSON.parse(deployed.stdout) as { registry: Address; gate: Address };
     const cap = 1_300_000;

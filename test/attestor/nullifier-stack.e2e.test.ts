@@ -17,7 +17,7 @@ import { keysOfWire } from "../../common/claim-nullifier.ts";
 import { dealKey } from "../../common/nullifier-dealer.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import type { NullifierKeys } from "../../common/nullifier.ts";
-import { hardhatPrivateKey } from "../../devnode/config.ts";
+import { hardhatPrivateKey } from "../../devnode/hardhat-keys.ts";
 import { localAttestorAddress, registerLocalAttestor } from "../../scripts/lib/attestor-registration.ts";
 import { demoAccountOf } from "../../scripts/lib/demo-account.ts";
 import { demoProviderCa } from "../../scripts/lib/stack-pieces.ts";

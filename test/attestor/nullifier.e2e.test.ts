@@ -22,7 +22,7 @@ import { contextNullifierBinding } from "../../common/tls-claim.ts";
 import { closedPort } from "../support/api-fixtures.ts";
 import { startAttestorProcess } from "../support/attestor-process.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
-import { processArgs } from "../support/stack.ts";
+import { compiledProver, processArgs, processModule } from "../support/stack.ts";
 import { createTestPki, type TestPki } from "../support/tls.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -44,7 +44,7 @@ async function startAttestor(port: number, shareFile: string): Promise<ChildProc
   return (await startAttestorProcess(processArgs("attestor/server.ts"), env)).child;
 }
 
-const settings = (): AttestorSettings => ({ urls, mode: "zk", provers: 1, timeoutMs: 60_000, caFiles: pki.ca.certPath, dataDir });
+const settings = (): AttestorSettings => ({ urls, mode: "zk", provers: 1, timeoutMs: 60_000, caFiles: pki.ca.certPath, dataDir, ...compiledProver() });
 const request = (path: string) => ({ url: provider.url(path), method: "GET" as const, headers: { authorization: "Bearer sentinel-7f3a" }, field: "data.balance", definition, owner, schemaId });
 
 /** One claim of `path`'s account through `through`, with a fresh blind; its nullifier from the evaluations. */
@@ -110,9 +110,9 @@ describe("nullifiers from three attestors, two of which must evaluate", () => {
 
   it("a prover that blinds another account than the answer names gets no signature", { timeout: 120_000 }, async () => {
     const pool = new ProverPool({ ...settings(), provers: 1 }, () =>
-      fork(join(ROOT, "test", "support", "lying-prover.ts"), [], {
+      fork(processModule("test/support/lying-prover.ts").module, [], {
         cwd: ROOT,
-        execArgv: ["--import", "tsx"],
+        execArgv: processModule("test/support/lying-prover.ts").execArgv,
         stdio: ["ignore", "inherit", "inherit", "ipc"],
         env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ATTESTOR_CA_FILES: pki.ca.certPath, DATA_DIR: dataDir, LIE: "other-account" },
       }),

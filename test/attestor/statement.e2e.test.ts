@@ -21,6 +21,7 @@ import { claimParameters, fieldPattern } from "../../common/tls-claim.ts";
 import { closedPort } from "../support/api-fixtures.ts";
 import { startAttestorProcess } from "../support/attestor-process.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
+import { compiledProver, processArgs, processModule } from "../support/stack.ts";
 import { createTestPki, type TestPki } from "../support/tls.ts";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -37,20 +38,22 @@ let attestorUrl: string;
 let stockUrl: string;
 let dataDir: string;
 
-async function startAttestor(port: number, entry: string): Promise<ChildProcess> {
+async function startAttestor(port: number, entry: "attestor/server.ts" | "test/support/stock-attestor.ts"): Promise<ChildProcess> {
   const env = { ATTESTOR_PORT: String(port), ATTESTOR_CA_FILES: pki.ca.certPath, DATA_DIR: dataDir };
-  return (await startAttestorProcess(["--import", "tsx", entry], env)).child;
+  return (await startAttestorProcess(processArgs(entry), env)).child;
 }
 
 function settings(): AttestorSettings {
-  return { urls: [attestorUrl], mode: "zk", provers: 1, timeoutMs: 60_000, caFiles: pki.ca.certPath, dataDir };
+  return { urls: [attestorUrl], mode: "zk", provers: 1, timeoutMs: 60_000, caFiles: pki.ca.certPath, dataDir, ...compiledProver() };
 }
+
+const lyingProver = processModule("test/support/lying-prover.ts");
 
 function lyingPool(lie: string): ProverPool {
   return new ProverPool({ ...settings(), provers: 2 }, () =>
-    fork(join(ROOT, "test", "support", "lying-prover.ts"), [], {
+    fork(lyingProver.module, [], {
       cwd: ROOT,
-      execArgv: ["--import", "tsx"],
+      execArgv: lyingProver.execArgv,
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ATTESTOR_CA_FILES: pki.ca.certPath, DATA_DIR: dataDir, LIE: lie },
     }),

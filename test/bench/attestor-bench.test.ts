@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Figure } from "../../bench/report.ts";
-import { PROJECT_ROOT } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT } from "../support/stack.ts";
 
 const out = mkdtempSync(join(tmpdir(), "bench-attestor-"));
 
@@ -21,7 +21,7 @@ afterAll(() => {
 describe("npm run bench -- --attestor --size ci", () => {
   it("measures proven claims in both modes, on the api's and on the user's side, against plain claims", { timeout: 10 * 60_000 }, async () => {
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench.ts", "--attestor", "--size", "ci", "--out", out], {
+      const child = spawn(process.execPath, [...processArgs("scripts/bench.ts"), "--attestor", "--size", "ci", "--out", out], {
         cwd: PROJECT_ROOT,
         stdio: ["ignore", "pipe", "pipe"],
       });

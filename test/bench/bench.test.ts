@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { expectedFigures } from "../../bench/run.ts";
 import type { BenchReport } from "../../bench/report.ts";
-import { PROJECT_ROOT } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT } from "../support/stack.ts";
 
 const out = mkdtempSync(join(tmpdir(), "bench-ci-"));
 
@@ -21,7 +21,7 @@ afterAll(() => {
 
 function runBenchCi(): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/bench.ts", "--size", "ci", "--out", out], {
+    const child = spawn(process.execPath, [...processArgs("scripts/bench.ts"), "--size", "ci", "--out", out], {
       cwd: PROJECT_ROOT,
       stdio: ["ignore", "pipe", "pipe"],
     });

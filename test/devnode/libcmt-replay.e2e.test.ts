@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INPUTS } from "../../dapp/inputs/index.ts";
 import { parseInputLog, formatInputLog, type InputLog } from "../../scripts/lib/input-log.ts";
 import { kindsOf, sendEveryKind, type EveryKindLog } from "../support/every-kind-log.ts";
-import { PROJECT_ROOT, SLOW_DAPP_FACTOR, startStack, type TestStack } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT, SLOW_DAPP_FACTOR, startStack, type TestStack } from "../support/stack.ts";
 
 interface Run {
   status: number | null;
@@ -36,7 +36,7 @@ function replay(stack: TestStack, args: readonly string[]): Promise<Run> {
     DAPP_ADMINS: stack.replicaWallets.join(","),
   };
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/replay.ts", "--libcmt", ...args], { cwd: PROJECT_ROOT, env });
+    const child = spawn(process.execPath, [...processArgs("scripts/replay.ts"), "--libcmt", ...args], { cwd: PROJECT_ROOT, env });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));

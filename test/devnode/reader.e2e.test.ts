@@ -17,12 +17,13 @@ import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hexToUtf8 } from "../../common/hex.ts";
-import { DEFAULTS, hardhatPrivateKey } from "../../devnode/config.ts";
+import { DEFAULTS } from "../../devnode/config.ts";
+import { hardhatPrivateKey } from "../../devnode/hardhat-keys.ts";
 import { AUTHORITY_ABI } from "../../devnode/v1/contracts.ts";
 import { encodeClaim } from "../../devnode/v1/proofs.ts";
 import type { ValidatorStatus } from "../../devnode/validator.ts";
 import { seriesValue } from "../support/prometheus.ts";
-import { inputsOnChain, PROJECT_ROOT, SLOW_DAPP_FACTOR, startStack, type TestStack } from "../support/stack.ts";
+import { inputsOnChain, processArgs, PROJECT_ROOT, SLOW_DAPP_FACTOR, startStack, type TestStack } from "../support/stack.ts";
 import { until } from "../support/until.ts";
 import { schemaInput } from "./fixtures.ts";
 import { burst, dappDigest, processedBy, rawAnswers, readerStatus, sha256Of, spoiledCopy, startToRefuse, takeSnapshot } from "./reader-support.ts";
@@ -297,7 +298,7 @@ describe("npm run snapshot", () => {
   it("takes a reader's snapshot and says where it is and how to start from it; a claimer has none", { timeout: 60_000 }, () => {
     const folder = join(scratchDir("reader-cli-"), "snapshot");
     const script = (node: string, more: string[] = []) =>
-      spawnSync(process.execPath, ["--import", "tsx", "scripts/snapshot.ts", "--node", node, ...more], { cwd: PROJECT_ROOT, encoding: "utf8", timeout: 60_000 });
+      spawnSync(process.execPath, [...processArgs("scripts/snapshot.ts"), "--node", node, ...more], { cwd: PROJECT_ROOT, encoding: "utf8", timeout: 60_000 });
     const taken = script(reader.urls.node, ["--path", folder]);
     expect(taken.status, taken.stderr).toBe(0);
     expect(taken.stdout).toMatch(new RegExp(`^snapshot of ${reader.urls.node} at input \\d+: ${folder}\na new reader from it: DEVNODE_SNAPSHOT=${folder} DATA_DIR=<an empty folder> npm start -- --validator\n$`));

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { utf8ToHex } from "../../common/hex.ts";
 import type { InspectEnvelope } from "../../common/wire.ts";
 import { decodePayload } from "../../scripts/lib/rollup-client.ts";
-import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 import { seriesValue } from "../support/prometheus.ts";
 import { schemaInput } from "./fixtures.ts";
 
@@ -182,7 +182,7 @@ describe("graphql", () => {
 // Each script run is a fresh tsx process: slow on a loaded machine.
 describe("command-line scripts", { timeout: 120_000 }, () => {
   async function run(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const child = spawn(process.execPath, ["--import", "tsx", `scripts/${script}.ts`, ...args], {
+    const child = spawn(process.execPath, [...processArgs(`scripts/${script}.ts`), ...args], {
       cwd: PROJECT_ROOT,
       env: { ...process.env, RPC_URL: stack.urls.rpc, ROLLUP_URL: stack.urls.node },
       stdio: ["ignore", "pipe", "pipe"],

@@ -10,11 +10,12 @@ import { createWalletClient, http, keccak256, parseEventLogs, toHex, type Hex } 
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULTS, hardhatPrivateKey, V2_DEFAULTS } from "../../devnode/config.ts";
+import { DEFAULTS, V2_DEFAULTS } from "../../devnode/config.ts";
+import { hardhatPrivateKey } from "../../devnode/hardhat-keys.ts";
 import { v2Abi } from "../../devnode/v2/contracts.ts";
 import type { ValidatorStatus } from "../../devnode/validator.ts";
 import { seriesValue } from "../support/prometheus.ts";
-import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 import { until } from "../support/until.ts";
 import { schemaInput } from "./fixtures.ts";
 
@@ -29,7 +30,7 @@ async function validatorStatus(): Promise<ValidatorStatus> {
 
 function validateCommand(): Promise<{ status: number | null; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/validate.ts", "--node", validator.urls.node], { cwd: PROJECT_ROOT });
+    const child = spawn(process.execPath, [...processArgs("scripts/validate.ts"), "--node", validator.urls.node], { cwd: PROJECT_ROOT });
     let stdout = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
     child.on("close", (status) => resolve({ status, stdout }));

@@ -12,13 +12,14 @@ import { createWalletClient, http, keccak256, toHex, type Address, type Hex } fr
 import { privateKeyToAccount } from "viem/accounts";
 import { hardhat } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULTS, hardhatPrivateKey } from "../../devnode/config.ts";
+import { DEFAULTS } from "../../devnode/config.ts";
+import { hardhatPrivateKey } from "../../devnode/hardhat-keys.ts";
 import type { ValidatorStatus } from "../../devnode/validator.ts";
 import { AUTHORITY_ABI } from "../../devnode/v1/contracts.ts";
 import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import { encodeClaim } from "../../devnode/v1/proofs.ts";
 import { seriesValue } from "../support/prometheus.ts";
-import { PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
+import { processArgs, PROJECT_ROOT, startStack, type TestStack } from "../support/stack.ts";
 import { until } from "../support/until.ts";
 import { schemaInput } from "./fixtures.ts";
 
@@ -33,7 +34,7 @@ async function validatorStatus(): Promise<ValidatorStatus> {
 
 function validateCommand(): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/validate.ts", "--node", validator.urls.node], { cwd: PROJECT_ROOT });
+    const child = spawn(process.execPath, [...processArgs("scripts/validate.ts"), "--node", validator.urls.node], { cwd: PROJECT_ROOT });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));

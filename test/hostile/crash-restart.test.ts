@@ -11,10 +11,9 @@
 import { isBatchNotice } from "../../common/attestation-batch.ts";
 import { randomBytes } from "node:crypto";
 import type { Address, Hex } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { hardhatAccount, hardhatPrivateKey } from "../../devnode/hardhat-keys.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hexToUtf8 } from "../../common/hex.ts";
-import { DEFAULTS } from "../../devnode/config.ts";
 import { inputBoxAbi } from "../../devnode/v1/inputs.ts";
 import { AttestationApiError, AttestationClient } from "../../client/index.ts";
 import { TEST_JWT_SECRET, tokenFor } from "../support/api-fixtures.ts";
@@ -23,8 +22,8 @@ import { LOG_SCHEMA_ID, mixedLog, prng } from "./mixed-log.ts";
 import { cleanReplay, fileStateDigest, figure, recordedInputs, runs, SCALE, scaledTimeout, sleep } from "./support.ts";
 
 /** The api writes from its own wallet (#19) so the stream's senders never share its nonces. */
-const API_ACCOUNT = mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: 19 });
-const API_KEY = `0x${Buffer.from(API_ACCOUNT.getHdKey().privateKey ?? new Uint8Array()).toString("hex")}` as Hex;
+const API_ACCOUNT = hardhatAccount(19);
+const API_KEY: Hex = hardhatPrivateKey(19);
 const COUNT = runs(150);
 const SEED = Number(process.env.FUZZ_SEED ?? "") || 7_202_611;
 

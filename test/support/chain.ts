@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createPublicClient, createWalletClient, http, type Account, type Chain, type PublicClient, type Transport, type WalletClient } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { hardhatAccount } from "../../devnode/hardhat-keys.ts";
 import { hardhat } from "viem/chains";
 import { DEFAULTS } from "../../devnode/config.ts";
 import { Supervisor } from "../../scripts/lib/stack-supervisor.ts";
@@ -54,7 +54,7 @@ export async function startChain(): Promise<TestChain> {
   return {
     rpcUrl,
     reader: createPublicClient({ chain, transport }),
-    wallet: (n) => createWalletClient({ chain, transport, account: mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: n }) }),
+    wallet: (n) => createWalletClient({ chain, transport, account: hardhatAccount(n) }),
     async stop() {
       await supervisor.stopAll();
       rmSync(dataDir, { recursive: true, force: true });

@@ -27,7 +27,7 @@ import { binRange } from "../../common/range-pattern.ts";
 import { sealForKey } from "../../common/seal.ts";
 import { claimContext, claimIdentifier, claimParameters, claimSignText, type NullifierBinding, type TlsClaim, type TlsProof } from "../../common/tls-claim.ts";
 import type { SchemaDetail } from "../../common/wire.ts";
-import { hardhatPrivateKey } from "../../devnode/config.ts";
+import { hardhatPrivateKey } from "../../devnode/hardhat-keys.ts";
 import type { InputVerdict, TestStack } from "./stack.ts";
 
 const DEFINITION = { boundaries: [0, 100, 1000, 10000], labels: ["low", "mid", "high"] };

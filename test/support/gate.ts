@@ -3,17 +3,16 @@
  * gate over it, consumers), and the arguments they take from the api's batch proofs.
  */
 import { createWalletClient, http, type Address, type Hex } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
+import { hardhatAccount } from "../../devnode/hardhat-keys.ts";
 import type { BatchProof } from "../../client/index.ts";
 import { decodeBatchNotice, type BatchNotice } from "../../common/attestation-batch.ts";
 import { compiledContract } from "../../contracts/compile.ts";
-import { DEFAULTS } from "../../devnode/config.ts";
 import { proofArgument } from "../../api/publisher/chain.ts";
 import type { TestStack } from "./stack.ts";
 
 /** Account #9: no other test sends from it, so its nonces are its own. */
 export function deployerWallet(stack: TestStack) {
-  return createWalletClient({ transport: http(stack.urls.rpc), account: mnemonicToAccount(DEFAULTS.mnemonic, { addressIndex: 9 }) });
+  return createWalletClient({ transport: http(stack.urls.rpc), account: hardhatAccount(9) });
 }
 
 /** Deploys a contract of contracts/ by name; with its abi, the wallet that deployed it, and a reader. */

@@ -20,6 +20,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildDapp } from "../../toolkit/dapp-build.ts";
 import { buildProcesses, PROCESS_ENTRIES, scriptEntries } from "../../toolkit/process-build.ts";
+import { TEST_PROCESS_ENTRIES } from "./stack.ts";
 
 const PROJECT_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 
@@ -27,7 +28,7 @@ export default async function setup(): Promise<() => void> {
   const env = process.env;
   const dir = join(PROJECT_ROOT, ".test-build", String(process.pid));
   if (env.TEST_PROCESSES_TSX !== "1") {
-    await buildProcesses(join(dir, "processes"), [...new Set([...PROCESS_ENTRIES, ...scriptEntries()])]);
+    await buildProcesses(join(dir, "processes"), [...new Set([...PROCESS_ENTRIES, ...scriptEntries(), ...TEST_PROCESS_ENTRIES])]);
     env.TEST_PROCESSES_BUILT = join(dir, "processes");
   }
   if ((env.TEST_DAPP_COMMAND ?? "") === "" && env.TEST_DAPP_BUNDLE !== "1" && env.TEST_DAPP_TSX !== "1") {

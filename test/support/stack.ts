@@ -369,13 +369,37 @@ function compiledDir(): string | undefined {
   return nonEmpty(process.env.TEST_PROCESSES_BUILT);
 }
 
+/** What the suites compile besides the stack's processes and the commands: test and bench processes they start or fork. */
+export const TEST_PROCESS_ENTRIES = ["test/support/lying-prover.ts", "test/support/stock-attestor.ts", "bench/direct-node.ts", "bench/echo-server.ts"] as const;
+
+type ProcessEntry = (typeof PROCESS_ENTRIES)[number] | (typeof TEST_PROCESS_ENTRIES)[number] | `scripts/${string}.ts`;
+
 /**
- * node's arguments for one of the stack's Node processes or an `npm run` command (`scripts/x.ts`), as the
- * suites' stacks start them: compiled for the run (toolkit/process-build.ts), or the sources through tsx.
+ * node's arguments for one of the stack's Node processes, an `npm run` command (`scripts/x.ts`) or a test
+ * process, as the suites' stacks start them: compiled for the run (toolkit/process-build.ts), or the
+ * sources through tsx.
  */
-export function processArgs(entry: (typeof PROCESS_ENTRIES)[number] | `scripts/${string}.ts`): string[] {
+export function processArgs(entry: ProcessEntry): string[] {
+  const { module, execArgv } = processModule(entry);
+  return [...execArgv, module];
+}
+
+/** The same for `fork`: the module to run and node's arguments before it. */
+export function processModule(entry: ProcessEntry): { module: string; execArgv: string[] } {
   const dir = compiledDir();
-  return dir === undefined ? ["--import", "tsx", entry] : [compiledPath(dir, entry)];
+  return dir === undefined ? { module: join(PROJECT_ROOT, entry), execArgv: ["--import", "tsx"] } : { module: compiledPath(dir, entry), execArgv: [] };
+}
+
+/** PROVER_MODULE for the api or `npm run prove` when the run compiled the prover: provers start without tsx. */
+export function proverModuleEnv(): Record<string, string> {
+  const dir = compiledDir();
+  return dir === undefined ? {} : { PROVER_MODULE: compiledPath(dir, "attestor/prover.ts") };
+}
+
+/** The same for a ProverPool a suite makes itself (ProverSettings.proverModule). */
+export function compiledProver(): { proverModule?: string } {
+  const dir = compiledDir();
+  return dir === undefined ? {} : { proverModule: compiledPath(dir, "attestor/prover.ts") };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
