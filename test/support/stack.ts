@@ -276,7 +276,8 @@ export async function startStack(options: StartStackOptions = {}): Promise<TestS
     api: options.api === true,
     attestor: options.attestor === true ? { ports: [ports.attestor, ...extraAttestorPorts], caFiles: options.attestorCaFiles ?? "" } : undefined,
     demoProvider: options.demoProvider === true ? { port: ports.demoProvider } : undefined,
-    env: options.env ?? {},
+    // The chain's request log is read by no suite (devnode/hardhat.config.cjs).
+    env: { CHAIN_LOGGING: "off", ...options.env },
     logDir: join(dataDir, "logs"),
   };
   const supervisor = new Supervisor(settings, {
