@@ -1,8 +1,9 @@
 /**
  * Once per `npm test`, before any suite (vitest's globalSetup), two builds under `.test-build/<pid>/`.
  *
- * The stack's other Node processes (the devnode, the indexer, the api, the publisher, the attestor, the demo
- * provider) and the `npm run` commands compiled by toolkit/process-build.ts: TEST_PROCESSES_BUILT says
+ * The stack's other Node processes (the devnode, the indexer, the api, the publisher, the attestor and the
+ * provers, the demo provider), the `npm run` commands, and the processes suites and the bench start of their
+ * own (TEST_PROCESS_ENTRIES), compiled by toolkit/process-build.ts: TEST_PROCESSES_BUILT says
  * where; the suites' stacks run the processes from there, and suites that start one themselves may
  * (test/support/stack.ts, processArgs). One starts with half the CPU tsx takes (the api: 1.9 s against
  * 3.8 s here). TEST_PROCESSES_TSX=1 runs the sources instead.
