@@ -9,7 +9,8 @@ export async function until<T>(read: () => Promise<T> | T, done: (value: T) => b
   for (;;) {
     const value = await read();
     if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value)}`);
+    // bigints (block numbers, balances) written as their digits: the message must say what was last seen.
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(value, (_key, v: unknown) => (typeof v === "bigint" ? v.toString() : v))}`);
     await new Promise((resolve) => setTimeout(resolve, stepMs));
   }
 }
