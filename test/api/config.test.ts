@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -76,6 +76,7 @@ describe("loadConfig", () => {
     ["ATTESTOR_PROVERS", "0"],
     ["ATTESTOR_CA_FILES", "/no/such/ca.pem"],
     ["PROVER_PRIVATE_KEY", "0x12"],
+    ["PROVER_MODULE", "/no/such/prover.mjs"],
     ["WRITE_IN_FLIGHT", "0"],
     ["REDIS_URL", "http://cache:6379"],
     ["API_REPLICA", "api 1"],
@@ -95,6 +96,15 @@ describe("loadConfig", () => {
     expect(thrown).toBeInstanceOf(ConfigError);
     expect((thrown as ConfigError).variable).toBe(variable);
     expect((thrown as ConfigError).message).toContain(variable);
+  });
+
+  it("forks the compiled prover PROVER_MODULE names, else the source through tsx", () => {
+    const dir = tempDir();
+    expect(loadConfig({ DATA_DIR: dir }).attestor.proverModule).toBeUndefined();
+    // Any file that is there: the pool forks it as node's module.
+    const module = join(dir, "prover.mjs");
+    writeFileSync(module, "");
+    expect(loadConfig({ DATA_DIR: dir, PROVER_MODULE: module }).attestor.proverModule).toBe(module);
   });
 
   it("takes the registry and the gate together or not at all, naming the one missing", () => {

@@ -12,10 +12,10 @@ interface Run {
   stderr: string;
 }
 
-function run(script: string, args: readonly string[]): Promise<Run> {
+function run(script: string, args: readonly string[], more: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     // Nothing listens on these: a script that tried to connect instead of refusing its arguments would fail differently.
-    const env = { ...process.env, NODE_PORT: "9", CHAIN_PORT: "9", API_URL: "http://127.0.0.1:9" };
+    const env = { ...process.env, NODE_PORT: "9", CHAIN_PORT: "9", API_URL: "http://127.0.0.1:9", ...more };
     const child = spawn(process.execPath, [...processArgs(`scripts/${script}.ts`), ...args], { cwd: PROJECT_ROOT, env });
     let stdout = "";
     let stderr = "";
@@ -67,6 +67,16 @@ describe("every npm run script", () => {
       expect(result.stderr, script).toMatch(/usage: /);
       expect(result.stderr, script).not.toMatch(/\n\s+at /);
     }
+  });
+});
+
+describe("npm run prove", () => {
+  it("refuses a PROVER_MODULE that is not there before it proves anything, exit 2", { timeout: 60_000 }, async () => {
+    const schema = `0x${"ab".repeat(32)}`;
+    const result = await run("prove", ["--url", "https://localhost/x", "--schema", schema, "--sender", "1"], { PROVER_MODULE: "/no/such/prover.mjs" });
+    expect(result.status, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/PROVER_MODULE: no such file: \/no\/such\/prover\.mjs/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 });
 
