@@ -109,10 +109,11 @@ describe("nullifiers from three attestors, two of which must evaluate", () => {
   });
 
   it("a prover that blinds another account than the answer names gets no signature", { timeout: 120_000 }, async () => {
+    const lyingProver = processModule("test/support/lying-prover.ts");
     const pool = new ProverPool({ ...settings(), provers: 1 }, () =>
-      fork(processModule("test/support/lying-prover.ts").module, [], {
+      fork(lyingProver.module, [], {
         cwd: ROOT,
-        execArgv: processModule("test/support/lying-prover.ts").execArgv,
+        execArgv: lyingProver.execArgv,
         stdio: ["ignore", "inherit", "inherit", "ipc"],
         env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ATTESTOR_CA_FILES: pki.ca.certPath, DATA_DIR: dataDir, LIE: "other-account" },
       }),

@@ -391,16 +391,16 @@ export function processModule(entry: ProcessEntry): { module: string; execArgv: 
   return dir === undefined ? { module: join(PROJECT_ROOT, entry), execArgv: ["--import", "tsx"] } : { module: compiledPath(dir, entry), execArgv: [] };
 }
 
-/** PROVER_MODULE for the api or `npm run prove` when the run compiled the prover: provers start without tsx. */
-export function proverModuleEnv(): Record<string, string> {
-  const dir = compiledDir();
-  return dir === undefined ? {} : { PROVER_MODULE: compiledPath(dir, "attestor/prover.ts") };
-}
-
-/** The same for a ProverPool a suite makes itself (ProverSettings.proverModule). */
+/** ProverSettings.proverModule for a ProverPool a suite makes itself, when the run compiled the prover. */
 export function compiledProver(): { proverModule?: string } {
   const dir = compiledDir();
   return dir === undefined ? {} : { proverModule: compiledPath(dir, "attestor/prover.ts") };
+}
+
+/** The same as PROVER_MODULE, for the api or `npm run prove` a suite starts: provers start without tsx. */
+export function proverModuleEnv(): Record<string, string> {
+  const { proverModule } = compiledProver();
+  return proverModule === undefined ? {} : { PROVER_MODULE: proverModule };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
