@@ -2,6 +2,7 @@
  * The devnode's configuration (DECISIONS.md section 10): read from the environment and the command line
  * once at start and validated with zod; a bad value stops the start with a message naming the variable.
  */
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Address, Hex } from "viem";
 import { DEV_MNEMONIC, hardhatPrivateKey } from "./hardhat-keys.ts";
@@ -154,6 +155,14 @@ const envSchema = z.object({
   DAPP_DB_PATH: z.string().min(1).optional(),
   /** A validator starts from this snapshot's folder instead of from genesis (devnode/snapshot-install.ts). */
   DEVNODE_SNAPSHOT: z.string().min(1).optional(),
+  /** devnode/v1/epoch-hasher-worker.ts compiled (toolkit/process-build.ts): the epoch hasher's worker starts without tsx. */
+  EPOCH_HASHER_MODULE: z
+    .string()
+    .min(1)
+    .optional()
+    .superRefine((value, ctx) => {
+      if (value !== undefined && !existsSync(value)) ctx.addIssue({ code: "custom", message: `no such file: ${value}` });
+    }),
   CLAIMER_PRIVATE_KEY: z
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key")
@@ -196,6 +205,8 @@ export interface DevnodeConfig {
   dappDbPath: string;
   /** The folder of the snapshot a validator starts from (DEVNODE_SNAPSHOT), or undefined. */
   snapshotPath: string | undefined;
+  /** The epoch hasher's worker compiled (EPOCH_HASHER_MODULE), or undefined: its source through tsx. */
+  epochHasherModule: string | undefined;
 }
 
 /**
@@ -272,5 +283,6 @@ export function loadDevnodeConfig(env: NodeJS.ProcessEnv, argv: readonly string[
     readerStaleMs: e.READER_STALE_MS,
     dappDbPath: resolve(e.DAPP_DB_PATH ?? join(dataDir, "dapp.sqlite")),
     snapshotPath: e.DEVNODE_SNAPSHOT === undefined ? undefined : resolve(e.DEVNODE_SNAPSHOT),
+    epochHasherModule: e.EPOCH_HASHER_MODULE === undefined ? undefined : resolve(e.EPOCH_HASHER_MODULE),
   };
 }

@@ -121,7 +121,7 @@ async function main(): Promise<void> {
   const addresses = await application.ensure();
   const processed = (): number => model.processedInputCount;
   // A claimer closes and claims epochs; a validator claims nothing and checks the claims on chain.
-  const hasher = config.role === "claimer" ? new EpochHasher(config.databasePath) : undefined;
+  const hasher = config.role === "claimer" ? new EpochHasher(config.databasePath, config.epochHasherModule) : undefined;
   const epochs = config.role === "claimer" ? new EpochManager(store, application, addresses, processed, config.epochIntervalMs, log, hasher) : undefined;
   const validator =
     config.role === "validator"

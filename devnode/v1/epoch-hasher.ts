@@ -5,6 +5,7 @@
  * (npm run bench). A worker thread opens the same SQLite record and builds the trees from what is
  * committed; the main thread only waits for the hash. Proofs are still built where they are asked for.
  */
+import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Hex } from "viem";
 
@@ -15,7 +16,15 @@ export class EpochHasher {
   private nextId = 0;
   private readonly waiting = new Map<number, { resolve: (hash: Hex) => void; reject: (error: Error) => void }>();
 
-  constructor(private readonly databasePath: string) {}
+  /**
+   * @param workerModule the worker compiled (EPOCH_HASHER_MODULE), or undefined: its source through tsx, as
+   *   `npm start` runs the devnode. A compiled devnode whose worker registered tsx paid 3 to 5 s of CPU for
+   *   it at the first epoch, in every stack the suites start (issue 51).
+   */
+  constructor(
+    private readonly databasePath: string,
+    private readonly workerModule?: string,
+  ) {}
 
   /** The epoch hash over inputs first..last, as buildEpochTree computes it from the record. */
   epochHash(first: number, last: number): Promise<Hex> {
@@ -35,11 +44,12 @@ export class EpochHasher {
 
   private start(): Worker {
     if (this.worker !== undefined) return this.worker;
-    // The devnode runs as TypeScript under tsx, whose loader a worker does not inherit: the worker
-    // registers it, then loads its module.
+    // Under tsx, whose loader a worker does not inherit, the worker registers it, then loads its module.
     const bootstrap =
-      `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})` +
-      `.then(({ register }) => { register(); return import(${JSON.stringify(new URL("./epoch-hasher-worker.ts", import.meta.url).href)}); })`;
+      this.workerModule !== undefined
+        ? `import(${JSON.stringify(pathToFileURL(this.workerModule).href)})`
+        : `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})` +
+          `.then(({ register }) => { register(); return import(${JSON.stringify(new URL("./epoch-hasher-worker.ts", import.meta.url).href)}); })`;
     const worker = new Worker(bootstrap, { eval: true, workerData: { databasePath: this.databasePath } });
     worker.on("message", (reply: Reply) => {
       const pending = this.waiting.get(reply.id);

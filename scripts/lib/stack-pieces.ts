@@ -289,6 +289,8 @@ export function pieceCommand(piece: PieceName, s: StackSettings): Command | unde
           DAPP_ADDRESS: s.dappAddress,
           DATA_DIR: s.dataDir,
           ...(s.quorum === undefined ? {} : { QUORUM_MEMBERS: s.quorum.members.join(",") }),
+          // A compiled devnode's epoch hasher is compiled too (no tsx in any process of the stack).
+          ...(s.compiledDir === undefined ? {} : { EPOCH_HASHER_MODULE: compiledPath(s.compiledDir, "devnode/v1/epoch-hasher-worker.ts") }),
         },
       };
     case "dapp":

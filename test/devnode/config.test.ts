@@ -107,6 +107,17 @@ describe("devnode configuration", () => {
     expect(() => loadDevnodeConfig({ DEVNODE_SNAPSHOT: "/snaps/one" }, [])).toThrow(/^invalid devnode configuration: DEVNODE_SNAPSHOT: only a validator \(DEVNODE_ROLE=validator\) starts from a snapshot$/);
   });
 
+  it("EPOCH_HASHER_MODULE: the epoch hasher's worker compiled, a file that exists; unset, the source through tsx", () => {
+    expect(loadDevnodeConfig({}, []).epochHasherModule).toBeUndefined();
+    const here = new URL(import.meta.url).pathname;
+    expect(loadDevnodeConfig({ EPOCH_HASHER_MODULE: here }, []).epochHasherModule).toBe(here);
+    expect(() => loadDevnodeConfig({ EPOCH_HASHER_MODULE: "/nowhere/epoch-hasher-worker.mjs" }, [])).toThrow(/^invalid devnode configuration: EPOCH_HASHER_MODULE: no such file: \/nowhere\/epoch-hasher-worker\.mjs$/);
+    // A stack whose pieces are compiled starts the compiled worker too; npm start (the sources) names none.
+    const { settings } = loadStartOptions({ PATH: process.env.PATH }, [], PROJECT_ROOT);
+    expect(pieceCommand("devnode", settings)?.env.EPOCH_HASHER_MODULE).toBeUndefined();
+    expect(pieceCommand("devnode", { ...settings, compiledDir: "/build" })?.env.EPOCH_HASHER_MODULE).toBe("/build/devnode/v1/epoch-hasher-worker.mjs");
+  });
+
   it("DEVNODE_LOG_LABEL names the node on every log line; a bad label is refused, and logged as `devnode` meanwhile", () => {
     const lines = vi.spyOn(console, "log").mockImplementation(() => undefined);
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
