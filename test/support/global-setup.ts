@@ -29,7 +29,7 @@ export default async function setup(): Promise<() => void> {
   const env = process.env;
   const dir = join(PROJECT_ROOT, ".test-build", String(process.pid));
   if (env.TEST_PROCESSES_TSX !== "1") {
-    await buildProcesses(join(dir, "processes"), [...new Set([...PROCESS_ENTRIES, ...scriptEntries(), ...TEST_PROCESS_ENTRIES])]);
+    await buildProcesses(join(dir, "processes"), [...PROCESS_ENTRIES, ...TEST_PROCESS_ENTRIES], scriptEntries());
     env.TEST_PROCESSES_BUILT = join(dir, "processes");
   }
   if ((env.TEST_DAPP_COMMAND ?? "") === "" && env.TEST_DAPP_BUNDLE !== "1" && env.TEST_DAPP_TSX !== "1") {
