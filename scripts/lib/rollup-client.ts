@@ -15,6 +15,7 @@ import {
   type Hex,
   type LocalAccount,
   type PublicClient,
+  type WalletClient,
 } from "viem";
 import { hardhatAccount } from "../../devnode/hardhat-keys.ts";
 import { isHex, hexToUtf8, utf8ToHex } from "../../common/hex.ts";
@@ -84,6 +85,22 @@ interface V2RpcOutput {
   decoded_data?: { type: string; payload: Hex; destination?: Address };
 }
 
+/**
+ * The pauses between a verdict's polls: 5 ms, doubling up to 50. A node takes a few tens of ms to run an
+ * input; polling every 50 ms from the start added half a poll to every input a test or a replay sends and
+ * waits for (issue 51), and polling every 5 ms for a long one would load the node for nothing.
+ */
+class PollPauses {
+  private ms = 5;
+  next(): number {
+    const now = this.ms;
+    this.ms = Math.min(this.ms * 2, 50);
+    return now;
+  }
+}
+
+const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
 /** Hex of the UTF-8 JSON of `input`, or `input` itself when it already is hex. */
 export function encodePayload(input: unknown): Hex {
   if (typeof input === "string" && isHex(input)) return input;
@@ -140,6 +157,11 @@ interface VerdictData {
 export class RollupClient {
   readonly publicClient: PublicClient;
   private readonly accounts = new Map<number, Account>();
+  /**
+   * One wallet client per sender, kept: viem learns once per client that the chain has no
+   * eth_fillTransaction (hardhat), where a new client per input asked again each time.
+   */
+  private readonly wallets = new Map<string, WalletClient>();
   /** One send at a time per sender: an automining hardhat chain refuses a nonce ahead of the next one. */
   private readonly sending = new Map<string, Promise<unknown>>();
 
@@ -172,6 +194,15 @@ export class RollupClient {
     return next;
   }
 
+  private wallet(key: string, account?: Account): WalletClient {
+    let wallet = this.wallets.get(key);
+    if (wallet === undefined) {
+      wallet = createWalletClient({ transport: http(this.endpoints.rpcUrl), ...(account === undefined ? {} : { account }) });
+      this.wallets.set(key, wallet);
+    }
+    return wallet;
+  }
+
   private async sendNow(input: unknown, sender: Sender): Promise<SentInput> {
     const transport = http(this.endpoints.rpcUrl);
     const call = {
@@ -184,13 +215,13 @@ export class RollupClient {
     let hash: Hex;
     if (typeof sender === "number" || typeof sender === "object") {
       const account = typeof sender === "number" ? this.account(sender) : sender;
-      hash = await createWalletClient({ account, transport }).writeContract({ ...call, account });
+      hash = await this.wallet(account.address.toLowerCase(), account).writeContract({ ...call, account });
     } else {
       // Any address can send on a hardhat chain: impersonate it (the devnode does the same on re-submission).
       const test = createTestClient({ mode: "hardhat", transport });
       await test.impersonateAccount({ address: sender });
       await test.setBalance({ address: sender, value: 10n ** 18n });
-      hash = await createWalletClient({ transport }).writeContract({ ...call, account: sender });
+      hash = await this.wallet(sender.toLowerCase()).writeContract({ ...call, account: sender });
     }
     const receipt = await this.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     if (receipt.status !== "success") throw new Error(`addInput transaction ${hash} reverted`);
@@ -273,6 +304,7 @@ export class RollupClient {
   /** Polls GraphQL until input `index` has left UNPROCESSED. */
   async waitForVerdict(index: number, timeoutMs = 30_000): Promise<InputVerdict> {
     const deadline = Date.now() + timeoutMs;
+    const pauses = new PollPauses();
     let last = "not seen by the node yet";
     for (;;) {
       if (this.endpoints.rollups === "v2") {
@@ -285,7 +317,7 @@ export class RollupClient {
           last = error.message;
         }
         if (Date.now() > deadline) throw new Error(`input ${index} has no verdict after ${timeoutMs} ms (${last})`);
-        await new Promise((r) => setTimeout(r, 50));
+        await pause(pauses.next());
         continue;
       }
       try {
@@ -309,7 +341,7 @@ export class RollupClient {
         last = error.message;
       }
       if (Date.now() > deadline) throw new Error(`input ${index} has no verdict after ${timeoutMs} ms (${last})`);
-      await new Promise((r) => setTimeout(r, 50));
+      await pause(pauses.next());
     }
   }
 
