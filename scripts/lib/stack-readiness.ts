@@ -21,13 +21,26 @@ export async function chainIdAt(url: string): Promise<number> {
   return Number.parseInt(answer.result, 16);
 }
 
-/** The check's answer, false when it throws (not listening yet, a reset, a timeout). */
-export async function probe(check: () => Promise<boolean>): Promise<boolean> {
+/**
+ * The check's answer, false when it throws (not listening yet, a reset, a timeout); `why` is told what a
+ * failed check saw, so a piece that never gets ready is reported with it.
+ */
+export async function probe(check: () => Promise<boolean>, why?: (problem: string) => void): Promise<boolean> {
   try {
-    return await check();
-  } catch {
+    const ready = await check();
+    if (!ready) why?.("it answered, not ready yet");
+    return ready;
+  } catch (error) {
+    why?.(error instanceof Error ? `${error.message}${error.cause instanceof Error ? ` (${error.cause.message})` : ""}` : String(error));
     return false;
   }
+}
+
+/** True when `url` answers 2xx; an error naming the status otherwise (said when the piece is never ready). */
+export async function answersOk(url: string, signal: AbortSignal): Promise<boolean> {
+  const response = await fetch(url, { signal });
+  if (!response.ok) throw new Error(`GET ${url} answered HTTP ${response.status}`);
+  return true;
 }
 
 /** True once the piece answers as a ready piece does. */
@@ -47,7 +60,7 @@ export function readinessCheck(piece: PieceName, s: StackSettings): () => Promis
         return response.ok && "result" in ((await response.json()) as object);
       };
     case "devnode":
-      return async () => (await fetch(`${urls.node}/healthz`, { signal: timeout() })).ok;
+      return () => answersOk(`${urls.node}/healthz`, timeout());
     case "dapp":
       // The dapp is ready when it holds a connection to the rollup HTTP server.
       return async () => {
@@ -55,11 +68,11 @@ export function readinessCheck(piece: PieceName, s: StackSettings): () => Promis
         return response.ok && ((await response.json()) as { dappConnected?: boolean }).dappConnected === true;
       };
     case "indexer":
-      return async () => (await fetch(`${urls.index ?? ""}/health`, { signal: timeout() })).ok;
+      return () => answersOk(`${urls.index ?? ""}/health`, timeout());
     case "publisher":
-      return async () => (await fetch(`http://127.0.0.1:${s.publisher?.port ?? 0}/healthz`, { signal: timeout() })).ok;
+      return () => answersOk(`http://127.0.0.1:${s.publisher?.port ?? 0}/healthz`, timeout());
     case "reader":
-      return async () => (await fetch(`${urls.readers[readerNumber(piece) - 1] ?? ""}/healthz`, { signal: timeout() })).ok;
+      return () => answersOk(`${urls.readers[readerNumber(piece) - 1] ?? ""}/healthz`, timeout());
     case "reader-dapp":
       return async () => {
         const response = await fetch(`${urls.readers[readerNumber(piece) - 1] ?? ""}/healthz`, { signal: timeout() });
@@ -67,10 +80,10 @@ export function readinessCheck(piece: PieceName, s: StackSettings): () => Promis
       };
     case "api": {
       const port = replica === undefined ? s.apiPort : s.replicas?.ports[replica - 1];
-      return async () => (await fetch(`http://127.0.0.1:${port}/healthcheck`, { signal: timeout() })).ok;
+      return () => answersOk(`http://127.0.0.1:${port}/healthcheck`, timeout());
     }
     case "balancer":
-      return async () => (await fetch(`${urls.api}/healthcheck`, { signal: timeout() })).ok;
+      return () => answersOk(`${urls.api}/healthcheck`, timeout());
     case "redis":
       return () => redisAnswers(s.replicas?.redisPort ?? 0);
     case "provider":

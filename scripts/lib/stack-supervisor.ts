@@ -182,11 +182,12 @@ export class Supervisor {
 
     const ready = readinessCheck(piece, this.settings);
     const deadline = Date.now() + this.options.readyTimeoutMs;
+    let lastProblem = "never checked";
     for (;;) {
       if (this.running.get(piece) !== running) {
         throw new PieceStartError(piece, exit.code, `${piece} exited while starting (${exit.reason})${this.logHint(piece)}`);
       }
-      if (await probe(ready)) {
+      if (await probe(ready, (problem) => (lastProblem = problem))) {
         // The devnode has placed the application: the registry and the gate go beside it (before the api).
         if (kindOf(piece) === "devnode" && this.settings.contracts !== undefined) await this.deployContracts();
         if (this.running.get(piece) !== running) continue;
@@ -198,7 +199,7 @@ export class Supervisor {
       if (Date.now() > deadline) {
         // Not left running half-started: the caller starts it again or stops the stack.
         await this.stop(piece);
-        throw new PieceStartError(piece, null, `${piece} was not ready after ${this.options.readyTimeoutMs} ms${this.logHint(piece)}`);
+        throw new PieceStartError(piece, null, `${piece} was not ready after ${this.options.readyTimeoutMs} ms (last check: ${lastProblem})${this.logHint(piece)}`);
       }
       await sleep(100);
     }
