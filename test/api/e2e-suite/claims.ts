@@ -126,10 +126,9 @@ export function claimsTests(ctx: SuiteContext): void {
       const owner = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
       const sealed = `0x${"ab".repeat(16 * 1024)}`; // the largest sealed data the dapp takes: 32 fill a page
       const params = { schema_id: ctx.schemaId, owner, provider: "http", encrypted_data: sealed, bucket_values: { "data.balance": "mid" } };
-      for (let i = 0; i < 34; i++) {
-        const verdict = await ctx.stack.send({ type: "create_attestation", params });
-        expect([verdict.status, verdict.reports.map((r) => hexToUtf8(r))]).toEqual(["ACCEPTED", []]);
-      }
+      // Sent one after the other (the client orders one sender's transactions), their verdicts awaited together.
+      const verdicts = await Promise.all(Array.from({ length: 34 }, () => ctx.stack.send({ type: "create_attestation", params })));
+      for (const verdict of verdicts) expect([verdict.status, verdict.reports.map((r) => hexToUtf8(r))]).toEqual(["ACCEPTED", []]);
       // Sent past the api: it is told which input to wait for (read-your-writes when readers serve its reads).
       const listed = await (await afterInputBox(ctx.asClient(ctx.anon))).attestations(owner);
       expect(listed).toHaveLength(34);
