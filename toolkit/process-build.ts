@@ -6,16 +6,16 @@
  * hooks on a thread of their own, which cost a process seconds of CPU at start on a loaded two-core
  * machine; the suites start hundreds. `npm start` keeps tsx (the sources as they are edited).
  *
- * Each entry becomes one ES module of the project's own code and the packages it uses, except those kept as
- * imports (KEPT_AS_IMPORTS), resolved from the project's node_modules (the output lies under the project).
- * Every module of the project keeps its own `import.meta.url`
+ * A process becomes one ES module of the project's code and the packages it uses, except those kept as
+ * imports (KEPT_AS_IMPORTS), resolved from the project's node_modules (the output lies under the project);
+ * the commands share chunks. Every module of the project keeps its own `import.meta.url`
  * (its source file's), so the files it finds beside itself (migrations, contracts, the explorer) are found
  * as from the sources, and `process.argv[1]` names the entry's source, as under tsx.
  */
 import { build, type Metafile, type Plugin } from "esbuild";
 import { readdirSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
 import { compiledPath } from "./compiled-path.ts";
@@ -92,7 +92,7 @@ function keptAsImport(specifier: string): boolean {
 
 /**
  * Every other package is bundled into the process's module: node then reads, resolves and compiles one
- * file instead of hundreds (viem, zod, graphql, drizzle...), which took a compiled devnode 0.5 s of its
+ * file instead of hundreds (viem, zod, drizzle, hono...), which took a compiled devnode 0.5 s of its
  * 1.5 s of CPU to listening (issue 51).
  */
 const packagesBundled: Plugin = {
@@ -135,6 +135,8 @@ const common = {
   target: "node20",
   plugins: [packagesBundled, ownImportMetaUrl],
   metafile: true as const,
+  // The metafile's paths are relative to the project, whatever the caller's working directory.
+  absWorkingDir: root,
   logLevel: "warning" as const,
 };
 
@@ -163,7 +165,7 @@ export async function buildProcesses(outDir: string, own: readonly string[] = PR
     ),
     shared.length === 0 ? undefined : buildShared(outDir, shared),
   ]);
-  await refuseFileBoundPackages([...owned.map((result) => result.metafile), ...(sharing === undefined ? [] : [sharing])].filter((metafile) => metafile !== undefined));
+  await refuseFileBoundPackages([...owned.map((result) => result.metafile), ...(sharing === undefined ? [] : [sharing])]);
 }
 
 async function buildShared(outDir: string, entries: readonly string[]): Promise<Metafile> {
@@ -178,7 +180,7 @@ async function buildShared(outDir: string, entries: readonly string[]): Promise<
     banner: { js: REQUIRE_BANNER },
     write: false,
   });
-  const entryOf = new Map(Object.entries(result.metafile.outputs).flatMap(([path, output]) => (output.entryPoint === undefined ? [] : [[resolve(path), output.entryPoint] as const])));
+  const entryOf = new Map(Object.entries(result.metafile.outputs).flatMap(([path, output]) => (output.entryPoint === undefined ? [] : [[resolve(root, path), output.entryPoint] as const])));
   await Promise.all(
     result.outputFiles.map(async (file) => {
       await mkdir(dirname(file.path), { recursive: true });
@@ -186,7 +188,7 @@ async function buildShared(outDir: string, entries: readonly string[]): Promise<
       if (entry === undefined) return writeFile(file.path, file.contents);
       // The command line names the source, set by a module imported first, so before any chunk's code runs.
       const argvModule = file.path.replace(/\.mjs$/, ".argv.mjs");
-      await writeFile(argvModule, `${argvLine(relative(root, resolve(root, entry)))}\n`);
+      await writeFile(argvModule, `${argvLine(entry)}\n`);
       return writeFile(file.path, `import ${JSON.stringify(`./${basename(argvModule)}`)};\n${file.text}`);
     }),
   );
