@@ -1,12 +1,13 @@
 /**
  * Once per `npm test`, before any suite (vitest's globalSetup), two builds under `.test-build/<pid>/`.
  *
- * The stack's other Node processes (the devnode, the indexer, the api, the publisher, the attestor and the
- * provers, the demo provider), the `npm run` commands, and the processes suites and the bench start of their
- * own (TEST_PROCESS_ENTRIES), compiled by toolkit/process-build.ts: TEST_PROCESSES_BUILT says
- * where; the suites' stacks run the processes from there, and suites that start one themselves may
- * (test/support/stack.ts, processArgs). One starts with half the CPU tsx takes (the api: 1.9 s against
- * 3.8 s here). TEST_PROCESSES_TSX=1 runs the sources instead.
+ * The stack's other Node processes (the devnode and its epoch hasher's worker, the indexer, the api, the
+ * publisher, the attestor and the provers, the demo provider) and the processes suites and the bench start of
+ * their own (TEST_PROCESS_ENTRIES), each bundled with its packages, and the `npm run` commands in one build
+ * sharing chunks, by toolkit/process-build.ts: TEST_PROCESSES_BUILT says where; the suites' stacks run the
+ * processes from there, and suites that start one themselves may (test/support/stack.ts, processArgs). One
+ * starts with a third of the CPU tsx takes (the api: 1.1 s against 3.8 s here). TEST_PROCESSES_TSX=1 runs
+ * the sources instead.
  *
  * The dapp built into a bundle with the
  * build `npm run build` and the image use (toolkit/dapp-build.ts), under the project so `better-sqlite3`
