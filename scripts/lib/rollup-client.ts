@@ -204,7 +204,6 @@ export class RollupClient {
   }
 
   private async sendNow(input: unknown, sender: Sender): Promise<SentInput> {
-    const transport = http(this.endpoints.rpcUrl);
     const call = {
       chain: null,
       address: this.endpoints.inputBoxAddress,
@@ -218,7 +217,7 @@ export class RollupClient {
       hash = await this.wallet(account.address.toLowerCase(), account).writeContract({ ...call, account });
     } else {
       // Any address can send on a hardhat chain: impersonate it (the devnode does the same on re-submission).
-      const test = createTestClient({ mode: "hardhat", transport });
+      const test = createTestClient({ mode: "hardhat", transport: http(this.endpoints.rpcUrl) });
       await test.impersonateAccount({ address: sender });
       await test.setBalance({ address: sender, value: 10n ** 18n });
       hash = await this.wallet(sender.toLowerCase()).writeContract({ ...call, account: sender });

@@ -43,6 +43,14 @@ export async function answersOk(url: string, signal: AbortSignal): Promise<boole
   return true;
 }
 
+/** A dapp is ready when it holds a connection to its node's rollup HTTP server, as the node's health says. */
+async function dappConnectedTo(healthUrl: string, signal: AbortSignal): Promise<boolean> {
+  const response = await fetch(healthUrl, { signal });
+  if (!response.ok) throw new Error(`GET ${healthUrl} answered HTTP ${response.status}`);
+  if (((await response.json()) as { dappConnected?: boolean }).dappConnected !== true) throw new Error(`${healthUrl}: no dapp connected to the node yet`);
+  return true;
+}
+
 /** True once the piece answers as a ready piece does. */
 export function readinessCheck(piece: PieceName, s: StackSettings): () => Promise<boolean> {
   const urls = stackUrls(s);
@@ -62,11 +70,7 @@ export function readinessCheck(piece: PieceName, s: StackSettings): () => Promis
     case "devnode":
       return () => answersOk(`${urls.node}/healthz`, timeout());
     case "dapp":
-      // The dapp is ready when it holds a connection to the rollup HTTP server.
-      return async () => {
-        const response = await fetch(`${urls.node}/healthz`, { signal: timeout() });
-        return response.ok && ((await response.json()) as { dappConnected?: boolean }).dappConnected === true;
-      };
+      return () => dappConnectedTo(`${urls.node}/healthz`, timeout());
     case "indexer":
       return () => answersOk(`${urls.index ?? ""}/health`, timeout());
     case "publisher":
@@ -74,10 +78,7 @@ export function readinessCheck(piece: PieceName, s: StackSettings): () => Promis
     case "reader":
       return () => answersOk(`${urls.readers[readerNumber(piece) - 1] ?? ""}/healthz`, timeout());
     case "reader-dapp":
-      return async () => {
-        const response = await fetch(`${urls.readers[readerNumber(piece) - 1] ?? ""}/healthz`, { signal: timeout() });
-        return response.ok && ((await response.json()) as { dappConnected?: boolean }).dappConnected === true;
-      };
+      return () => dappConnectedTo(`${urls.readers[readerNumber(piece) - 1] ?? ""}/healthz`, timeout());
     case "api": {
       const port = replica === undefined ? s.apiPort : s.replicas?.ports[replica - 1];
       return () => answersOk(`http://127.0.0.1:${port}/healthcheck`, timeout());
