@@ -11,6 +11,7 @@ import { configAddressSchema, flagSchema, httpUrlSchema, portSchema } from "../c
 import { PROOF_MODES } from "../common/tls-claim.ts";
 import { DEFAULT_INDEX_PORT, indexLocationShape, type IndexLocation } from "./index/location.ts";
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log.ts";
+import { DEFAULT_PROVIDER_TIMEOUT_MS } from "./provider/fetch.ts";
 import type { AttestorSettings } from "./provider/attestor.ts";
 
 /** Hardhat account #0: the local stack makes it the dapp's admin. */
@@ -99,6 +100,11 @@ const envSchema = z.object({
   RATE_LIMITS: flag.default(true),
   TRUST_PROXY: flag.default(false),
   VERDICT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  // The api's other bounds (docs/reliability.md): a provider's whole exchange, one read of the node's
+  // inspect, one call to the chain's RPC. Each ends a request hung on a dependency with its code.
+  PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(DEFAULT_PROVIDER_TIMEOUT_MS),
+  ROLLUP_READ_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   NOTICE_POLL_MS: z.coerce.number().int().min(10).default(150),
   // Group commit (docs/api.md): 1 sends every write alone; 256 is the dapp's limit of items in a batch.
   WRITE_BATCH_MAX_ITEMS: z.coerce.number().int().min(1).max(256).default(256),
@@ -185,6 +191,9 @@ export interface ApiConfig extends RollupEndpoints {
   rateLimits: boolean;
   trustProxy: boolean;
   verdictTimeoutMs: number;
+  providerTimeoutMs: number;
+  rollupReadTimeoutMs: number;
+  rpcTimeoutMs: number;
   noticePollMs: number;
   /** Group commit limits: writes that wait for the wallet go together, up to these, into one `batch` input. */
   writeBatch: { maxItems: number; maxBytes: number; inFlight: number };
@@ -254,6 +263,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     rateLimits: e.RATE_LIMITS,
     trustProxy: e.TRUST_PROXY,
     verdictTimeoutMs: e.VERDICT_TIMEOUT_MS,
+    providerTimeoutMs: e.PROVIDER_TIMEOUT_MS,
+    rollupReadTimeoutMs: e.ROLLUP_READ_TIMEOUT_MS,
+    rpcTimeoutMs: e.RPC_TIMEOUT_MS,
     noticePollMs: e.NOTICE_POLL_MS,
     writeBatch: { maxItems: e.WRITE_BATCH_MAX_ITEMS, maxBytes: e.WRITE_BATCH_MAX_BYTES, inFlight: e.WRITE_IN_FLIGHT },
     ...(e.ENCRYPTION_SECRET_KEY === undefined ? {} : { encryptionSecretKey: e.ENCRYPTION_SECRET_KEY }),

@@ -113,7 +113,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
   const now = overrides.now ?? (() => Math.floor(Date.now() / 1000));
   const logger = createApiLogger(config.logLevel, { format: config.logFormat, replica: config.replica, ...(overrides.logDestination === undefined ? {} : { destination: overrides.logDestination }) });
   const v2Application = config.rollups === "v2" ? { v2Application: config.dappAddress } : {};
-  const nodeInspect = new RollupReader({ rollupUrl: config.rollupUrl, ...v2Application });
+  const nodeInspect = new RollupReader({ rollupUrl: config.rollupUrl, timeoutMs: config.rollupReadTimeoutMs, ...v2Application });
   const proofs: ApiServices["proofs"] =
     config.rollups === "v2"
       ? { rollups: "v2", reader: new JsonRpcReader(config.rollupUrl, config.dappAddress) }
@@ -145,6 +145,7 @@ export function createServices(config: ApiConfig, overrides: { now?: () => numbe
     privateKey: config.privateKey,
     inputBoxAddress: config.inputBoxAddress,
     dappAddress: config.dappAddress,
+    rpcTimeoutMs: config.rpcTimeoutMs,
     onReceipt: (gasUsed, succeeded) => metrics.observeTransaction(gasUsed, succeeded),
   });
   attestor = new ProverPool(config.attestor, undefined, metrics.observeProof);

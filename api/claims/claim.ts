@@ -7,7 +7,7 @@ import type { Address, Hex } from "viem";
 import { bucketOf, type BucketDefinition } from "../../common/buckets.ts";
 import type { ProofMode } from "../../common/tls-claim.ts";
 import { ApiError } from "../errors.ts";
-import { DEFAULT_PROVIDER_MAX_BODY_BYTES, DEFAULT_PROVIDER_TIMEOUT_MS, fetchProviderJson, readNumericField } from "../provider/index.ts";
+import { DEFAULT_PROVIDER_MAX_BODY_BYTES, fetchProviderJson, readNumericField } from "../provider/index.ts";
 import { fetchProven, type ProvenFetch } from "../provider/proven.ts";
 import { proofFailed } from "../provider/attestor.ts";
 import { drawClaimBlind, finishClaimNullifier, type ClaimBlind } from "../../common/claim-nullifier.ts";
@@ -100,7 +100,7 @@ export async function makeClaim(services: ClaimServices, request: ClaimRequest):
 
   const fetched = await fetchProviderJson(request.params, {
     allowedHosts: services.config.providerAllowedHosts,
-    timeoutMs: DEFAULT_PROVIDER_TIMEOUT_MS,
+    timeoutMs: services.config.providerTimeoutMs,
     maxBodyBytes: DEFAULT_PROVIDER_MAX_BODY_BYTES,
   });
   const value = readNumericField(fetched.body, field);

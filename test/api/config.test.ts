@@ -42,6 +42,9 @@ describe("loadConfig", () => {
       RATE_LIMITS: "off",
       TRUST_PROXY: "true",
       VERDICT_TIMEOUT_MS: "5000",
+      PROVIDER_TIMEOUT_MS: "2500",
+      ROLLUP_READ_TIMEOUT_MS: "1500",
+      RPC_TIMEOUT_MS: "2000",
       WRITE_BATCH_MAX_ITEMS: "1",
       WRITE_BATCH_MAX_BYTES: "4096",
       WRITE_IN_FLIGHT: "2",
@@ -56,6 +59,8 @@ describe("loadConfig", () => {
     expect(config.rateLimits).toBe(false);
     expect(config.trustProxy).toBe(true);
     expect(config.verdictTimeoutMs).toBe(5000);
+    expect([config.providerTimeoutMs, config.rollupReadTimeoutMs, config.rpcTimeoutMs]).toEqual([2500, 1500, 2000]);
+    expect(loadConfig({ DATA_DIR: tempDir() })).toMatchObject({ providerTimeoutMs: 10_000, rollupReadTimeoutMs: 10_000, rpcTimeoutMs: 10_000 });
   });
 
   it.each([
@@ -71,6 +76,9 @@ describe("loadConfig", () => {
     ["WRITE_BATCH_MAX_ITEMS", "257"],
     ["WRITE_BATCH_MAX_ITEMS", "0"],
     ["WRITE_BATCH_MAX_BYTES", "200000"],
+    ["PROVIDER_TIMEOUT_MS", "50"],
+    ["ROLLUP_READ_TIMEOUT_MS", "ten seconds"],
+    ["RPC_TIMEOUT_MS", "600000"],
     ["ATTESTOR_URL", "http://127.0.0.1:8003"],
     ["ATTESTOR_MODE", "fast"],
     ["ATTESTOR_PROVERS", "0"],
