@@ -8,10 +8,12 @@ import {
   createPublicClient,
   createTestClient,
   createWalletClient,
+  defineChain,
   http,
   parseEventLogs,
   type Account,
   type Address,
+  type Chain,
   type Hex,
   type LocalAccount,
   type PublicClient,
@@ -154,6 +156,17 @@ interface VerdictData {
   };
 }
 
+interface Fees {
+  maxFeePerGas: bigint;
+  maxPriorityFeePerGas: bigint;
+}
+
+/**
+ * How long an estimate of the fees is used. viem's estimate leaves the base fee 20% of room; a base fee
+ * rises at most 12.5% a block, and a second is at most one block on the chains this client sends to.
+ */
+const FEES_FRESH_MS = 1_000;
+
 export class RollupClient {
   readonly publicClient: PublicClient;
   private readonly accounts = new Map<number, Account>();
@@ -164,6 +177,10 @@ export class RollupClient {
   private readonly wallets = new Map<string, WalletClient>();
   /** One send at a time per sender: an automining hardhat chain refuses a nonce ahead of the next one. */
   private readonly sending = new Map<string, Promise<unknown>>();
+  /** The chain's id, asked once: a signed transaction needs it, and viem asked for it before every one. */
+  private chain: Promise<Chain> | undefined;
+  /** The fees, asked at most once a second (FEES_FRESH_MS) instead of two more calls before every input. */
+  private fees: { at: number; value: Promise<Fees> } | undefined;
 
   constructor(readonly endpoints: RollupEndpoints) {
     this.publicClient = createPublicClient({ transport: http(endpoints.rpcUrl) });
@@ -203,9 +220,33 @@ export class RollupClient {
     return wallet;
   }
 
+  private chainOf(): Promise<Chain> {
+    this.chain ??= this.publicClient.getChainId().then(
+      (id) => defineChain({ id, name: `chain ${id}`, nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [this.endpoints.rpcUrl] } } }),
+      (error: unknown) => {
+        this.chain = undefined;
+        throw error;
+      },
+    );
+    return this.chain;
+  }
+
+  private feesNow(): Promise<Fees> {
+    const now = Date.now();
+    if (this.fees === undefined || now - this.fees.at >= FEES_FRESH_MS) {
+      const value = this.publicClient.estimateFeesPerGas().then(({ maxFeePerGas, maxPriorityFeePerGas }) => ({ maxFeePerGas, maxPriorityFeePerGas }));
+      const fees = { at: now, value };
+      this.fees = fees;
+      value.catch(() => {
+        if (this.fees === fees) this.fees = undefined;
+      });
+    }
+    return this.fees.value;
+  }
+
   private async sendNow(input: unknown, sender: Sender): Promise<SentInput> {
     const call = {
-      chain: null,
+      ...(await this.feesNow()),
       address: this.endpoints.inputBoxAddress,
       abi: inputBoxAbi,
       functionName: "addInput",
@@ -214,13 +255,14 @@ export class RollupClient {
     let hash: Hex;
     if (typeof sender === "number" || typeof sender === "object") {
       const account = typeof sender === "number" ? this.account(sender) : sender;
-      hash = await this.wallet(account.address.toLowerCase(), account).writeContract({ ...call, account });
+      hash = await this.wallet(account.address.toLowerCase(), account).writeContract({ ...call, chain: await this.chainOf(), account });
     } else {
       // Any address can send on a hardhat chain: impersonate it (the devnode does the same on re-submission).
       const test = createTestClient({ mode: "hardhat", transport: http(this.endpoints.rpcUrl) });
       await test.impersonateAccount({ address: sender });
       await test.setBalance({ address: sender, value: 10n ** 18n });
-      hash = await this.wallet(sender.toLowerCase()).writeContract({ ...call, account: sender });
+      // The node signs for it: no chain given, so viem does not ask for the chain's id to compare.
+      hash = await this.wallet(sender.toLowerCase()).writeContract({ ...call, chain: null, account: sender });
     }
     const receipt = await this.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
     if (receipt.status !== "success") throw new Error(`addInput transaction ${hash} reverted`);

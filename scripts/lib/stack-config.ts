@@ -17,6 +17,7 @@ import { DEFAULT_INDEX_PORT } from "../../api/index/location.ts";
 import { predictedContracts, STACK_DEPLOYER_KEY } from "./deploy-contracts.ts";
 import { apiEnabled, defaultDappCommand, type StackSettings } from "./stack-pieces.ts";
 import { DEFAULT_STOP_BOUND_MS } from "./stack-restarts.ts";
+import { compiledPath } from "../../toolkit/compiled-path.ts";
 
 const port = portSchema.min(1);
 const privateKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex private key");
@@ -83,6 +84,17 @@ const envSchema = z.object({
    * runs when it is over gets SIGKILL (docs/operations.md, "Stopping").
    */
   STOP_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(DEFAULT_STOP_BOUND_MS),
+  /**
+   * The stack's Node processes compiled by toolkit/process-build.ts (each a third of tsx's CPU to start): run
+   * from there instead of the sources through tsx. The test suites build one per run (TEST_PROCESSES_BUILT).
+   */
+  STACK_PROCESSES_DIR: z
+    .string()
+    .min(1)
+    .optional()
+    .superRefine((value, ctx) => {
+      if (value !== undefined && !existsSync(compiledPath(value, "devnode/main.ts"))) ctx.addIssue({ code: "custom", message: `no compiled devnode in ${value} (expected ${compiledPath(value, "devnode/main.ts")})` });
+    }),
 });
 
 export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--no-index", "--demo-provider", "--validator", "--publish", "--api-replicas <n>", "--attestors <n>", "--readers <n>", "--quorum <n>", "--rollups <v1|v2>"] as const;
@@ -203,6 +215,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
         privateKey: e.PRIVATE_KEY,
         dappAdmins: e.DAPP_ADMINS ?? wallets.join(","),
         dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
+        compiledDir: e.STACK_PROCESSES_DIR === undefined ? undefined : resolve(root, e.STACK_PROCESSES_DIR),
         api: false,
         attestor: undefined,
         demoProvider: undefined,
@@ -238,6 +251,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
       // EAS's GraphQL is the api's, from the index: it runs with the api unless left out.
       index: argv.includes("--no-index") || e.START_INDEX === "off" ? undefined : { port: e.INDEX_PORT },
       dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
+      compiledDir: e.STACK_PROCESSES_DIR === undefined ? undefined : resolve(root, e.STACK_PROCESSES_DIR),
       api: argv.includes("--no-api") || e.START_API === "off" ? false : e.START_API === "on" ? true : "auto",
       attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { ports: attestorPorts(e), caFiles: e.ATTESTOR_CA_FILES },
       demoProvider: argv.includes("--demo-provider") ? { port: e.DEMO_PROVIDER_PORT } : undefined,

@@ -3,17 +3,8 @@ import { privateKeyToAccount } from "viem/accounts";
 import { createSiweMessage } from "viem/siwe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyToken } from "../../api/auth/tokens.ts";
-import {
-  bearer,
-  JSON_HEADERS,
-  offlineApi,
-  TEST_JWT_SECRET,
-  tokenFor,
-  USER_A,
-  USER_A_KEY,
-  type ErrorShape,
-  type OfflineApi,
-} from "../support/api-fixtures.ts";
+import { bearer, JSON_HEADERS, TEST_JWT_SECRET, tokenFor, USER_A, USER_A_KEY, type ErrorShape } from "../support/api-fixtures.ts";
+import { offlineApi, type OfflineApi } from "../support/api-in-process.ts";
 
 let api: OfflineApi;
 beforeAll(async () => {

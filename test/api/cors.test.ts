@@ -6,7 +6,7 @@
  * preflight, which hono's cors still answers.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { offlineApi, type OfflineApi } from "../support/api-fixtures.ts";
+import { offlineApi, type OfflineApi } from "../support/api-in-process.ts";
 
 const opened: OfflineApi[] = [];
 afterAll(() => {

@@ -16,7 +16,8 @@ import { sealAnonymous, SealError, sealForKey } from "../../common/seal.ts";
 import { sealToOwner } from "../../common/content-seal.ts";
 import { newBoxKeyPair, openAttestedData } from "../../client/keys.ts";
 import type { GrantView } from "../../common/wire.ts";
-import { bearer, offlineApi, tokenFor, USER_A, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";
+import { bearer, tokenFor, USER_A, type ErrorShape } from "../support/api-fixtures.ts";
+import { offlineApi, type OfflineApi } from "../support/api-in-process.ts";
 
 const REQUESTER = "0x3c44cdddb6a900fa2b585dd299e03d12fa4293bc";
 const OTHER = "0x90f79bf6eb2c4f870365e785982e1f101e93b906";

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApi } from "../../api/app.ts";
 import { packageVersion } from "../../api/services.ts";
-import { bearer, JSON_HEADERS, offlineApi, PROVIDER_SCHEMA_BODY, tokenFor, USER_A, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";
+import { bearer, JSON_HEADERS, PROVIDER_SCHEMA_BODY, tokenFor, USER_A, type ErrorShape } from "../support/api-fixtures.ts";
+import { offlineApi, type OfflineApi } from "../support/api-in-process.ts";
 
 let api: OfflineApi;
 let admin: Record<string, string>;

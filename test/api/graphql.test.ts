@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_DEPTH, MAX_ROOT_FIELDS, MAX_TAKE } from "../../api/graphql/schema.ts";
-import { JSON_HEADERS, offlineApi, type OfflineApi } from "../support/api-fixtures.ts";
+import { JSON_HEADERS } from "../support/api-fixtures.ts";
+import { offlineApi, type OfflineApi } from "../support/api-in-process.ts";
 
 let api: OfflineApi;
 beforeAll(async () => {

@@ -4,7 +4,7 @@
  * end-to-end suite (test/api/e2e.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { offlineApi, type OfflineApi } from "../support/api-fixtures.ts";
+import { offlineApi, type OfflineApi } from "../support/api-in-process.ts";
 import { seriesValue } from "../support/prometheus.ts";
 
 let api: OfflineApi;

@@ -1,7 +1,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_ERROR_STATUS } from "../../api/errors.ts";
-import { offlineApi, type OfflineApi } from "../support/api-fixtures.ts";
+import { offlineApi, type OfflineApi } from "../support/api-in-process.ts";
 
 let api: OfflineApi;
 beforeAll(async () => {

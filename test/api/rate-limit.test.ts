@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { RATE_LIMIT_GROUPS, RateLimiter } from "../../api/rate-limit.ts";
-import { offlineApi, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";
+import { type ErrorShape } from "../support/api-fixtures.ts";
+import { offlineApi, type OfflineApi } from "../support/api-in-process.ts";
 
 const opened: OfflineApi[] = [];
 afterEach(() => {

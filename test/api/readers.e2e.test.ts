@@ -9,7 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { schemaIdOf } from "../../common/ids.ts";
-import { JSON_HEADERS, TEST_JWT_SECRET, bearer, startApiOn, tokenFor } from "../support/api-fixtures.ts";
+import { JSON_HEADERS, TEST_JWT_SECRET, bearer, tokenFor } from "../support/api-fixtures.ts";
+import { startApiOn } from "../support/api-in-process.ts";
 import { until } from "../support/until.ts";
 import { startPausableProxy, type PausableProxy } from "../support/pausable-proxy.ts";
 import { freePorts, startStack, type TestStack } from "../support/stack.ts";

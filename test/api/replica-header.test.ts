@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { explorerSite } from "../../api/explorer.ts";
 import { processFetch } from "../../api/main.ts";
-import { offlineApi, type OfflineApi } from "../support/api-fixtures.ts";
+import { offlineApi, type OfflineApi } from "../support/api-in-process.ts";
 
 const opened: OfflineApi[] = [];
 afterAll(() => {

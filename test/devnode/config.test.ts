@@ -177,6 +177,22 @@ describe("npm start configuration", () => {
     expect(loadStartOptions({}, ["--reset", "--no-api"], PROJECT_ROOT)).toMatchObject({ reset: true, settings: { api: false } });
   });
 
+  it("runs the pieces compiled from STACK_PROCESSES_DIR, and refuses a directory with no compiled devnode", () => {
+    const dir = mkdtempSync(join(tmpdir(), "stack-processes-"));
+    try {
+      mkdirSync(join(dir, "devnode"));
+      writeFileSync(join(dir, "devnode", "main.mjs"), "");
+      const settings = loadStartOptions({ STACK_PROCESSES_DIR: dir }, [], PROJECT_ROOT).settings;
+      expect(settings.compiledDir).toBe(dir);
+      expect(pieceCommand("devnode", settings)?.args).toEqual([join(dir, "devnode", "main.mjs")]);
+      expect(pieceCommand("api", settings)?.args).toEqual([join(dir, "api", "main.mjs")]);
+      expect(loadStartOptions({}, [], PROJECT_ROOT).settings.compiledDir).toBeUndefined();
+      expect(() => loadStartOptions({ STACK_PROCESSES_DIR: join(dir, "api") }, [], PROJECT_ROOT)).toThrow(/^invalid configuration: STACK_PROCESSES_DIR: no compiled devnode in /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("names the bad variable, and refuses unknown flags", () => {
     expect(() => loadStartOptions({ API_PORT: "-1" }, [], PROJECT_ROOT)).toThrow(/^invalid configuration: API_PORT: /);
     expect(() => loadStartOptions({ PRIVATE_KEY: "0x12" }, [], PROJECT_ROOT)).toThrow(/PRIVATE_KEY: /);

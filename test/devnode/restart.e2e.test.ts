@@ -128,19 +128,6 @@ describe("restarts", SLOW, () => {
   });
 });
 
-describe("the api in the stack", SLOW, () => {
-  it("starts the api with the stack's URLs when asked, and it reaches the rollup", async () => {
-    const stack = await start({ api: true, env: { RATE_LIMITS: "off" } });
-    const health = await fetch(`${stack.urls.api}/healthcheck`);
-    expect(health.status).toBe(200);
-    const status = (await (await fetch(`${stack.urls.api}/api/core/status`)).json()) as {
-      data: { rollupConnected: boolean; dappAddress: string };
-    };
-    expect(status.data.rollupConnected).toBe(true);
-    expect(status.data.dappAddress.toLowerCase()).toBe(stack.addresses.dapp.toLowerCase());
-  });
-});
-
 // npm start runs every piece through tsx (as a user runs it), with the attestor and the indexer: on a loaded
 // two-core machine it came up in more than 60 s (a full run of 29 November 2026).
 const NPM_START_UP_MS = 150_000;

@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { isAlive } from "../../scripts/lib/stack-processes.ts";
 import { PIECE_GRACE_MS } from "../../scripts/lib/stack-restarts.ts";
 import { startStack } from "../support/stack.ts";
-import { stopDrill } from "../support/stop-drill.ts";
+import { stopDrill, testDappShellCommand } from "../support/stop-drill.ts";
 
 const ARGS = ["--api-replicas", "2"] as const;
 const BOUND_MS = 10_000;
@@ -42,7 +42,7 @@ describe("npm start stopped from outside on a loaded machine", () => {
 describe("a stop within its bound", () => {
   it("a piece that ignores SIGTERM and would run 10 minutes more is killed at the bound, and nothing of it is left", { timeout: 180_000 }, async () => {
     // The dapp's leader is a shell that ignores SIGTERM and, once its dapp has stopped, sleeps on (sleep inherits the ignore).
-    const stack = await startStack({ dappCommand: `trap '' TERM; "${process.execPath}" --import tsx dapp/main.ts; sleep 600`, stopBoundMs: 1_000 });
+    const stack = await startStack({ dappCommand: `trap '' TERM; ${testDappShellCommand()}; sleep 600`, stopBoundMs: 1_000 });
     const before = stack.processes();
     const from = Date.now();
     await stack.stop();

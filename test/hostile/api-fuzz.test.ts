@@ -9,7 +9,8 @@ import fc from "fast-check";
 import { SignJWT, UnsecuredJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_PRIVATE_KEY } from "../../api/config.ts";
-import { bearer, JSON_HEADERS, offlineApi, PROVIDER_SCHEMA_BODY, TEST_JWT_SECRET, tokenFor, USER_A, USER_B, type ErrorShape, type OfflineApi } from "../support/api-fixtures.ts";
+import { bearer, JSON_HEADERS, PROVIDER_SCHEMA_BODY, TEST_JWT_SECRET, tokenFor, USER_A, USER_B, type ErrorShape } from "../support/api-fixtures.ts";
+import { offlineApi, type OfflineApi } from "../support/api-in-process.ts";
 import { bytes32Arb, fcOptions, figure, scaledTimeout } from "./support.ts";
 
 let api: OfflineApi;

@@ -19,7 +19,8 @@ import { AttestationClient, connectEvents, type EventStream } from "../../client
 import { hexToUtf8, jsonToHex, utf8ToHex } from "../../common/hex.ts";
 import { schemaIdOf } from "../../common/ids.ts";
 import { QUERY_TYPES, type InspectEnvelope } from "../../common/wire.ts";
-import { failure, startApiOn, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
+import { failure, TEST_JWT_SECRET, tokenFor, USER_A, USER_B } from "../support/api-fixtures.ts";
+import { startApiOn } from "../support/api-in-process.ts";
 import { startProviderServer, type ProviderServer } from "../support/provider-server.ts";
 import { startStack, type TestStack } from "../support/stack.ts";
 import { closeAgent, idleHalfRequests, rawExchange, rawRequest } from "./http.ts";

@@ -2,17 +2,10 @@
  * Helpers for the api's tests: a configuration from an environment (as the api reads it), free and
  * closed loopback ports, and tokens signed with the test secret.
  */
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { privateKeyToAccount } from "viem/accounts";
-import { createApi } from "../../api/app.ts";
 import { AttestationApiError } from "../../client/index.ts";
 import { issueToken, type TokenRole } from "../../api/auth/tokens.ts";
-import { loadConfig, type ApiConfig } from "../../api/config.ts";
-import { startApi, type RunningApi } from "../../api/main.ts";
-import { createServices, type ApiServices } from "../../api/services.ts";
 
 export const TEST_JWT_SECRET = "test-secret-test-secret-test-secret-0123456789";
 /** USER_A's key: signs SIWE messages in tests (users never send transactions: the api relays for them). */
@@ -31,35 +24,6 @@ export async function closedPort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-export interface OfflineApi {
-  config: ApiConfig;
-  services: ApiServices;
-  app: ReturnType<typeof createApi>;
-  errors: unknown[];
-  cleanup(): void;
-}
-
-/** The real app wired to a rollup and a chain that refuse connections: for everything that fails before or at them. */
-export async function offlineApi(env: Record<string, string> = {}): Promise<OfflineApi> {
-  const dataDir = mkdtempSync(join(tmpdir(), "api-test-"));
-  const down = await closedPort();
-  const config = loadConfig({
-    JWT_SECRET: TEST_JWT_SECRET,
-    DATA_DIR: dataDir,
-    ROLLUP_URL: `http://127.0.0.1:${down}`,
-    RPC_URL: `http://127.0.0.1:${down}`,
-    ATTESTOR_URL: `ws://127.0.0.1:${down}/ws`,
-    INDEX_URL: `http://127.0.0.1:${down}`,
-    // In-process apis would write their request lines into the test runner's output.
-    LOG_LEVEL: "silent",
-    ...env,
-  });
-  const services = createServices(config);
-  const errors: unknown[] = [];
-  const app = createApi(services, { logError: (error) => errors.push(error) });
-  return { config, services, app, errors, cleanup: () => rmSync(dataDir, { recursive: true, force: true }) };
 }
 
 export async function tokenFor(role: TokenRole, subject: string, ttl = 3600, secret = TEST_JWT_SECRET): Promise<string> {
@@ -97,25 +61,4 @@ export async function failure(promise: Promise<unknown>, what = ""): Promise<Att
     throw error;
   }
   throw new Error(`expected the call to fail${what === "" ? "" : ` (${what})`}, got ${JSON.stringify(result)}`);
-}
-
-/**
- * A second api process-in-the-test against a running stack's node and chain, on a free port, with the
- * test secret and no rate limits; `env` overrides (another wallet, a broken URL...). Stop it after use.
- */
-export function startApiOn(stack: { urls: { node: string; rpc: string }; dataDir: string; rollups?: "v1" | "v2" }, env: Record<string, string> = {}): Promise<RunningApi> {
-  return startApi(
-    loadConfig({
-      ROLLUPS: stack.rollups ?? "v1",
-      API_PORT: "0",
-      HOST: "127.0.0.1",
-      ROLLUP_URL: stack.urls.node,
-      RPC_URL: stack.urls.rpc,
-      JWT_SECRET: TEST_JWT_SECRET,
-      DATA_DIR: stack.dataDir,
-      RATE_LIMITS: "off",
-      LOG_LEVEL: "warn",
-      ...env,
-    }),
-  );
 }

@@ -21,7 +21,7 @@ import { createServer } from "node:net";
 import { loadStartOptions, stackPorts } from "../../scripts/lib/stack-config.ts";
 import { isAlive, processesOf, type ProcessId } from "../../scripts/lib/stack-processes.ts";
 import { loadCpus, type CpuLoad } from "./cpu-load.ts";
-import { freePorts, PROJECT_ROOT } from "./stack.ts";
+import { freePorts, PROJECT_ROOT, testDappCommand } from "./stack.ts";
 
 export type StopWay = "sigkill" | "term-then-kill" | "busy-term-then-kill";
 
@@ -94,6 +94,10 @@ export async function stopDrill(options: DrillOptions): Promise<DrillResult> {
     DEMO_PROVIDER_PORT: String(provider),
     READER_BASE_PORT: String(readers),
     READER_ROLLUP_BASE_PORT: String(readerRollups),
+    // The run's compiled pieces and dapp when there are (test/support/global-setup.ts): what is drilled is the
+    // supervisor's stop, not tsx, whose start costs each piece seconds of CPU (issue 51). `npm start` as a
+    // user runs it, every piece through tsx, is test/devnode/restart.e2e.test.ts's.
+    ...compiledPieces(),
   };
   // Every port the stack claims, as npm start itself computes them.
   const ports = stackPorts(loadStartOptions(env, options.args, PROJECT_ROOT).settings).map((claim) => claim.port);
@@ -173,4 +177,17 @@ export async function stopDrill(options: DrillOptions): Promise<DrillResult> {
     options.onGroup?.(undefined);
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** STACK_PROCESSES_DIR and DAPP_COMMAND for the run's compiled processes and dapp, or nothing (the sources). */
+function compiledPieces(): Record<string, string> {
+  const dir = process.env.TEST_PROCESSES_BUILT;
+  if (dir === undefined || dir === "") return {};
+  return { STACK_PROCESSES_DIR: dir, DAPP_COMMAND: testDappShellCommand() };
+}
+
+/** The suites' dapp (testDappCommand) as one shell command, for DAPP_COMMAND. */
+export function testDappShellCommand(): string {
+  const dapp = testDappCommand();
+  return typeof dapp === "string" ? dapp : dapp.map((arg) => `'${arg.replace(/'/g, "'\\''")}'`).join(" ");
 }

@@ -11,7 +11,8 @@ import { classifyChainError, type ChainErrorContext } from "../../../api/rollup/
 import { AttestationApiError, AttestationClient } from "../../../client/index.ts";
 import { dealKey } from "../../../common/nullifier-dealer.ts";
 import { seriesValue } from "../../support/prometheus.ts";
-import { closedPort, tokenFor, USER_A_KEY, USER_B, failure, startApiOn } from "../../support/api-fixtures.ts";
+import { closedPort, tokenFor, USER_A_KEY, USER_B, failure } from "../../support/api-fixtures.ts";
+import { startApiOn } from "../../support/api-in-process.ts";
 import { HARDHAT_KEYS, type SuiteContext } from "./context.ts";
 
 export function operationsTests(ctx: SuiteContext): void {
