@@ -162,8 +162,9 @@ interface Fees {
 }
 
 /**
- * How long an estimate of the fees is used. viem's estimate leaves the base fee 20% of room; a base fee
- * rises at most 12.5% a block, and a second is at most one block on the chains this client sends to.
+ * How long an estimate of the fees is used. viem's estimate leaves the base fee 20% of room, and an EIP-1559
+ * base fee rises at most 12.5% a block: a second is at most one block on Ethereum, and on the local chain,
+ * which mines a block per input far under its target, the base fee only falls.
  */
 const FEES_FRESH_MS = 1_000;
 
