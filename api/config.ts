@@ -11,7 +11,6 @@ import { configAddressSchema, flagSchema, httpUrlSchema, portSchema } from "../c
 import { PROOF_MODES } from "../common/tls-claim.ts";
 import { DEFAULT_INDEX_PORT, indexLocationShape, type IndexLocation } from "./index/location.ts";
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "./log.ts";
-import { DEFAULT_PROVIDER_TIMEOUT_MS } from "./provider/fetch.ts";
 import type { AttestorSettings } from "./provider/attestor.ts";
 
 /** Hardhat account #0: the local stack makes it the dapp's admin. */
@@ -102,7 +101,7 @@ const envSchema = z.object({
   VERDICT_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   // The api's other bounds (docs/reliability.md): a provider's whole exchange, one read of the node's
   // inspect, one call to the chain's RPC. Each ends a request hung on a dependency with its code.
-  PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(DEFAULT_PROVIDER_TIMEOUT_MS),
+  PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   ROLLUP_READ_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   RPC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   NOTICE_POLL_MS: z.coerce.number().int().min(10).default(150),

@@ -23,7 +23,6 @@ import {
   vetHost,
 } from "./target.ts";
 
-export const DEFAULT_PROVIDER_TIMEOUT_MS = 10_000;
 export const DEFAULT_PROVIDER_MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_PROVIDER_REDIRECTS = 3;
 

@@ -6,7 +6,6 @@ import { type HttpProviderParams, type ProviderFetchConfig, fetchJson } from "./
 
 export {
   DEFAULT_PROVIDER_MAX_BODY_BYTES,
-  DEFAULT_PROVIDER_TIMEOUT_MS,
   MAX_PROVIDER_REDIRECTS,
   type HttpProviderParams,
   type ProviderFetchConfig,
