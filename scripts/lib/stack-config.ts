@@ -88,13 +88,7 @@ const envSchema = z.object({
    * The stack's Node processes compiled by toolkit/process-build.ts (each a third of tsx's CPU to start): run
    * from there instead of the sources through tsx. The test suites build one per run (TEST_PROCESSES_BUILT).
    */
-  STACK_PROCESSES_DIR: z
-    .string()
-    .min(1)
-    .optional()
-    .superRefine((value, ctx) => {
-      if (value !== undefined && !existsSync(compiledPath(value, "devnode/main.ts"))) ctx.addIssue({ code: "custom", message: `no compiled devnode in ${value} (expected ${compiledPath(value, "devnode/main.ts")})` });
-    }),
+  STACK_PROCESSES_DIR: z.string().min(1).optional(),
 });
 
 export const START_FLAGS = ["--reset", "--bundle", "--no-api", "--no-attestor", "--no-index", "--demo-provider", "--validator", "--publish", "--api-replicas <n>", "--attestors <n>", "--readers <n>", "--quorum <n>", "--rollups <v1|v2>"] as const;
@@ -195,6 +189,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
   const wallets = walletKeys.map(addressOfKey);
   if (validator && (e.READERS > 0 || e.QUORUM !== undefined)) throw new StartConfigError(`${e.READERS > 0 ? "--readers" : "--quorum"} runs validators inside the stack: leave out --validator`);
   const quorum = quorumSettings(e);
+  const compiledDir = processesDir(e.STACK_PROCESSES_DIR, root);
   if (validator) {
     // Beside a running `npm start`: its chain, other ports, another record; only a devnode and a dapp.
     return checkedPorts({
@@ -215,7 +210,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
         privateKey: e.PRIVATE_KEY,
         dappAdmins: e.DAPP_ADMINS ?? wallets.join(","),
         dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
-        compiledDir: e.STACK_PROCESSES_DIR === undefined ? undefined : resolve(root, e.STACK_PROCESSES_DIR),
+        compiledDir,
         api: false,
         attestor: undefined,
         demoProvider: undefined,
@@ -251,7 +246,7 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
       // EAS's GraphQL is the api's, from the index: it runs with the api unless left out.
       index: argv.includes("--no-index") || e.START_INDEX === "off" ? undefined : { port: e.INDEX_PORT },
       dappCommand: e.DAPP_COMMAND ?? defaultDappCommand(bundle),
-      compiledDir: e.STACK_PROCESSES_DIR === undefined ? undefined : resolve(root, e.STACK_PROCESSES_DIR),
+      compiledDir,
       api: argv.includes("--no-api") || e.START_API === "off" ? false : e.START_API === "on" ? true : "auto",
       attestor: argv.includes("--no-attestor") || e.START_ATTESTOR === "off" ? undefined : { ports: attestorPorts(e), caFiles: e.ATTESTOR_CA_FILES },
       demoProvider: argv.includes("--demo-provider") ? { port: e.DEMO_PROVIDER_PORT } : undefined,
@@ -262,6 +257,15 @@ export function loadStartOptions(env: NodeJS.ProcessEnv, rawArgv: readonly strin
 }
 
 type StartEnv = z.infer<typeof envSchema>;
+
+/** STACK_PROCESSES_DIR against the project's root; refused, named, when it holds no compiled devnode. */
+function processesDir(value: string | undefined, root: string): string | undefined {
+  if (value === undefined) return undefined;
+  const dir = resolve(root, value);
+  const devnode = compiledPath(dir, "devnode/main.ts");
+  if (!existsSync(devnode)) throw new StartConfigError(`invalid configuration: STACK_PROCESSES_DIR: no compiled devnode in ${value} (expected ${devnode})`);
+  return dir;
+}
 
 function publisherSettings(e: StartEnv, argv: readonly string[]): StackSettings["publisher"] {
   if (!argv.includes("--publish")) return undefined;

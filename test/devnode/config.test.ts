@@ -1,7 +1,7 @@
 /** Configuration of the devnode and of `npm start`, the DATA_DIR wipe guard and the replay file format. */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { privateKeyToAccount } from "viem/accounts";
 import { DEFAULTS, loadDevnodeConfig, loadLogSettings, V2_DEFAULTS } from "../../devnode/config.ts";
@@ -184,6 +184,8 @@ describe("npm start configuration", () => {
       writeFileSync(join(dir, "devnode", "main.mjs"), "");
       const settings = loadStartOptions({ STACK_PROCESSES_DIR: dir }, [], PROJECT_ROOT).settings;
       expect(settings.compiledDir).toBe(dir);
+      // A relative directory is the project's, as DATA_DIR is, wherever npm start was run from.
+      expect(loadStartOptions({ STACK_PROCESSES_DIR: relative(PROJECT_ROOT, dir) }, [], PROJECT_ROOT).settings.compiledDir).toBe(dir);
       expect(pieceCommand("devnode", settings)?.args).toEqual([join(dir, "devnode", "main.mjs")]);
       expect(pieceCommand("api", settings)?.args).toEqual([join(dir, "api", "main.mjs")]);
       expect(loadStartOptions({}, [], PROJECT_ROOT).settings.compiledDir).toBeUndefined();

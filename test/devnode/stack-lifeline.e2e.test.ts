@@ -12,8 +12,8 @@ import { cpus } from "node:os";
 import { describe, expect, it } from "vitest";
 import { isAlive } from "../../scripts/lib/stack-processes.ts";
 import { PIECE_GRACE_MS } from "../../scripts/lib/stack-restarts.ts";
-import { startStack } from "../support/stack.ts";
-import { stopDrill, testDappShellCommand } from "../support/stop-drill.ts";
+import { startStack, testDappShellCommand } from "../support/stack.ts";
+import { stopDrill } from "../support/stop-drill.ts";
 
 const ARGS = ["--api-replicas", "2"] as const;
 const BOUND_MS = 10_000;

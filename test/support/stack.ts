@@ -365,8 +365,14 @@ export function testDappCommand(): readonly string[] | string {
   return built === undefined ? defaultDappCommand(false) : [process.execPath, built];
 }
 
+/** The suites' dapp (testDappCommand) as one shell command, for DAPP_COMMAND and shells that wrap it. */
+export function testDappShellCommand(): string {
+  const dapp = testDappCommand();
+  return typeof dapp === "string" ? dapp : dapp.map((arg) => `'${arg.replace(/'/g, "'\\''")}'`).join(" ");
+}
+
 /** The processes compiled once for the run (test/support/global-setup.ts), or undefined: the sources through tsx. */
-function compiledDir(): string | undefined {
+export function compiledDir(): string | undefined {
   return nonEmpty(process.env.TEST_PROCESSES_BUILT);
 }
 

@@ -21,7 +21,7 @@ import { createServer } from "node:net";
 import { loadStartOptions, stackPorts } from "../../scripts/lib/stack-config.ts";
 import { isAlive, processesOf, type ProcessId } from "../../scripts/lib/stack-processes.ts";
 import { loadCpus, type CpuLoad } from "./cpu-load.ts";
-import { freePorts, PROJECT_ROOT, testDappCommand } from "./stack.ts";
+import { compiledDir, freePorts, PROJECT_ROOT, testDappShellCommand } from "./stack.ts";
 
 export type StopWay = "sigkill" | "term-then-kill" | "busy-term-then-kill";
 
@@ -181,13 +181,6 @@ export async function stopDrill(options: DrillOptions): Promise<DrillResult> {
 
 /** STACK_PROCESSES_DIR and DAPP_COMMAND for the run's compiled processes and dapp, or nothing (the sources). */
 function compiledPieces(): Record<string, string> {
-  const dir = process.env.TEST_PROCESSES_BUILT;
-  if (dir === undefined || dir === "") return {};
-  return { STACK_PROCESSES_DIR: dir, DAPP_COMMAND: testDappShellCommand() };
-}
-
-/** The suites' dapp (testDappCommand) as one shell command, for DAPP_COMMAND. */
-export function testDappShellCommand(): string {
-  const dapp = testDappCommand();
-  return typeof dapp === "string" ? dapp : dapp.map((arg) => `'${arg.replace(/'/g, "'\\''")}'`).join(" ");
+  const dir = compiledDir();
+  return dir === undefined ? {} : { STACK_PROCESSES_DIR: dir, DAPP_COMMAND: testDappShellCommand() };
 }
